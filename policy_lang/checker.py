@@ -1,0 +1,1224 @@
+"""Names, types, hook signatures and arguments: everything knowable before a session runs.
+
+The checker walks one module against an :class:`~policy_lang.env.Environment`,
+reports every problem it finds (it never stops at the first) and records, for
+the compiler, the type of every expression and what every name refers to.
+
+Optional types (``Job?``) must be narrowed before use: ``x != none`` in an
+``if``, an ``and`` chain, a conditional expression or a guard such as
+``continue when x == none`` makes ``x`` non-optional where it must be.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from . import ast as A
+from .diagnostics import Diagnostic, Span, did_you_mean
+from .env import AttrInfo, Environment, FuncSig, HookSig, Param, builtin_type_arity
+from .types import (
+    BOOL, FLOAT, INT, NONE, NUMERIC, STRING, UNKNOWN, VOID, Type, assignable, fn_of, join, list_of,
+    map_of, substitute, unify,
+)
+
+ARG_TYPES = ("int", "float", "bool", "string", "duration")
+_EXITING_VOTES = ("permit", "reject", "abstain")
+_BUILTINS = ("len", "max", "min", "range", "str", "int", "float", "sum")
+_PYTHON_RESERVED = frozenset({"lambda", "class", "def", "del", "global", "import", "is", "nonlocal",
+                              "raise", "try", "with", "yield", "assert", "async", "await", "except",
+                              "finally", "from", "as", "pass", "None", "True", "False", "elif", "else",
+                              "for", "if", "in", "not", "or", "and", "return", "while", "break", "continue"})
+
+
+@dataclass(frozen=True)
+class Ref:
+    """What a name refers to: kind is local/arg/state/const/def/global/dispatch/function/builtin/hookparam."""
+
+    kind: str
+    py: str
+    type: Type
+    sig: FuncSig | None = None
+    module: str = ""
+
+
+@dataclass(frozen=True)
+class CallInfo:
+    """How to compile a call: kind is def/dispatch/function/method/builtin/container/value."""
+
+    kind: str
+    py: str = ""
+    sig: FuncSig | None = None
+    name: str = ""
+
+
+@dataclass
+class HookInfo:
+    decl: A.HookDef
+    name: str
+    sig: HookSig
+    key_form: bool  # order hooks written as `order by`
+
+
+@dataclass
+class CheckedModule:
+    module: A.Module
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    types: dict[int, Type] = field(default_factory=dict)
+    refs: dict[int, Ref] = field(default_factory=dict)
+    attrs: dict[int, AttrInfo] = field(default_factory=dict)
+    calls: dict[int, CallInfo] = field(default_factory=dict)
+    pynames: dict[int, str] = field(default_factory=dict)
+    hooks: list[HookInfo] = field(default_factory=list)
+    defs: dict[str, A.FuncDef] = field(default_factory=dict)
+    def_types: dict[str, Type] = field(default_factory=dict)
+    args: dict[str, A.ArgDecl] = field(default_factory=dict)
+    states: dict[str, Type] = field(default_factory=dict)
+    consts: dict[str, A.ConstDecl] = field(default_factory=dict)
+    uses: list["CheckedModule"] = field(default_factory=list)
+    assigned_states: dict[int, set[str]] = field(default_factory=dict)  # id(function node) -> states assigned
+    arg_types: dict[str, Type] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not any(d.severity == "error" for d in self.diagnostics)
+
+
+class _Scope:
+    """A lexical block: declared locals and narrowed paths."""
+
+    def __init__(self, parent: "_Scope | None" = None) -> None:
+        self.parent = parent
+        self.vars: dict[str, tuple[Type, str]] = {}
+        self.narrowed: dict[str, Type] = {}
+
+    def lookup(self, name: str) -> tuple[Type, str] | None:
+        scope: _Scope | None = self
+        while scope is not None:
+            if name in scope.vars:
+                return scope.vars[name]
+            scope = scope.parent
+        return None
+
+    def narrowed_type(self, path: str) -> Type | None:
+        scope: _Scope | None = self
+        while scope is not None:
+            if path in scope.narrowed:
+                return scope.narrowed[path]
+            if path.split(".", 1)[0] in scope.vars:
+                return None
+            scope = scope.parent
+        return None
+
+
+@dataclass
+class _Context:
+    """Where we are: inside which hook / def, and what the body may do."""
+
+    hook: HookSig | None = None
+    returns: Type | None = None  # for defs
+    in_loop: int = 0
+    func_id: int = 0
+    lambda_depth: int = 0
+
+
+def _path(expr: A.Expr) -> str | None:
+    """``a.b.c`` for narrowing, or None."""
+    if isinstance(expr, A.Name):
+        return expr.id
+    if isinstance(expr, A.Attr):
+        base = _path(expr.obj)
+        return f"{base}.{expr.name}" if base else None
+    return None
+
+
+class Checker:
+    def __init__(self, env: Environment, module: A.Module, modules: dict[str, CheckedModule] | None = None) -> None:
+        self.env = env
+        self.module = module
+        self.modules = modules or {}
+        self.out = CheckedModule(module)
+        self.counter: dict[str, int] = {}
+        self.call_graph: dict[str, set[str]] = {}
+        self.current_def: str | None = None
+        self.ctx = _Context()
+        self.used_names: set[str] = set()
+
+    # -- diagnostics --------------------------------------------------------------
+    def error(self, code: str, message: str, span: Span, hint: str | None = None) -> None:
+        self.out.diagnostics.append(Diagnostic(code, message, self.module.file, span, "error", hint))
+
+    def warn(self, code: str, message: str, span: Span, hint: str | None = None) -> None:
+        self.out.diagnostics.append(Diagnostic(code, message, self.module.file, span, "warning", hint))
+
+    # -- entry point ----------------------------------------------------------------
+    def check(self) -> CheckedModule:
+        m = self.module
+        if m.kind not in ("plugin", "action", "module"):
+            self.error("E104", f"unknown file kind {m.kind!r}", m.span)
+        self._collect()
+        for decl in m.decls:
+            if isinstance(decl, A.ConstDecl):
+                self._check_const(decl)
+        for decl in m.decls:
+            if isinstance(decl, A.FuncDef):
+                self._check_def(decl)
+            elif isinstance(decl, A.HookDef):
+                self._check_hook(decl)
+        self._check_recursion()
+        self._check_unused()
+        return self.out
+
+    # -- declarations ---------------------------------------------------------------
+    def _declare_top(self, name: str, span: Span, seen: dict[str, Span]) -> bool:
+        if name in seen:
+            self.error("E130", f"'{name}' is already defined (line {seen[name].line})", span)
+            return False
+        seen[name] = span
+        return True
+
+    def _collect(self) -> None:
+        seen: dict[str, Span] = {}
+        for decl in self.module.decls:
+            if isinstance(decl, A.Use):
+                used = self.modules.get(decl.name)
+                if used is None:
+                    self.error("E150", f"unknown module '{decl.name}'", decl.span,
+                               did_you_mean(decl.name, self.modules))
+                else:
+                    self.out.uses.append(used)
+            elif isinstance(decl, A.ArgDecl):
+                if self.module.kind == "module":
+                    self.error("E120", "a module cannot declare arguments", decl.span)
+                if self._declare_top(decl.name, decl.span, seen):
+                    self.out.args[decl.name] = decl
+                    self.out.arg_types[decl.name] = self._check_arg(decl)
+            elif isinstance(decl, A.StateDecl):
+                if self.module.kind == "module":
+                    self.error("E120", "a module cannot declare state", decl.span)
+                if self._declare_top(decl.name, decl.span, seen):
+                    self.out.states[decl.name] = self.resolve_type(decl.type)
+            elif isinstance(decl, A.ConstDecl):
+                if self._declare_top(decl.name, decl.span, seen):
+                    self.out.consts[decl.name] = decl
+            elif isinstance(decl, A.FuncDef):
+                if self._declare_top(decl.name, decl.name_span, seen):
+                    self.out.defs[decl.name] = decl
+                    params = [self.resolve_type(p.type) for p in decl.params]
+                    self.out.def_types[decl.name] = fn_of(params, self.resolve_type(decl.returns))
+        for name, span in seen.items():
+            if name in self.env.dispatch or name in self.env.functions or name in self.env.globals:
+                self.error("E130", f"'{name}' is already a session name and cannot be redefined", span)
+        for used in self.out.uses:
+            for name in list(used.defs) + list(used.consts):
+                if name in seen:
+                    self.error("E130", f"'{name}' is also defined by module '{used.module.name}'", seen[name])
+
+    def _check_arg(self, decl: A.ArgDecl) -> Type:
+        t = decl.type
+        declared = self.resolve_type(t)
+        scalar_ok = t.name in ARG_TYPES and not t.args
+        if decl.prefix:
+            ok = t.name == "map" and len(t.args) == 2 and t.args[0].name == "string" and t.args[1].name in ARG_TYPES
+            if not ok:
+                self.error("E140", "an argument read `from prefix` must have type map[string, T] "
+                           "with T one of " + ", ".join(ARG_TYPES), t.span)
+        elif not scalar_ok and not (t.name == "list" and t.args and t.args[0].name == "string"):
+            self.error("E140", f"argument type must be one of {', '.join(ARG_TYPES)} or list[string], "
+                       f"not {t.name}", t.span)
+        if t.optional:
+            self.error("E140", "arguments cannot be optional: give a default instead", t.span)
+        if decl.default is not None:
+            if not isinstance(decl.default, (A.Literal, A.ListLit, A.MapLit, A.Unary)):
+                self.error("E140", "an argument default must be a literal", decl.default.span)
+            else:
+                got = self.expr(decl.default, _Scope(), declared)
+                self.expect(got, declared, decl.default.span, "argument default", decl.default)
+                if t.name == "duration" and isinstance(decl.default, A.Literal) and decl.default.kind != "duration":
+                    self.error("E140", "a duration default needs a unit, e.g. 10m or 30s", decl.default.span)
+        elif decl.prefix:
+            pass
+        return declared
+
+    def _check_const(self, decl: A.ConstDecl) -> None:
+        declared = self.resolve_type(decl.type) if decl.type else None
+        got = self.expr(decl.value, _Scope(), declared)
+        if declared is not None:
+            self.expect(got, declared, decl.value.span, f"'{decl.name}'", decl.value)
+            got = declared
+        self.out.types[id(decl)] = got
+
+    # -- types ----------------------------------------------------------------------
+    def resolve_type(self, t: A.TypeExpr) -> Type:
+        name = t.name
+        if name == "duration":
+            name = "float"
+        args = tuple(self.resolve_type(a) for a in t.args)
+        arity = builtin_type_arity(name)
+        info = self.env.types.get(name)
+        if arity is None and info is None and name not in self.env.enums:
+            known = list(self.env.types) + list(self.env.enums) + ["bool", "int", "float", "string",
+                                                                    "duration", "list", "map"]
+            self.error("E103", f"unknown type '{t.name}'", t.span, did_you_mean(t.name, known))
+            return UNKNOWN
+        expected = arity if arity is not None else (len(info.params) if info else 0)
+        if name == "fn":
+            if not args:
+                self.error("E103", "fn needs at least its result type: fn[T, ..., R]", t.span)
+                return UNKNOWN
+        elif len(args) != expected:
+            self.error("E103", f"type '{t.name}' takes {expected} type argument(s), not {len(args)}", t.span)
+            return UNKNOWN
+        return Type(name, args, t.optional)
+
+    def expect(self, got: Type, want: Type, span: Span, what: str, expr: A.Expr | None = None) -> bool:
+        if got.name == "unknown" or want.name == "unknown":
+            return True
+        if expr is not None and isinstance(expr, A.Literal) and expr.kind == "string" and want.name in self.env.enums:
+            return self._check_enum_literal(expr, want.name)
+        if assignable(got, want, self.env.enum_names) or (got.name == "float" and want.name == "duration"):
+            return True
+        if got.optional and assignable(got.required, want, self.env.enum_names):
+            self.error("E113", f"{what} may be none here (type {got}), but {want} is required", span,
+                       "check it first, e.g. `continue when x == none` or `if x != none:`")
+        else:
+            self.error("E110", f"{what} has type {got}, expected {want}", span)
+        return False
+
+    def _check_enum_literal(self, lit: A.Literal, enum: str) -> bool:
+        values = self.env.enums[enum]
+        if lit.value not in values:
+            self.error("E141", f"'{lit.value}' is not a {enum} (one of {', '.join(repr(v) for v in values if v)})",
+                       lit.span, did_you_mean(str(lit.value), values))
+            return False
+        return True
+
+    # -- defs and hooks -----------------------------------------------------------------
+    def _local_name(self, name: str) -> str:
+        n = self.counter.get(name, 0)
+        self.counter[name] = n + 1
+        return f"v_{name}" if n == 0 else f"v_{name}_{n}"
+
+    def _declare_local(self, scope: _Scope, name: str, t: Type, span: Span, node_id: int) -> str:
+        if name in scope.vars:
+            self.error("E130", f"'{name}' is already declared in this block", span)
+        elif scope.lookup(name) is not None or self._module_level(name):
+            self.warn("W202", f"'{name}' shadows an outer name", span)
+        py = self._local_name(name)
+        scope.vars[name] = (t, py)
+        self.out.pynames[node_id] = py
+        return py
+
+    def _check_def(self, decl: A.FuncDef) -> None:
+        fn_type = self.out.def_types[decl.name]
+        scope = _Scope()
+        for param, t in zip(decl.params, fn_type.args[:-1]):
+            self._declare_local(scope, param.name, t, param.span, id(param))
+        returns = fn_type.args[-1]
+        self.current_def = decl.name
+        self.call_graph.setdefault(decl.name, set())
+        self.ctx = _Context(hook=None, returns=returns, func_id=id(decl))
+        if isinstance(decl.body, tuple):
+            self.block(decl.body, scope)
+            if returns.name != "void" and not self._always_exits(decl.body, returns_only=True):
+                self.error("E122", f"'{decl.name}' must return a {returns} on every path", decl.name_span)
+        else:
+            got = self.expr(decl.body, scope, returns)
+            self.expect(got, returns, decl.body.span, f"the result of '{decl.name}'", decl.body)
+        self.current_def = None
+
+    def _check_hook(self, decl: A.HookDef) -> None:
+        kind = self.module.kind
+        sigs: list[HookSig] = []
+        for name in decl.names:
+            if kind == "action":
+                if name != "execute":
+                    self.error("E104", f"an action defines only 'on execute', not '{name}'", decl.name_span)
+                    continue
+                sigs.append(HookSig("execute", (), "event", None))
+            elif kind == "module":
+                self.error("E104", "a module cannot define hooks; use a plugin or an action", decl.name_span)
+            else:
+                sig = self.env.hooks.get(name)
+                if sig is None:
+                    self.error("E104", f"unknown hook '{name}'", decl.name_span,
+                               did_you_mean(name, self.env.hooks) or "see docs/hooks.md for the hook list")
+                    continue
+                sigs.append(sig)
+        if not sigs:
+            return
+        first = sigs[0]
+        for other in sigs[1:]:
+            if other.params != first.params or other.kind != first.kind:
+                self.error("E121", f"hooks '{first.name}' and '{other.name}' have different signatures "
+                           "and cannot share a body", decl.name_span)
+                return
+        key_form = first.kind == "order" and len(decl.params) == 1 and len(first.params) == 2
+        if not key_form and len(decl.params) != len(first.params):
+            self.error("E121", f"hook '{first.name}' takes {len(first.params)} parameter(s) "
+                       f"({', '.join(str(p) for p in first.params)}), not {len(decl.params)}", decl.name_span)
+            return
+        scope = _Scope()
+        for (pname, pspan), ptype in zip(decl.params, first.params):
+            self._declare_local(scope, pname, ptype, pspan, id(pspan))
+        for sig in sigs:
+            self.out.hooks.append(HookInfo(decl, sig.name, sig, key_form))
+        self.ctx = _Context(hook=first, func_id=id(decl))
+        self.current_def = None
+        if key_form:
+            self._check_key_order(decl, scope)
+            return
+        if isinstance(decl.body, tuple):
+            self.block(decl.body, scope)
+            if first.kind in ("bool", "score", "scores") or (first.kind == "order"):
+                if not self._always_exits(decl.body, returns_only=True):
+                    self.error("E122", f"hook '{first.name}' must return a {self._hook_result(first)} on every path",
+                               decl.name_span)
+        else:
+            want = self._hook_result(first)
+            if want is None:
+                self.error("E123", f"hook '{first.name}' ({first.kind}) needs a block body", decl.body.span)
+                return
+            got = self.expr(decl.body, scope, want)
+            self.expect(got, want, decl.body.span, f"the result of hook '{first.name}'", decl.body)
+
+    def _hook_result(self, sig: HookSig) -> Type | None:
+        return {"bool": BOOL, "score": FLOAT, "order": INT,
+                "scores": map_of(Type("Node"), FLOAT).maybe(),
+                "victims": list_of(Type("Task"))}.get(sig.kind)
+
+    def _check_key_order(self, decl: A.HookDef, scope: _Scope) -> None:
+        body = decl.body
+        if not (isinstance(body, tuple) and len(body) == 1 and isinstance(body[0], A.OrderBy)):
+            self.error("E120", "an order hook with one parameter must be exactly one `order by` line",
+                       decl.name_span, "or take two parameters and return an int (<0: first one first)")
+            return
+        for key, _desc in body[0].keys:
+            t = self.expr(key, scope)
+            if t.name not in ("int", "float", "bool", "string", "unknown") or t.optional:
+                self.error("E110", f"an order key must be a number, bool or string, not {t}", key.span)
+
+    # -- statements ---------------------------------------------------------------------
+    def block(self, stmts: Iterable[A.Stmt], scope: _Scope) -> None:
+        inner = _Scope(scope)
+        for stmt in stmts:
+            self.stmt(stmt, inner)
+
+    def _always_exits(self, stmts: tuple, returns_only: bool = False) -> bool:
+        if not stmts:
+            return False
+        last = stmts[-1]
+        if isinstance(last, A.Return):
+            return True
+        if returns_only:
+            if isinstance(last, A.If):
+                return bool(last.orelse) and all(self._always_exits(b, True) for _, b in last.branches) \
+                    and self._always_exits(last.orelse, True)
+            return False
+        if isinstance(last, (A.Break, A.Continue)):
+            return True
+        if isinstance(last, A.Vote):
+            return True
+        if isinstance(last, A.Fail) and last.code != "unschedulable":
+            return True
+        if isinstance(last, A.If):
+            return bool(last.orelse) and all(self._always_exits(b) for _, b in last.branches) \
+                and self._always_exits(last.orelse)
+        return False
+
+    def _exits(self, stmt: A.Stmt) -> bool:
+        return self._always_exits((stmt,))
+
+    def stmt(self, stmt: A.Stmt, scope: _Scope) -> None:
+        method = getattr(self, "_stmt_" + type(stmt).__name__)
+        method(stmt, scope)
+
+    def _stmt_When(self, stmt: A.When, scope: _Scope) -> None:
+        if isinstance(stmt.stmt, A.Let):
+            self.error("E133", "`let` cannot be guarded by `when`", stmt.span,
+                       "declare it first, then assign under `when`")
+        self.cond(stmt.cond, scope)
+        guarded = _Scope(scope)
+        guarded.narrowed.update(self.narrowing(stmt.cond, True, scope))
+        self.stmt(stmt.stmt, guarded)
+        if self._exits(stmt.stmt):
+            scope.narrowed.update(self.narrowing(stmt.cond, False, scope))
+
+    def _stmt_Let(self, stmt: A.Let, scope: _Scope) -> None:
+        declared = self.resolve_type(stmt.type) if stmt.type else None
+        got = self.expr(stmt.value, scope, declared)
+        if declared is not None:
+            self.expect(got, declared, stmt.value.span, f"'{stmt.name}'", stmt.value)
+            t = declared
+        else:
+            t = got
+            if self._has_unknown(t) and isinstance(stmt.value, (A.ListLit, A.MapLit)):
+                self.error("E110", f"cannot tell the type of '{stmt.name}' from an empty literal", stmt.span,
+                           f"annotate it: let {stmt.name}: list[Task] = []")
+            elif t.name == "void":
+                self.error("E110", f"'{stmt.name}' would hold the result of a call that returns nothing",
+                           stmt.value.span)
+            elif t.name == "none":
+                self.error("E110", f"cannot tell the type of '{stmt.name}' from none", stmt.span,
+                           f"annotate it: let {stmt.name}: Node? = none")
+        self._declare_local(scope, stmt.name, t, stmt.span, id(stmt))
+
+    @staticmethod
+    def _has_unknown(t: Type) -> bool:
+        return t.name == "unknown" and not t.args or any(a.name == "unknown" for a in t.args)
+
+    def _target(self, target: A.Expr, scope: _Scope) -> Type:
+        if isinstance(target, A.Name):
+            found = scope.lookup(target.id)
+            if found is not None:
+                t, py = found
+                self.out.refs[id(target)] = Ref("local", py, t)
+                self._invalidate(scope, target.id)
+                return t
+            if target.id in self.out.states:
+                t = self.out.states[target.id]
+                self.out.refs[id(target)] = Ref("state", "s_" + target.id, t)
+                self.out.assigned_states.setdefault(self.ctx.func_id, set()).add(target.id)
+                self._invalidate(scope, target.id)
+                return t
+            if target.id in self.out.args or target.id in self.out.consts:
+                self.error("E131", f"'{target.id}' cannot be assigned (arguments and constants are fixed)",
+                           target.span)
+                return UNKNOWN
+            self.error("E131", f"'{target.id}' is not declared", target.span,
+                       f"declare it with `let {target.id} = ...`")
+            return UNKNOWN
+        if isinstance(target, A.Index):
+            container = self.expr(target.obj, scope)
+            if container.name == "map":
+                key_t, value_t = container.args
+                got = self.expr(target.key, scope, key_t)
+                self.expect(got, key_t, target.key.span, "the key", target.key)
+                return value_t
+            if container.name == "list":
+                self.expect(self.expr(target.key, scope), INT, target.key.span, "a list index")
+                return container.args[0]
+            if container.name != "unknown":
+                self.error("E110", f"cannot assign into a {container}", target.span)
+            return UNKNOWN
+        if isinstance(target, A.Attr):
+            obj_t = self.expr(target.obj, scope)
+            info = self._attr_info(obj_t, target)
+            if info is None:
+                return UNKNOWN
+            if not info.writable:
+                self.error("E131", f"attribute '{target.name}' of {obj_t.name} is read-only", target.name_span)
+            self.out.attrs[id(target)] = info
+            return info.type
+        self.error("E131", "cannot assign to this expression", target.span)
+        return UNKNOWN
+
+    @staticmethod
+    def _invalidate(scope: _Scope, root: str) -> None:
+        s: _Scope | None = scope
+        while s is not None:
+            for path in [p for p in s.narrowed if p == root or p.startswith(root + ".")]:
+                del s.narrowed[path]
+            if root in s.vars:
+                break
+            s = s.parent
+
+    def _stmt_Assign(self, stmt: A.Assign, scope: _Scope) -> None:
+        t = self._target(stmt.target, scope)
+        got = self.expr(stmt.value, scope, t)
+        self.expect(got, t, stmt.value.span, "the assigned value", stmt.value)
+
+    def _stmt_AugAssign(self, stmt: A.AugAssign, scope: _Scope) -> None:
+        t = self._target(stmt.target, scope)
+        got = self.expr(stmt.value, scope)
+        result = self._arith(stmt.op, t, got, stmt.span)
+        if result.name != "unknown" and not assignable(result, t) and t.name != "unknown":
+            self.error("E110", f"`{stmt.op}=` gives a {result}, which cannot be stored in a {t}", stmt.span)
+
+    def _stmt_Return(self, stmt: A.Return, scope: _Scope) -> None:
+        ctx = self.ctx
+        if ctx.hook is None:
+            want = ctx.returns or VOID
+            if stmt.value is None:
+                if want.name != "void":
+                    self.error("E123", f"this definition must return a {want}", stmt.span)
+            elif want.name == "void":
+                self.error("E123", "this definition returns nothing", stmt.value.span)
+            else:
+                got = self.expr(stmt.value, scope, want)
+                self.expect(got, want, stmt.value.span, "the returned value", stmt.value)
+            return
+        hook = ctx.hook
+        want = self._hook_result(hook)
+        if hook.kind == "victims":
+            want = None
+        if stmt.value is None:
+            if want is not None:
+                self.error("E123", f"hook '{hook.name}' must return a {want}", stmt.span)
+        elif want is None:
+            self.error("E123", f"hook '{hook.name}' ({hook.kind}) does not return a value", stmt.value.span,
+                       self._kind_hint(hook.kind))
+        else:
+            got = self.expr(stmt.value, scope, want)
+            self.expect(got, want, stmt.value.span, f"the result of hook '{hook.name}'", stmt.value)
+
+    @staticmethod
+    def _kind_hint(kind: str) -> str:
+        return {"victims": "select victims with `victim <task>`",
+                "vote": "vote with `permit` or `reject` (or `abstain`)",
+                "failure": "fail with `fail \"reason\"`",
+                "event": "event hooks only update state"}.get(kind, "")
+
+    def _stmt_Break(self, stmt: A.Break, scope: _Scope) -> None:
+        if not self.ctx.in_loop:
+            self.error("E120", "`break` outside a loop", stmt.span)
+
+    def _stmt_Continue(self, stmt: A.Continue, scope: _Scope) -> None:
+        if not self.ctx.in_loop:
+            self.error("E120", "`continue` outside a loop", stmt.span)
+
+    def _stmt_Pass(self, stmt: A.Pass, scope: _Scope) -> None:
+        pass
+
+    def _require_kind(self, kinds: tuple[str, ...], what: str, span: Span) -> bool:
+        hook = self.ctx.hook
+        if hook is None or hook.kind not in kinds:
+            where = f"hook '{hook.name}' ({hook.kind})" if hook else "a definition"
+            self.error("E120", f"`{what}` is not allowed in {where}", span,
+                       f"`{what}` belongs in a {' or '.join(kinds)} hook")
+            return False
+        return True
+
+    def _stmt_Victim(self, stmt: A.Victim, scope: _Scope) -> None:
+        self._require_kind(("victims",), "victim", stmt.span)
+        got = self.expr(stmt.value, scope, Type("Task"))
+        self.expect(got, Type("Task"), stmt.value.span, "a victim", stmt.value)
+
+    def _stmt_Vote(self, stmt: A.Vote, scope: _Scope) -> None:
+        kinds = ("vote", "victims") if stmt.verdict == "abstain" else ("vote",)
+        self._require_kind(kinds, stmt.verdict, stmt.span)
+
+    def _stmt_Fail(self, stmt: A.Fail, scope: _Scope) -> None:
+        if self._require_kind(("failure",), "fail", stmt.span):
+            hook = self.ctx.hook
+            if stmt.code and hook.name == "job_valid":
+                self.error("E120", "job_valid failures take no code: write `fail \"reason\"`", stmt.span)
+        got = self.expr(stmt.message, scope, STRING)
+        if got.name == "FitError" and not got.optional:
+            if stmt.code:
+                self.error("E120", "a FitError carries its own status: drop the code", stmt.span)
+            return
+        self.expect(got, STRING, stmt.message.span, "a failure message", stmt.message)
+
+    def _stmt_OrderBy(self, stmt: A.OrderBy, scope: _Scope) -> None:
+        self.error("E120", "`order by` is only allowed as the body of a one-parameter order hook", stmt.span)
+
+    def _stmt_ExprStmt(self, stmt: A.ExprStmt, scope: _Scope) -> None:
+        if not isinstance(stmt.expr, A.Call):
+            self.warn("W204", "this expression's value is not used", stmt.span)
+        self.expr(stmt.expr, scope)
+
+    def _stmt_If(self, stmt: A.If, scope: _Scope) -> None:
+        falsy: dict[str, Type] = {}
+        all_exit = True
+        for cond, body in stmt.branches:
+            cond_scope = _Scope(scope)
+            cond_scope.narrowed.update(falsy)
+            self.cond(cond, cond_scope)
+            branch = _Scope(cond_scope)
+            branch.narrowed.update(self.narrowing(cond, True, cond_scope))
+            self.block(body, branch)
+            all_exit = all_exit and self._always_exits(body)
+            falsy = {**falsy, **self.narrowing(cond, False, cond_scope)}
+        if stmt.orelse:
+            else_scope = _Scope(scope)
+            else_scope.narrowed.update(falsy)
+            self.block(stmt.orelse, else_scope)
+        elif all_exit:
+            scope.narrowed.update(falsy)
+
+    def _iter_type(self, t: Type, span: Span) -> Type:
+        if t.name in ("list",) and not t.optional:
+            return t.args[0]
+        if t.name == "map" and not t.optional:
+            return t.args[0]
+        if t.name != "unknown":
+            self.error("E110", f"cannot iterate over a {t}", span,
+                       "use `drain x from queue:` for a priority queue" if t.name == "PriorityQueue" else None)
+        return UNKNOWN
+
+    def _stmt_For(self, stmt: A.For, scope: _Scope) -> None:
+        it = self.expr(stmt.iter, scope)
+        elem = self._iter_type(it, stmt.iter.span)
+        body = _Scope(scope)
+        self._declare_local(body, stmt.var, elem, stmt.var_span, id(stmt))
+        self.ctx.in_loop += 1
+        self.block(stmt.body, body)
+        self.ctx.in_loop -= 1
+
+    def _stmt_Drain(self, stmt: A.Drain, scope: _Scope) -> None:
+        q = self.expr(stmt.queue, scope)
+        elem = UNKNOWN
+        if q.name == "PriorityQueue" and not q.optional:
+            elem = q.args[0]
+        elif q.name != "unknown":
+            self.error("E110", f"`drain` takes a priority queue, not a {q}", stmt.queue.span)
+        if stmt.cond is not None:
+            self.cond(stmt.cond, scope)
+        body = _Scope(scope)
+        self._declare_local(body, stmt.var, elem, stmt.var_span, id(stmt))
+        self.ctx.in_loop += 1
+        self.block(stmt.body, body)
+        self.ctx.in_loop -= 1
+
+    def _stmt_While(self, stmt: A.While, scope: _Scope) -> None:
+        self.cond(stmt.cond, scope)
+        body = _Scope(scope)
+        body.narrowed.update(self.narrowing(stmt.cond, True, scope))
+        self.ctx.in_loop += 1
+        self.block(stmt.body, body)
+        self.ctx.in_loop -= 1
+
+    # -- narrowing ----------------------------------------------------------------------
+    def narrowing(self, cond: A.Expr, truthy: bool, scope: _Scope) -> dict[str, Type]:
+        if isinstance(cond, A.Unary) and cond.op == "not":
+            return self.narrowing(cond.operand, not truthy, scope)
+        if isinstance(cond, A.Binary):
+            if cond.op in ("==", "!=") and (self._is_none(cond.right) or self._is_none(cond.left)):
+                other = cond.left if self._is_none(cond.right) else cond.right
+                path = _path(other)
+                t = self.out.types.get(id(other))
+                if path and t is not None and t.optional:
+                    non_none = (cond.op == "!=") == truthy
+                    if non_none:
+                        return {path: t.required}
+                return {}
+            if cond.op == "and" and truthy:
+                return {**self.narrowing(cond.left, True, scope), **self.narrowing(cond.right, True, scope)}
+            if cond.op == "or" and not truthy:
+                return {**self.narrowing(cond.left, False, scope), **self.narrowing(cond.right, False, scope)}
+            if cond.op == "in" and truthy and isinstance(cond.right, A.Name):
+                return {}
+        return {}
+
+    @staticmethod
+    def _is_none(expr: A.Expr) -> bool:
+        return isinstance(expr, A.Literal) and expr.kind == "none"
+
+    # -- expressions ----------------------------------------------------------------------
+    def cond(self, expr: A.Expr, scope: _Scope) -> None:
+        t = self.expr(expr, scope, BOOL)
+        self.expect(t, BOOL, expr.span, "a condition")
+
+    def expr(self, expr: A.Expr, scope: _Scope, expected: Type | None = None) -> Type:
+        t = getattr(self, "_expr_" + type(expr).__name__)(expr, scope, expected)
+        self.out.types[id(expr)] = t
+        return t
+
+    def _expr_Literal(self, e: A.Literal, scope: _Scope, expected: Type | None) -> Type:
+        if e.kind == "string" and expected is not None and expected.required.name in self.env.enums:
+            self._check_enum_literal(e, expected.required.name)
+            return expected.required
+        return {"int": INT, "float": FLOAT, "duration": FLOAT, "string": STRING, "bool": BOOL,
+                "none": NONE}[e.kind]
+
+    def _module_level(self, name: str) -> bool:
+        ref = self._top_level(name)
+        return ref is not None and ref.kind in ("arg", "state", "const", "def")
+
+    def _top_level(self, name: str) -> Ref | None:
+        out = self.out
+        if name in out.args:
+            return Ref("arg", "a_" + name, out.arg_types[name])
+        if name in out.states:
+            return Ref("state", "s_" + name, out.states[name])
+        if name in out.consts:
+            return Ref("const", "c_" + name, out.types.get(id(out.consts[name]), UNKNOWN))
+        if name in out.defs:
+            return Ref("def", "f_" + name, out.def_types[name])
+        for used in out.uses:
+            if name in used.defs:
+                return Ref("def", "f_" + name, used.def_types[name], module=used.module.name)
+            if name in used.consts:
+                return Ref("const", "c_" + name, used.types.get(id(used.consts[name]), UNKNOWN),
+                           module=used.module.name)
+        env = self.env
+        if name in env.globals:
+            g = env.globals[name]
+            return Ref("global", g.py, g.type)
+        if name in env.dispatch:
+            sig = env.dispatch[name]
+            return Ref("dispatch", sig.py, sig.fn_type, sig)
+        if name in env.functions:
+            sig = env.functions[name]
+            return Ref("function", sig.py, sig.fn_type, sig)
+        return None
+
+    def _all_names(self, scope: _Scope) -> list[str]:
+        names: list[str] = []
+        s: _Scope | None = scope
+        while s is not None:
+            names.extend(s.vars)
+            s = s.parent
+        out = self.out
+        names += list(out.args) + list(out.states) + list(out.consts) + list(out.defs)
+        for used in out.uses:
+            names += list(used.defs) + list(used.consts)
+        names += list(self.env.globals) + list(self.env.dispatch) + list(self.env.functions) + list(_BUILTINS)
+        return names
+
+    def _expr_Name(self, e: A.Name, scope: _Scope, expected: Type | None) -> Type:
+        self.used_names.add(e.id)
+        found = scope.lookup(e.id)
+        if found is not None:
+            t, py = found
+            narrowed = scope.narrowed_type(e.id)
+            self.out.refs[id(e)] = Ref("local", py, t)
+            return narrowed or t
+        ref = self._top_level(e.id)
+        if ref is None:
+            if e.id in _BUILTINS:
+                self.error("E105", f"'{e.id}' can only be called", e.span)
+                return UNKNOWN
+            self.error("E100", f"unknown name '{e.id}'", e.span, did_you_mean(e.id, self._all_names(scope)))
+            return UNKNOWN
+        if ref.kind == "def" and self.current_def is not None:
+            self.call_graph.setdefault(self.current_def, set()).add(e.id)
+        self.out.refs[id(e)] = ref
+        narrowed = scope.narrowed_type(e.id)
+        return narrowed or ref.type
+
+    def _attr_info(self, obj_t: Type, e: A.Attr) -> AttrInfo | None:
+        if obj_t.name == "unknown":
+            return None
+        if obj_t.optional:
+            self.error("E113", f"'{e.name}' is read from a value that may be none (type {obj_t})", e.span,
+                       "check it first, e.g. `continue when x == none` or `if x != none:`")
+            return None
+        info = self.env.types.get(obj_t.name)
+        attr = info.attributes.get(e.name) if info else None
+        if attr is None:
+            candidates = list(info.attributes) + list(info.methods) if info else []
+            self.error("E101", f"unknown attribute '{e.name}' of {obj_t.name}", e.name_span,
+                       did_you_mean(e.name, candidates))
+            return None
+        if info.params:
+            bindings = dict(zip(info.params, obj_t.args))
+            attr = AttrInfo(attr.name, substitute(attr.type, bindings), attr.py, attr.writable, attr.doc)
+        return attr
+
+    def _expr_Attr(self, e: A.Attr, scope: _Scope, expected: Type | None) -> Type:
+        obj_t = self.expr(e.obj, scope)
+        path = _path(e)
+        if path:
+            narrowed = scope.narrowed_type(path)
+            if narrowed is not None:
+                info = self._attr_info(obj_t, e)
+                if info is not None:
+                    self.out.attrs[id(e)] = info
+                return narrowed
+        info = self._attr_info(obj_t, e)
+        if info is None:
+            return UNKNOWN
+        self.out.attrs[id(e)] = info
+        return info.type
+
+    def _expr_Index(self, e: A.Index, scope: _Scope, expected: Type | None) -> Type:
+        obj_t = self.expr(e.obj, scope)
+        if obj_t.name == "unknown":
+            self.expr(e.key, scope)
+            return UNKNOWN
+        if obj_t.optional:
+            self.error("E113", f"indexing a value that may be none (type {obj_t})", e.span)
+            return UNKNOWN
+        if obj_t.name == "map":
+            key_t = self.expr(e.key, scope, obj_t.args[0])
+            self.expect(key_t, obj_t.args[0], e.key.span, "the key", e.key)
+            return obj_t.args[1]
+        if obj_t.name == "list":
+            self.expect(self.expr(e.key, scope), INT, e.key.span, "a list index")
+            return obj_t.args[0]
+        self.error("E110", f"cannot index a {obj_t}", e.span)
+        return UNKNOWN
+
+    def _expr_Unary(self, e: A.Unary, scope: _Scope, expected: Type | None) -> Type:
+        if e.op == "not":
+            self.cond(e.operand, scope)
+            return BOOL
+        t = self.expr(e.operand, scope)
+        if t.name not in NUMERIC and t.name != "unknown":
+            self.error("E110", f"cannot negate a {t}", e.span)
+            return UNKNOWN
+        return t
+
+    def _arith(self, op: str, l: Type, r: Type, span: Span) -> Type:
+        if "unknown" in (l.name, r.name):
+            return UNKNOWN
+        if l.optional or r.optional:
+            self.error("E113", f"`{op}` on a value that may be none ({l} {op} {r})", span)
+            return UNKNOWN
+        if l.name in NUMERIC and r.name in NUMERIC:
+            if op == "/":
+                return FLOAT
+            if op == "%" and (l.name != "int" or r.name != "int"):
+                self.error("E110", "`%` needs two ints", span)
+            return INT if l.name == r.name == "int" else FLOAT
+        if l.name == "Resource":
+            if op in "+-" and r.name == "Resource":
+                return l
+            if op == "*" and r.name in NUMERIC:
+                return l
+        if op == "+" and l.name == r.name == "string":
+            return STRING
+        if op == "+" and l.name == r.name == "list" and assignable(r, l):
+            return l
+        self.error("E110", f"`{op}` is not defined for {l} and {r}", span)
+        return UNKNOWN
+
+    def _expr_Binary(self, e: A.Binary, scope: _Scope, expected: Type | None) -> Type:
+        op = e.op
+        if op in ("and", "or"):
+            self.cond(e.left, scope)
+            right_scope = _Scope(scope)
+            right_scope.narrowed.update(self.narrowing(e.left, op == "and", scope))
+            self.cond(e.right, right_scope)
+            return BOOL
+        if op in ("in", "not in"):
+            container = self.expr(e.right, scope)
+            item = self.expr(e.left, scope, container.args[0] if container.args else None)
+            if container.name in ("list", "map") and not container.optional:
+                self.expect(item, container.args[0], e.left.span, "the searched value", e.left)
+            elif container.name == "string":
+                self.expect(item, STRING, e.left.span, "the searched value", e.left)
+            elif container.name != "unknown":
+                self.error("E110", f"`{op}` needs a list, map or string on the right, not {container}", e.right.span)
+            return BOOL
+        if op in ("==", "!="):
+            l = self.expr(e.left, scope)
+            r = self.expr(e.right, scope, l if l.name in self.env.enums else None)
+            if isinstance(e.left, A.Literal) and e.left.kind == "string" and r.required.name in self.env.enums:
+                self._check_enum_literal(e.left, r.required.name)
+            if not (assignable(l, r, self.env.enum_names) or assignable(r, l, self.env.enum_names)
+                    or (l.name in NUMERIC and r.name in NUMERIC)
+                    or (l.name == "none" and r.optional) or (r.name == "none" and l.optional)):
+                if r.name == "none" or l.name == "none":
+                    self.error("E110", f"comparing a {l if r.name == 'none' else r} (never none) with none",
+                               e.span)
+                else:
+                    self.error("E110", f"cannot compare {l} with {r}", e.span)
+            return BOOL
+        if op in ("<", "<=", ">", ">="):
+            l = self.expr(e.left, scope)
+            r = self.expr(e.right, scope)
+            if "unknown" in (l.name, r.name):
+                return BOOL
+            if l.optional or r.optional:
+                self.error("E113", f"`{op}` on a value that may be none ({l} {op} {r})", e.span)
+            elif l.name in NUMERIC and r.name in NUMERIC or l.name == r.name == "string":
+                pass
+            elif l.name == r.name == "Resource" and op in ("<", "<="):
+                pass
+            elif l.name == r.name == "Resource":
+                self.error("E110", f"`{op}` is not defined on resources; write the comparison the other way "
+                           "round (`<=`, `<`) or use less_partly / above_requested", e.span)
+            else:
+                self.error("E110", f"cannot order {l} and {r}", e.span)
+            return BOOL
+        l = self.expr(e.left, scope)
+        r = self.expr(e.right, scope)
+        return self._arith(op, l, r, e.span)
+
+    def _expr_Conditional(self, e: A.Conditional, scope: _Scope, expected: Type | None) -> Type:
+        self.cond(e.cond, scope)
+        then_scope, else_scope = _Scope(scope), _Scope(scope)
+        then_scope.narrowed.update(self.narrowing(e.cond, True, scope))
+        else_scope.narrowed.update(self.narrowing(e.cond, False, scope))
+        a = self.expr(e.then, then_scope, expected)
+        b = self.expr(e.orelse, else_scope, expected)
+        t = join(a, b)
+        if t is None:
+            self.error("E110", f"the branches have different types ({a} and {b})", e.span)
+            return UNKNOWN
+        return t
+
+    def _elem_expected(self, expected: Type | None, name: str, index: int) -> Type | None:
+        if expected is not None and expected.name == name and len(expected.args) > index:
+            return expected.args[index]
+        return None
+
+    def _expr_ListLit(self, e: A.ListLit, scope: _Scope, expected: Type | None) -> Type:
+        want = self._elem_expected(expected, "list", 0)
+        elem: Type | None = None
+        for item in e.items:
+            t = self.expr(item, scope, want)
+            if want is not None:
+                self.expect(t, want, item.span, "a list item", item)
+                t = want
+            if elem is None:
+                elem = t
+            else:
+                joined = join(elem, t)
+                if joined is None:
+                    self.error("E110", f"list items have different types ({elem} and {t})", item.span)
+                else:
+                    elem = joined
+        return list_of(elem or want or UNKNOWN)
+
+    def _comprehension_scope(self, var: str, it: A.Expr, cond: A.Expr | None, scope: _Scope,
+                             node_id: int) -> _Scope:
+        it_t = self.expr(it, scope)
+        elem = self._iter_type(it_t, it.span)
+        inner = _Scope(scope)
+        self._declare_local(inner, var, elem, it.span, node_id)
+        if cond is not None:
+            self.cond(cond, inner)
+            narrowed = _Scope(inner)
+            narrowed.narrowed.update(self.narrowing(cond, True, inner))
+            return narrowed
+        return inner
+
+    def _expr_ListComp(self, e: A.ListComp, scope: _Scope, expected: Type | None) -> Type:
+        inner = self._comprehension_scope(e.var, e.iter, e.cond, scope, id(e))
+        return list_of(self.expr(e.elem, inner, self._elem_expected(expected, "list", 0)))
+
+    def _expr_MapLit(self, e: A.MapLit, scope: _Scope, expected: Type | None) -> Type:
+        key_want = self._elem_expected(expected, "map", 0)
+        value_want = self._elem_expected(expected, "map", 1)
+        key_t: Type | None = None
+        value_t: Type | None = None
+        for k, v in e.entries:
+            kt, vt = self.expr(k, scope, key_want), self.expr(v, scope, value_want)
+            if key_want is not None:
+                self.expect(kt, key_want, k.span, "a map key", k)
+                kt = key_want
+            if value_want is not None:
+                self.expect(vt, value_want, v.span, "a map value", v)
+                vt = value_want
+            key_t = kt if key_t is None else (join(key_t, kt) or key_t)
+            value_t = vt if value_t is None else (join(value_t, vt) or value_t)
+        return map_of(key_t or key_want or UNKNOWN, value_t or value_want or UNKNOWN)
+
+    def _expr_MapComp(self, e: A.MapComp, scope: _Scope, expected: Type | None) -> Type:
+        inner = self._comprehension_scope(e.var, e.iter, e.cond, scope, id(e))
+        k = self.expr(e.key, inner, self._elem_expected(expected, "map", 0))
+        v = self.expr(e.value, inner, self._elem_expected(expected, "map", 1))
+        return map_of(k, v)
+
+    def _expr_Lambda(self, e: A.Lambda, scope: _Scope, expected: Type | None) -> Type:
+        want_params = expected.args[:-1] if expected is not None and expected.name == "fn" else ()
+        inner = _Scope(scope)
+        params: list[Type] = []
+        for i, (name, texpr, span) in enumerate(e.params):
+            if texpr is not None:
+                t = self.resolve_type(texpr)
+            elif i < len(want_params) and not want_params[i].is_typevar:
+                t = want_params[i]
+            else:
+                self.error("E110", f"cannot tell the type of parameter '{name}'", span,
+                           f"annotate it: fn({name}: Task, ...) => ...")
+                t = UNKNOWN
+            params.append(t)
+            self._declare_local(inner, name, t, span, id(span))
+        body = self.expr(e.body, inner, expected.args[-1] if expected is not None and expected.name == "fn" else None)
+        return fn_of(params, body)
+
+    # -- calls ----------------------------------------------------------------------------
+    def _expr_Call(self, e: A.Call, scope: _Scope, expected: Type | None) -> Type:
+        func = e.func
+        if isinstance(func, A.Name) and scope.lookup(func.id) is None:
+            name = func.id
+            if name in _BUILTINS and self._top_level(name) is None:
+                return self._builtin_call(e, name, scope)
+            ref = self._top_level(name)
+            if ref is not None and ref.kind in ("def", "dispatch", "function"):
+                self.used_names.add(name)
+                self.out.refs[id(func)] = ref
+                if ref.kind == "def":
+                    if self.current_def is not None:
+                        self.call_graph.setdefault(self.current_def, set()).add(name)
+                    sig = self._def_sig(name, ref)
+                    self.out.calls[id(e)] = CallInfo("def", ref.py, sig, name)
+                else:
+                    sig = ref.sig
+                    self.out.calls[id(e)] = CallInfo(ref.kind, ref.py, sig, name)
+                return self._apply(sig, e, scope, name)
+        if isinstance(func, A.Attr):
+            obj_t = self.expr(func.obj, scope)
+            return self._method_call(e, func, obj_t, scope)
+        t = self.expr(func, scope)
+        if t.name == "fn" and not t.optional:
+            params = tuple(Param(f"arg{i}", p) for i, p in enumerate(t.args[:-1]))
+            sig = FuncSig("<function>", params, t.args[-1], "")
+            self.out.calls[id(e)] = CallInfo("value", "", sig)
+            return self._apply(sig, e, scope, "this function")
+        if t.name != "unknown":
+            self.error("E105", f"a {t} cannot be called", func.span)
+        for a in e.args:
+            self.expr(a, scope)
+        return UNKNOWN
+
+    def _def_sig(self, name: str, ref: Ref) -> FuncSig:
+        decl = self.out.defs.get(name)
+        if decl is None:
+            for used in self.out.uses:
+                decl = used.defs.get(name) or decl
+        names = [p.name for p in decl.params] if decl else [f"arg{i}" for i in range(len(ref.type.args) - 1)]
+        params = tuple(Param(n, t) for n, t in zip(names, ref.type.args[:-1]))
+        return FuncSig(name, params, ref.type.args[-1], ref.py)
+
+    def _apply(self, sig: FuncSig, e: A.Call, scope: _Scope, what: str) -> Type:
+        params = list(sig.params)
+        supplied: dict[str, tuple[A.Expr, Span]] = {}
+        if len(e.args) > len(params):
+            self.error("E111", f"{what} takes at most {len(params)} argument(s), got {len(e.args)}", e.span)
+        for param, arg in zip(params, e.args):
+            supplied[param.name] = (arg, arg.span)
+        for kw, value, span in e.kwargs:
+            if kw not in {p.name for p in params}:
+                self.error("E112", f"{what} has no parameter '{kw}'", span,
+                           did_you_mean(kw, [p.name for p in params]))
+                self.expr(value, scope)
+                continue
+            if kw in supplied:
+                self.error("E111", f"parameter '{kw}' given twice", span)
+            supplied[kw] = (value, span)
+        bindings: dict[str, Type] = {}
+        for param in params:
+            if param.name not in supplied:
+                if not param.optional:
+                    self.error("E111", f"{what} needs argument '{param.name}' ({param.type})", e.span)
+                continue
+            arg, span = supplied[param.name]
+            want = substitute(param.type, bindings)
+            got = self.expr(arg, scope, want)
+            if not unify(param.type, got, bindings) or not self._fits(got, substitute(param.type, bindings), arg):
+                self.expect(got, substitute(param.type, bindings), arg.span, f"argument '{param.name}' of {what}", arg)
+        return substitute(sig.returns, bindings)
+
+    def _fits(self, got: Type, want: Type, arg: A.Expr) -> bool:
+        if isinstance(arg, A.Literal) and arg.kind == "string" and want.required.name in self.env.enums:
+            return self._check_enum_literal(arg, want.required.name)
+        return assignable(got, want, self.env.enum_names) or (got.name == "fn" and want.name == "fn")
+
+    def _method_call(self, e: A.Call, func: A.Attr, obj_t: Type, scope: _Scope) -> Type:
+        if obj_t.name == "unknown":
+            for a in e.args:
+                self.expr(a, scope)
+            return UNKNOWN
+        if obj_t.optional:
+            self.error("E113", f"'{func.name}' is called on a value that may be none (type {obj_t})", func.span,
+                       "check it first, e.g. `continue when x == none`")
+            return UNKNOWN
+        container = self._container_method(obj_t, func.name)
+        if container is not None:
+            self.out.calls[id(e)] = CallInfo("container", func.name, container, func.name)
+            return self._apply(container, e, scope, f"'{func.name}'")
+        info = self.env.types.get(obj_t.name)
+        sig = info.methods.get(func.name) if info else None
+        if sig is None:
+            candidates = list(info.methods) + list(info.attributes) if info else []
+            hint = did_you_mean(func.name, candidates)
+            if info and func.name in info.attributes:
+                hint = f"'{func.name}' is an attribute: drop the parentheses"
+            self.error("E102", f"unknown method '{func.name}' of {obj_t.name}", func.name_span, hint)
+            for a in e.args:
+                self.expr(a, scope)
+            return UNKNOWN
+        if info.params:
+            bindings = dict(zip(info.params, obj_t.args))
+            sig = FuncSig(sig.name, tuple(Param(p.name, substitute(p.type, bindings), p.optional) for p in sig.params),
+                          substitute(sig.returns, bindings), sig.py, sig.doc)
+        self.out.calls[id(e)] = CallInfo("method", sig.py, sig, func.name)
+        return self._apply(sig, e, scope, f"'{func.name}'")
+
+    @staticmethod
+    def _container_method(t: Type, name: str) -> FuncSig | None:
+        if t.name == "list":
+            elem = t.args[0]
+            return {"append": FuncSig("append", (Param("item", elem),), VOID, "append")}.get(name)
+        if t.name == "map":
+            k, v = t.args
+            return {
+                "get": FuncSig("get", (Param("key", k), Param("default", v)), v, "get"),
+                "keys": FuncSig("keys", (), list_of(k), "keys"),
+                "values": FuncSig("values", (), list_of(v), "values"),
+                "remove": FuncSig("remove", (Param("key", k),), VOID, "remove"),
+            }.get(name)
+        return None
+
+    def _builtin_call(self, e: A.Call, name: str, scope: _Scope) -> Type:
+        args = [self.expr(a, scope) for a in e.args]
+        self.out.calls[id(e)] = CallInfo("builtin", name, None, name)
+        if e.kwargs:
+            self.error("E112", f"'{name}' takes no keyword arguments", e.kwargs[0][2])
+
+        def arity(n: int) -> bool:
+            if len(args) != n:
+                self.error("E111", f"'{name}' takes {n} argument(s), got {len(args)}", e.span)
+                return False
+            return True
+
+        if name == "len":
+            if arity(1) and args[0].name not in ("list", "map", "string", "PriorityQueue", "unknown"):
+                self.error("E110", f"len() of a {args[0]}", e.args[0].span)
+            return INT
+        if name in ("max", "min"):
+            if len(args) < 2:
+                self.error("E111", f"'{name}' takes two or more numbers", e.span)
+                return FLOAT
+            for a, t in zip(e.args, args):
+                if t.name not in NUMERIC and t.name != "unknown":
+                    self.error("E110", f"{name}() of a {t}", a.span)
+            return INT if all(t.name == "int" for t in args) else FLOAT
+        if name == "sum":
+            if arity(1) and not (args[0].name == "list" and args[0].args[0].name in NUMERIC):
+                self.error("E110", f"sum() needs a list of numbers, not {args[0]}", e.span)
+            return FLOAT
+        if name == "range":
+            if arity(1):
+                self.expect(args[0], INT, e.args[0].span, "range()'s bound")
+            return list_of(INT)
+        if name == "str":
+            arity(1)
+            return STRING
+        if name == "int":
+            if arity(1) and args[0].name not in NUMERIC + ("unknown",):
+                self.error("E110", f"int() of a {args[0]}", e.span)
+            return INT
+        if name == "float":
+            if arity(1) and args[0].name not in NUMERIC + ("unknown",):
+                self.error("E110", f"float() of a {args[0]}", e.span)
+            return FLOAT
+        return UNKNOWN
+
+    # -- whole-module checks ----------------------------------------------------------------
+    def _check_recursion(self) -> None:
+        import networkx as nx
+
+        graph = nx.DiGraph()
+        for caller, callees in self.call_graph.items():
+            for callee in callees:
+                if callee in self.out.defs:
+                    graph.add_edge(caller, callee)
+        for cycle in nx.simple_cycles(graph):
+            first = min(cycle)
+            decl = self.out.defs[first]
+            chain = " -> ".join(cycle + [cycle[0]])
+            self.error("E132", f"recursion is not allowed: {chain}", decl.name_span,
+                       "policies always terminate; rewrite with a loop over a finite collection")
+
+    def _check_unused(self) -> None:
+        for name, decl in self.out.args.items():
+            if name not in self.used_names and not name.startswith("_"):
+                self.warn("W200", f"argument '{name}' is never used", decl.span)
+        for name, decl in self.out.defs.items():
+            if name not in self.used_names and self.module.kind != "module":
+                self.warn("W201", f"definition '{name}' is never used", decl.name_span)
+        for name, decl in self.out.consts.items():
+            if name not in self.used_names and self.module.kind != "module":
+                self.warn("W201", f"definition '{name}' is never used", decl.span)
+
+
+def check(env: Environment, module: A.Module, modules: dict[str, CheckedModule] | None = None) -> CheckedModule:
+    """Check one parsed module; the result lists every diagnostic found."""
+    return Checker(env, module, modules).check()

@@ -1,0 +1,86 @@
+"""One error model for every layer: syntax, checks, bundles, clusters, runs.
+
+A :class:`Diagnostic` carries a stable code, a severity, a source span, a
+message and an optional hint.  Whatever stage finds a problem, the user sees
+the same ``file:line:col: severity[code]: message`` line with a caret excerpt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable
+
+
+@dataclass(frozen=True)
+class Span:
+    """A 1-based source range; ``end_col`` is exclusive."""
+
+    line: int = 1
+    col: int = 1
+    end_line: int = 0
+    end_col: int = 0
+
+    def __post_init__(self) -> None:
+        if self.end_line == 0:
+            object.__setattr__(self, "end_line", self.line)
+        if self.end_col == 0:
+            object.__setattr__(self, "end_col", self.col + 1)
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    code: str
+    message: str
+    file: str = "<input>"
+    span: Span = field(default_factory=Span)
+    severity: str = "error"
+    hint: str | None = None
+
+    @property
+    def location(self) -> str:
+        return f"{self.file}:{self.span.line}:{self.span.col}"
+
+    def headline(self) -> str:
+        return f"{self.location}: {self.severity}[{self.code}]: {self.message}"
+
+    def render(self, source: str | None = None) -> str:
+        """The headline, a caret excerpt when the source is known, and the hint."""
+        lines = [self.headline()]
+        if source is not None:
+            text_lines = source.splitlines()
+            if 0 < self.span.line <= len(text_lines):
+                text = text_lines[self.span.line - 1].expandtabs(1)
+                width = (self.span.end_col - self.span.col) if self.span.end_line == self.span.line else 1
+                width = max(1, min(width, len(text) - self.span.col + 2))
+                gutter = f"{self.span.line:>4} | "
+                lines.append(gutter + text)
+                lines.append(" " * (len(gutter) + self.span.col - 1) + "^" * width)
+        if self.hint:
+            lines.append(f"  hint: {self.hint}")
+        return "\n".join(lines)
+
+
+class FumaroleError(Exception):
+    """Raised with one or more diagnostics; the CLI prints them and exits 2."""
+
+    def __init__(self, diagnostics: Iterable[Diagnostic], sources: dict[str, str] | None = None) -> None:
+        self.diagnostics = list(diagnostics)
+        self.sources = sources or {}
+        super().__init__("\n".join(d.headline() for d in self.diagnostics))
+
+    def render(self) -> str:
+        return "\n".join(d.render(self.sources.get(d.file)) for d in self.diagnostics)
+
+
+def error(code: str, message: str, file: str = "<input>", line: int = 1, col: int = 1,
+          hint: str | None = None) -> FumaroleError:
+    """Shorthand for a FumaroleError carrying one error diagnostic."""
+    return FumaroleError([Diagnostic(code, message, file, Span(line, col), hint=hint)])
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
+    """A 'did you mean' hint for a misspelt name, or None."""
+    import difflib
+
+    matches = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+    return f"did you mean '{matches[0]}'?" if matches else None

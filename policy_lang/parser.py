@@ -1,0 +1,418 @@
+"""Text -> syntax tree.  Lark LALR with a Python-style indenter; every node keeps its span.
+
+Syntax errors become one :class:`Diagnostic` (code ``P001``) naming what was
+found and what the grammar expected at that line and column.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.indenter import DedentError, Indenter
+
+from . import ast as A
+from .diagnostics import Diagnostic, FumaroleError, Span
+
+GRAMMAR = Path(__file__).with_name("grammar.lark")
+
+
+class PolicyIndenter(Indenter):
+    NL_type = "_NL"
+    OPEN_PAREN_types = ["LPAR", "LSQB", "LBRACE"]
+    CLOSE_PAREN_types = ["RPAR", "RSQB", "RBRACE"]
+    INDENT_type = "_INDENT"
+    DEDENT_type = "_DEDENT"
+    tab_len = 4
+
+
+@lru_cache(maxsize=1)
+def _lark() -> Lark:
+    return Lark(GRAMMAR.read_text(), parser="lalr", postlex=PolicyIndenter(),
+                propagate_positions=True, maybe_placeholders=True)
+
+
+def _span(meta) -> Span:
+    return Span(meta.line, meta.column, meta.end_line, meta.end_column)
+
+
+def _tok_span(tok: Token) -> Span:
+    return Span(tok.line, tok.column, tok.end_line or tok.line, tok.end_column or tok.column + len(tok))
+
+
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def duration_seconds(text: str) -> float:
+    """'1h30m' -> 5400.0"""
+    return sum(float(n) * _UNIT_SECONDS[u] for n, u in _DURATION_PART.findall(text))
+
+
+def _unescape(text: str) -> str:
+    return bytes(text[1:-1], "utf-8").decode("unicode_escape")
+
+
+def _block(items) -> tuple:
+    return tuple(items)
+
+
+@v_args(meta=True)
+class _Build(Transformer):
+    """Lark tree -> policy_lang.ast nodes."""
+
+    def __init__(self, file: str, source: str) -> None:
+        super().__init__()
+        self.file, self.source = file, source
+
+    # -- module and declarations ---------------------------------------------
+    def start(self, meta, items):
+        header, *decls = items
+        kind, name = header
+        return A.Module(kind, name, tuple(decls), self.file, _span(meta), self.source)
+
+    def header(self, meta, items):
+        return str(items[0]), str(items[1])
+
+    def use_decl(self, meta, items):
+        return A.Use(str(items[0]), _span(meta))
+
+    def arg_decl(self, meta, items):
+        name, typ, default, key = items
+        key_text, prefix = (key if key else (None, False))
+        return A.ArgDecl(str(name), typ, default, key_text, prefix, _span(meta))
+
+    def arg_key(self, meta, items):
+        return _unescape(str(items[0])), False
+
+    def arg_prefix(self, meta, items):
+        return _unescape(str(items[0])), True
+
+    def state_decl(self, meta, items):
+        return A.StateDecl(str(items[0]), items[1], _span(meta))
+
+    def const_decl(self, meta, items):
+        return A.ConstDecl(str(items[0]), items[1], items[2], _span(meta))
+
+    def def_decl(self, meta, items):
+        name, params, returns, body = items
+        return A.FuncDef(str(name), tuple(params or ()), returns, body, _span(meta), _tok_span(name))
+
+    def hook_decl(self, meta, items):
+        (names, names_span), params, body = items
+        return A.HookDef(names, tuple(params or ()), body, _span(meta), names_span)
+
+    def hook_names(self, meta, items):
+        return tuple(str(n) for n in items), _span(meta)
+
+    def params(self, meta, items):
+        return [p for p in items if p is not None]
+
+    def param(self, meta, items):
+        return A.Param(str(items[0]), items[1], _span(meta))
+
+    def names(self, meta, items):
+        return [(str(t), _tok_span(t)) for t in items if t is not None]
+
+    def block_body(self, meta, items):
+        return items[0]
+
+    def expr_body(self, meta, items):
+        return items[0]
+
+    def suite(self, meta, items):
+        return _block(items)
+
+    def type(self, meta, items):
+        name, *rest = items
+        optional = bool(rest and isinstance(rest[-1], Token) and rest[-1].type == "OPTIONAL")
+        args = tuple(t for t in rest if isinstance(t, A.TypeExpr))
+        return A.TypeExpr(str(name), args, optional, _span(meta))
+
+    # -- statements -----------------------------------------------------------
+    def simple_stmt(self, meta, items):
+        stmt, cond = items
+        if cond is None:
+            return stmt
+        return A.When(cond, stmt, Span(stmt.span.line, stmt.span.col, cond.span.end_line, cond.span.end_col))
+
+    def let_stmt(self, meta, items):
+        return A.Let(str(items[0]), items[1], items[2], _span(meta))
+
+    def assign_stmt(self, meta, items):
+        return A.Assign(items[0], items[1], _span(meta))
+
+    def aug_stmt(self, meta, items):
+        return A.AugAssign(items[0], str(items[1])[0], items[2], _span(meta))
+
+    def name_target(self, meta, items):
+        return A.Name(str(items[0]), _span(meta))
+
+    def index_target(self, meta, items):
+        return A.Index(items[0], items[1], _span(meta))
+
+    def attr_target(self, meta, items):
+        return A.Attr(items[0], str(items[1]), _span(meta), _tok_span(items[1]))
+
+    def return_stmt(self, meta, items):
+        return A.Return(items[0], _span(meta))
+
+    def break_stmt(self, meta, items):
+        return A.Break(_span(meta))
+
+    def continue_stmt(self, meta, items):
+        return A.Continue(_span(meta))
+
+    def pass_stmt(self, meta, items):
+        return A.Pass(_span(meta))
+
+    def victim_stmt(self, meta, items):
+        return A.Victim(items[0], _span(meta))
+
+    def permit_stmt(self, meta, items):
+        return A.Vote("permit", _span(meta))
+
+    def reject_stmt(self, meta, items):
+        return A.Vote("reject", _span(meta))
+
+    def abstain_stmt(self, meta, items):
+        return A.Vote("abstain", _span(meta))
+
+    def fail_stmt(self, meta, items):
+        return A.Fail(str(items[0]) if items[0] else "", items[1], _span(meta))
+
+    def order_stmt(self, meta, items):
+        return A.OrderBy(tuple(items), _span(meta))
+
+    def order_key(self, meta, items):
+        return items[0], bool(items[1] and str(items[1]) == "desc")
+
+    def expr_stmt(self, meta, items):
+        return A.ExprStmt(items[0], _span(meta))
+
+    def if_stmt(self, meta, items):
+        cond, body, *rest = items
+        branches = [(cond, body)]
+        orelse: tuple = ()
+        for item in rest:
+            if item is None:
+                continue
+            if isinstance(item, tuple) and len(item) == 2 and item[0] == "else":
+                orelse = item[1]
+            else:
+                branches.append(item)
+        return A.If(tuple(branches), orelse, _span(meta))
+
+    def elif_clause(self, meta, items):
+        return items[0], items[1]
+
+    def else_clause(self, meta, items):
+        return "else", items[0]
+
+    def for_stmt(self, meta, items):
+        return A.For(str(items[0]), items[1], items[2], _span(meta), _tok_span(items[0]))
+
+    def drain_stmt(self, meta, items):
+        return A.Drain(str(items[0]), items[1], items[2], items[3], _span(meta), _tok_span(items[0]))
+
+    def while_stmt(self, meta, items):
+        return A.While(items[0], items[1], _span(meta))
+
+    # -- expressions ----------------------------------------------------------
+    def lambda_params(self, meta, items):
+        return items
+
+    def lambda_param(self, meta, items):
+        return str(items[0]), items[1], _span(meta)
+
+    def conditional(self, meta, items):
+        return A.Conditional(items[1], items[0], items[2], _span(meta))
+
+    def or_op(self, meta, items):
+        return A.Binary("or", items[0], items[1], _span(meta))
+
+    def and_op(self, meta, items):
+        return A.Binary("and", items[0], items[1], _span(meta))
+
+    def not_op(self, meta, items):
+        return A.Unary("not", items[0], _span(meta))
+
+    def compare(self, meta, items):
+        return A.Binary(str(items[1]), items[0], items[2], _span(meta))
+
+    def in_op(self, meta, items):
+        return A.Binary("in", items[0], items[1], _span(meta))
+
+    def not_in_op(self, meta, items):
+        return A.Binary("not in", items[0], items[1], _span(meta))
+
+    def binop(self, meta, items):
+        return A.Binary(str(items[1]), items[0], items[2], _span(meta))
+
+    def neg(self, meta, items):
+        return A.Unary("-", items[0], _span(meta))
+
+    def attr(self, meta, items):
+        return A.Attr(items[0], str(items[1]), _span(meta), _tok_span(items[1]))
+
+    def call(self, meta, items):
+        func, args = items
+        positional, keywords = [], []
+        for arg in args or ():
+            if isinstance(arg, tuple):
+                keywords.append(arg)
+            else:
+                positional.append(arg)
+        return A.Call(func, tuple(positional), tuple(keywords), _span(meta))
+
+    def args(self, meta, items):
+        return [a for a in items if a is not None]
+
+    def kwarg(self, meta, items):
+        return str(items[0]), items[1], _tok_span(items[0])
+
+    def index(self, meta, items):
+        return A.Index(items[0], items[1], _span(meta))
+
+    def name(self, meta, items):
+        return A.Name(str(items[0]), _span(meta))
+
+    def int_lit(self, meta, items):
+        return A.Literal("int", int(items[0]), _span(meta), str(items[0]))
+
+    def float_lit(self, meta, items):
+        return A.Literal("float", float(items[0]), _span(meta), str(items[0]))
+
+    def duration_lit(self, meta, items):
+        return A.Literal("duration", duration_seconds(str(items[0])), _span(meta), str(items[0]))
+
+    def string_lit(self, meta, items):
+        return A.Literal("string", _unescape(str(items[0])), _span(meta), str(items[0]))
+
+    def true_lit(self, meta, items):
+        return A.Literal("bool", True, _span(meta), "true")
+
+    def false_lit(self, meta, items):
+        return A.Literal("bool", False, _span(meta), "false")
+
+    def none_lit(self, meta, items):
+        return A.Literal("none", None, _span(meta), "none")
+
+    def list_lit(self, meta, items):
+        return A.ListLit(tuple(i for i in items if i is not None), _span(meta))
+
+    def list_comp(self, meta, items):
+        elem, var, it, cond = items
+        return A.ListComp(elem, str(var), it, cond, _span(meta))
+
+    def map_lit(self, meta, items):
+        return A.MapLit(tuple(i for i in items if i is not None), _span(meta))
+
+    def entry(self, meta, items):
+        return items[0], items[1]
+
+    def map_comp(self, meta, items):
+        key, value, var, it, cond = items
+        return A.MapComp(key, value, str(var), it, cond, _span(meta))
+
+    def __default__(self, data, children, meta):
+        if data == "lambda":
+            params, body = children
+            out = []
+            for name, typ, span in params or ():
+                out.append((name, typ, span))
+            return A.Lambda(tuple(out), body, _span(meta))
+        return super().__default__(data, children, meta)
+
+
+_TOKEN_NAMES = {
+    "_NL": "end of line", "_INDENT": "indented block", "_DEDENT": "end of block", "$END": "end of file",
+    "NAME": "name", "INT": "integer", "FLOAT": "number", "STRING": "string", "DURATION": "duration",
+    "COLON": "':'", "LPAR": "'('", "RPAR": "')'", "LSQB": "'['", "RSQB": "']'", "LBRACE": "'{'",
+    "RBRACE": "'}'", "COMMA": "','", "EQUAL": "'='", "DOT": "'.'", "COMPOP": "comparison",
+}
+
+
+def _describe_expected(expected: set[str]) -> str:
+    names = sorted({_TOKEN_NAMES.get(e, e.lower().strip("_") if e.isupper() else e) for e in expected})
+    if len(names) > 8:
+        names = names[:8] + ["..."]
+    return ", ".join(names)
+
+
+def _describe_token(tok: Token) -> str:
+    if tok.type == "_NL":
+        return "end of line"
+    if tok.type in ("_INDENT", "_DEDENT"):
+        return "change of indentation"
+    if tok.type == "$END":
+        return "end of file"
+    return repr(str(tok))
+
+
+def parse(source: str, file: str = "<policy>") -> A.Module:
+    """Parse one policy file; raises FumaroleError with a P001 diagnostic on a syntax error."""
+    text = source if source.endswith("\n") else source + "\n"
+    try:
+        tree = _lark().parse(text)
+    except UnexpectedInput as exc:
+        raise FumaroleError([_syntax_diagnostic(exc, file, text)], {file: source}) from None
+    except DedentError as exc:
+        line = _dedent_line(text)
+        raise FumaroleError([Diagnostic("P002", f"inconsistent indentation: {exc}", file, Span(line, 1))],
+                            {file: source}) from None
+    return _Build(file, source).transform(tree)
+
+
+def _dedent_line(text: str) -> int:
+    """Best guess at the line an indentation error is on: the first dedent to an unseen level."""
+    levels = [0]
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.lstrip(" \t")
+        if not stripped or stripped.startswith("#"):
+            continue
+        indent = len(line) - len(stripped)
+        if indent > levels[-1]:
+            levels.append(indent)
+        else:
+            while indent < levels[-1]:
+                levels.pop()
+            if indent != levels[-1]:
+                return number
+    return 1
+
+
+def _syntax_diagnostic(exc: UnexpectedInput, file: str, text: str) -> Diagnostic:
+    if isinstance(exc, UnexpectedCharacters):
+        char = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else "?"
+        return Diagnostic("P001", f"unexpected character {char!r}", file, Span(exc.line, exc.column))
+    if isinstance(exc, UnexpectedEOF):
+        lines = text.rstrip("\n").splitlines() or [""]
+        return Diagnostic("P001", "unexpected end of file", file,
+                          Span(len(lines), len(lines[-1]) + 1),
+                          hint=f"expected {_describe_expected(set(exc.expected))}")
+    assert isinstance(exc, UnexpectedToken)
+    tok = exc.token
+    line = tok.line if tok.line is not None else 1
+    col = tok.column if tok.column is not None else 1
+    if tok.type in ("_INDENT", "_DEDENT", "$END") or tok.line is None:
+        line, col = _previous_token_end(text, getattr(exc, "state", None), exc)
+    width = max(1, len(str(tok))) if tok.type not in ("_NL", "_INDENT", "_DEDENT", "$END") else 1
+    return Diagnostic("P001", f"unexpected {_describe_token(tok)}", file,
+                      Span(line, col, line, col + width),
+                      hint=f"expected {_describe_expected(set(exc.expected))}")
+
+
+def _previous_token_end(text: str, state, exc: UnexpectedToken) -> tuple[int, int]:
+    """Position for errors on synthetic tokens: the end of the last non-blank line before them."""
+    tok = exc.token
+    limit = tok.line if tok.line else len(text.splitlines())
+    lines = text.splitlines()
+    for number in range(min(limit, len(lines)), 0, -1):
+        content = lines[number - 1].split("#", 1)[0].rstrip()
+        if content:
+            return number, len(content) + 1
+    return 1, 1

@@ -1,0 +1,194 @@
+"""How a hook combines the answers of the plugins that implement it.
+
+``policies/volcano/hooks.yaml`` names one combinator per dispatcher; each
+function here takes the enabled plugin functions grouped by tier and returns
+the session function policies call.  The semantics are Volcano's dispatchers
+in ``framework/session_plugins.go`` (docs/hooks.md restates them).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+Tiers = list[list[Callable]]  # enabled plugin functions, tier by tier, in configuration order
+PERMIT, ABSTAIN, REJECT = 1, 0, -1
+
+
+def _flat(tiers: Tiers) -> list[Callable]:
+    return [fn for tier in tiers for fn in tier]
+
+
+def order(tiers: Tiers, fallback: Callable) -> Callable:
+    """First non-zero plugin comparison decides (< 0: left first); else the fallback."""
+    fns = _flat(tiers)
+    if not fns:
+        return fallback
+    if len(fns) == 1:
+        only = fns[0]
+
+        def less_one(*args) -> bool:
+            c = only(*args)
+            return c < 0 if c != 0 else fallback(*args)
+        return less_one
+
+    def less(*args) -> bool:
+        for fn in fns:
+            c = fn(*args)
+            if c != 0:
+                return c < 0
+        return fallback(*args)
+    return less
+
+
+def compare(tiers: Tiers) -> Callable:
+    """First non-zero plugin comparison, 0 when none decides (no fallback)."""
+    fns = _flat(tiers)
+
+    def cmp(*args) -> int:
+        for fn in fns:
+            c = fn(*args)
+            if c != 0:
+                return c
+        return 0
+    return cmp
+
+
+def intersect(tiers: Tiers) -> Callable:
+    """Tiered intersection of victims (Preemptable / Reclaimable).
+
+    Every plugin sees the full candidate list.  An abstaining plugin is skipped;
+    an empty answer ends the tier undecided; an empty intersection becomes
+    undecided again and a later plugin of the tier re-initialises it.  The first
+    tier that ends decided wins.
+    """
+    def victims(actor, candidates) -> list:
+        result = None
+        for tier in tiers:
+            for fn in tier:
+                chosen, vote = fn(actor, candidates)
+                if vote == ABSTAIN:
+                    continue
+                if not chosen:
+                    result = None
+                    break
+                if result is None:
+                    result = list(chosen)
+                else:
+                    keep = {id(t) for t in chosen}
+                    result = [t for t in result if id(t) in keep] or None
+            if result is not None:
+                return result
+        return []
+    return victims
+
+
+def vote(tiers: Tiers) -> Callable:
+    """Any Reject in an evaluated tier wins; a tier with a Permit ends the walk; nobody: true."""
+    def decide(*args) -> bool:
+        for tier in tiers:
+            permitted = False
+            for fn in tier:
+                r = fn(*args)
+                if r < 0:
+                    return False
+                if r > 0:
+                    permitted = True
+            if permitted:
+                return True
+        return True
+    return decide
+
+
+def any_(tiers: Tiers) -> Callable:
+    """OR over every enabled plugin; false when none."""
+    fns = _flat(tiers)
+    return lambda *args: any(fn(*args) for fn in fns)
+
+
+def all_(tiers: Tiers) -> Callable:
+    """AND over every enabled plugin in every tier; true when none."""
+    fns = _flat(tiers)
+    return lambda *args: all(fn(*args) for fn in fns)
+
+
+def first_tier_all(tiers: Tiers) -> Callable:
+    """The first tier with an enabled plugin decides (AND within it); false when none (JobStarving)."""
+    first = next((tier for tier in tiers if tier), None)
+    if first is None:
+        return lambda *args: False
+    return lambda *args: all(fn(*args) for fn in first)
+
+
+def first_failure(tiers: Tiers) -> Callable:
+    """The first plugin that fails decides; later plugins are not run."""
+    fns = _flat(tiers)
+
+    def check(*args):
+        for fn in fns:
+            failure = fn(*args)
+            if failure is not None:
+                return failure
+        return None
+    return check
+
+
+def sum_(tiers: Tiers) -> Callable:
+    fns = _flat(tiers)
+    return lambda *args: float(sum(fn(*args) for fn in fns))
+
+
+def sum_by_key(tiers: Tiers) -> Callable:
+    """Per-key sum of plugin maps; a plugin answering none (an error) makes the whole answer none."""
+    fns = _flat(tiers)
+
+    def scores(*args):
+        total: dict = {}
+        for fn in fns:
+            part = fn(*args)
+            if part is None:
+                return None
+            for key, value in part.items():
+                total[key] = total.get(key, 0.0) + value
+        return total
+    return scores
+
+
+def each(tiers: Tiers) -> Callable:
+    fns = _flat(tiers)
+
+    def call(*args) -> None:
+        for fn in fns:
+            fn(*args)
+    return call
+
+
+def union_first_nonempty_tier(tiers: Tiers) -> Callable:
+    """Union of victims inside a tier; the first tier with any victim wins (VictimTasks)."""
+    def victims(tasks) -> list:
+        for tier in tiers:
+            seen: dict[int, object] = {}
+            for fn in tier:
+                chosen, _vote = fn(tasks)
+                for task in chosen:
+                    seen.setdefault(id(task), task)
+            if seen:
+                return list(seen.values())
+        return []
+    return victims
+
+
+COMBINATORS: dict[str, tuple[Callable, frozenset]] = {
+    "order": (order, frozenset({"order"})),
+    "compare": (compare, frozenset({"order"})),
+    "intersect": (intersect, frozenset({"victims"})),
+    "vote": (vote, frozenset({"vote"})),
+    "any": (any_, frozenset({"bool"})),
+    "all": (all_, frozenset({"bool"})),
+    "first-tier-all": (first_tier_all, frozenset({"bool"})),
+    "first-failure": (first_failure, frozenset({"failure"})),
+    "sum": (sum_, frozenset({"score"})),
+    "sum-by-key": (sum_by_key, frozenset({"scores"})),
+    "each": (each, frozenset({"event"})),
+    "union-first-nonempty-tier": (union_first_nonempty_tier, frozenset({"victims"})),
+}
+"""combinator name -> (builder, hook kinds it can combine)"""

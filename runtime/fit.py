@@ -1,0 +1,47 @@
+"""Predicate outcomes (Volcano's FitError / FitErrors, ``api/unschedule_info.go``)."""
+
+from __future__ import annotations
+
+UNSCHEDULABLE = "Unschedulable"
+UNRESOLVABLE = "UnschedulableAndUnresolvable"
+ERROR = "Error"
+
+# Statuses that exclude a node from preemption: evicting victims cannot fix them.
+_BLOCKS_PREEMPTION = frozenset({UNRESOLVABLE, ERROR, "Wait", "Skip", "Invalid"})
+
+
+class FitError:
+    """Why one task does not fit one node: a list of (status code, reason)."""
+
+    __slots__ = ("statuses",)
+
+    def __init__(self, statuses: list[tuple[str, str]]) -> None:
+        self.statuses = list(statuses)
+
+    @property
+    def unresolvable(self) -> bool:
+        return any(code in _BLOCKS_PREEMPTION for code, _ in self.statuses)
+
+    @property
+    def has_unresolvable_status(self) -> bool:
+        return any(code == UNRESOLVABLE for code, _ in self.statuses)
+
+    @property
+    def reasons(self) -> list[str]:
+        return [reason for _, reason in self.statuses]
+
+    def __repr__(self) -> str:
+        return f"FitError({'; '.join(self.reasons)})"
+
+
+class FitErrors:
+    """The fit errors of one task: per node, plus an optional task-level message."""
+
+    __slots__ = ("nodes", "message")
+
+    def __init__(self, nodes: dict[str, FitError] | None = None, message: str = "") -> None:
+        self.nodes = nodes if nodes is not None else {}
+        self.message = message
+
+    def __repr__(self) -> str:
+        return f"FitErrors({self.message or len(self.nodes)})"

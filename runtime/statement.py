@@ -1,0 +1,101 @@
+"""Volcano's Statement (``framework/statement.go``): a transaction over the session.
+
+Operations take effect in the session at once (statuses, node accounting,
+plugin event handlers); ``commit`` turns them into decisions the outside world
+sees (binds, evictions), ``discard`` undoes them in reverse order.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .model import ALLOCATED, BINDING, NodeError, PENDING, PIPELINED, RELEASING, RUNNING, Node, Task
+
+if TYPE_CHECKING:
+    from .session import Session
+
+EVICT, PIPELINE, ALLOCATE = "evict", "pipeline", "allocate"
+
+
+class Statement:
+    __slots__ = ("ssn", "operations")
+
+    def __init__(self, ssn: "Session") -> None:
+        self.ssn = ssn
+        self.operations: list[tuple[str, Task, str]] = []
+
+    # -- operations -------------------------------------------------------------
+    def evict(self, task: Task, reason: str) -> bool:
+        ssn = self.ssn
+        job = ssn.jobs.get(task.job_id)
+        if job is not None:
+            job.update_task_status(task, RELEASING)
+        node = ssn.nodes.get(task.node_name)
+        if node is not None:
+            node.update_task(task)
+        ssn.fire_deallocate(task)
+        self.operations.append((EVICT, task, reason))
+        return True
+
+    def pipeline(self, task: Task, node: Node, eviction_occurred: bool) -> bool:
+        ssn = self.ssn
+        job = ssn.jobs.get(task.job_id)
+        if job is None:
+            return False
+        job.update_task_status(task, PIPELINED)
+        task.node_name = node.name
+        task.eviction_occurred = eviction_occurred
+        try:
+            node.add_task(task)
+        except NodeError:
+            ssn.undo_placement(task, on_node=False)
+            return False
+        ssn.fire_allocate(task)
+        self.operations.append((PIPELINE, task, ""))
+        return True
+
+    def allocate(self, task: Task, node: Node) -> bool:
+        ssn = self.ssn
+        job = ssn.jobs.get(task.job_id)
+        if job is None:
+            return False
+        job.update_task_status(task, ALLOCATED)
+        task.node_name = node.name
+        try:
+            node.add_task(task)
+        except NodeError:
+            ssn.undo_placement(task, on_node=False)
+            return False
+        ssn.fire_allocate(task)
+        self.operations.append((ALLOCATE, task, ""))
+        return True
+
+    def unpipeline(self, task: Task) -> None:
+        """Undo a pipeline directly, recording nothing (backfill uses this)."""
+        self.ssn.undo_placement(task)
+
+    def merge(self, other: "Statement") -> None:
+        self.operations.extend(other.operations)
+        other.operations = []
+
+    # -- outcome --------------------------------------------------------------------
+    def commit(self) -> None:
+        ssn = self.ssn
+        for kind, task, reason in self.operations:
+            if kind == EVICT:
+                ssn.record_eviction(task, reason)
+            elif kind == ALLOCATE:
+                ssn.bind(task)
+        self.operations = []
+
+    def discard(self) -> None:
+        ssn = self.ssn
+        for kind, task, _reason in reversed(self.operations):
+            if kind == EVICT:
+                ssn.unevict(task)
+            else:
+                ssn.undo_placement(task)
+        self.operations = []
+
+
+__all__ = ["Statement", "ALLOCATED", "BINDING", "PENDING", "PIPELINED", "RUNNING"]
