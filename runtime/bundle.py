@@ -246,7 +246,8 @@ def resolve_arguments(policy: CompiledPolicy, raw: Mapping[str, Any], file: str,
 
 
 def _arg_error(raw: Mapping, key: str, value: Any, type_name: str, file: str, what: str) -> Diagnostic:
-    return Diagnostic("C012", f"argument '{key}' of {what} must be a {type_name}, not {value!r}", file,
+    article = "an" if type_name[0] in "aeiou" else "a"
+    return Diagnostic("C012", f"argument '{key}' of {what} must be {article} {type_name}, not {value!r}", file,
                       Span(*position(raw, key)))
 
 
@@ -389,7 +390,11 @@ def default_bundle() -> Bundle:
 
 def bundle_from_volcano_conf(path: Path) -> Bundle:
     text = _read(path)
-    return build_bundle(load_config(text, _display(path)))
+    try:
+        return build_bundle(load_config(text, _display(path)))
+    except FumaroleError as err:
+        err.sources.setdefault(_display(path), text)
+        raise
 
 
 def _read(path: Path) -> str:

@@ -82,6 +82,25 @@ def intersect(tiers: Tiers) -> Callable:
     return victims
 
 
+def intersect_all(tiers: Tiers) -> Callable:
+    """Every plugin that answers must agree: the intersection over all tiers, and an
+    empty answer vetoes.  Not Volcano's rule; a bundle chooses it when a site policy
+    must be able to protect tasks (Volcano's `intersect` lets a later tier decide)."""
+    def victims(actor, candidates) -> list:
+        result = None
+        for tier in tiers:
+            for fn in tier:
+                chosen, vote = fn(actor, candidates)
+                if vote == ABSTAIN:
+                    continue
+                keep = {id(t) for t in chosen}
+                result = [t for t in (candidates if result is None else result) if id(t) in keep]
+                if not result:
+                    return []
+        return result or []
+    return victims
+
+
 def vote(tiers: Tiers) -> Callable:
     """Any Reject in an evaluated tier wins; a tier with a Permit ends the walk; nobody: true."""
     def decide(*args) -> bool:
@@ -181,6 +200,7 @@ COMBINATORS: dict[str, tuple[Callable, frozenset]] = {
     "order": (order, frozenset({"order"})),
     "compare": (compare, frozenset({"order"})),
     "intersect": (intersect, frozenset({"victims"})),
+    "intersect-all": (intersect_all, frozenset({"victims"})),
     "vote": (vote, frozenset({"vote"})),
     "any": (any_, frozenset({"bool"})),
     "all": (all_, frozenset({"bool"})),

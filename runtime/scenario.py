@@ -2,7 +2,8 @@
 
 The format is ../shared/conformance/FORMAT.md (``expect`` and ``expectHooks``
 cases), extended for site bundles: ``bundle: DIR`` (relative to the scenario
-file) may replace ``scheduler``, and ``now`` fixes the session clock.
+file) may replace ``scheduler``, ``cluster: FILE`` may replace ``objects``, and
+``now`` fixes the session clock.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from policy_lang.diagnostics import Diagnostic, FumaroleError, Span
 from .bundle import Bundle, build_bundle, load_bundle
 from .config import config_from_document
 from .kube import (
-    Cluster, cluster_from_objects, empty_task, job_from_pod_group, parse_time, task_from_pod,
+    Cluster, cluster_from_objects, empty_task, job_from_pod_group, load_cluster, parse_time, task_from_pod,
 )
 from .library import PolicyRuntimeError
 from .session import Decisions, Session
@@ -72,7 +73,15 @@ def load_scenario(path: Path) -> Scenario:
         else:
             raise FumaroleError([Diagnostic("S002", "a scenario needs `scheduler` or `bundle`", file,
                                             Span(*position(doc)))])
-        cluster = cluster_from_objects(list(doc.get("objects") or []), file, text)
+        if "cluster" in doc:
+            cluster_path = path.parent / str(doc["cluster"])
+            try:
+                cluster = load_cluster(cluster_path.read_text(), str(cluster_path))
+            except OSError as exc:
+                raise FumaroleError([Diagnostic("F001", f"cannot read {cluster_path}: {exc.strerror}", file,
+                                                Span(*position(doc, "cluster")))]) from None
+        else:
+            cluster = cluster_from_objects(list(doc.get("objects") or []), file, text)
     except FumaroleError as err:
         err.sources.setdefault(file, text)
         raise

@@ -1,0 +1,77 @@
+"""Everything the checker rejects before a session runs, with the message users see."""
+
+from tests.helpers import checked, errors, warnings
+
+
+def test_misspelt_attribute_suggests_the_right_one():
+    src = "plugin p\n\non overused(queue) = queue.reclaimble\n"
+    [(code, line, col, message)] = errors(src)
+    assert (code, line, col) == ("E101", 3, 28)
+    assert message == "unknown attribute 'reclaimble' of Queue"
+    diag = checked(src).diagnostics[0]
+    assert diag.hint == "did you mean 'reclaimable'?"
+
+
+def test_unknown_name_and_hook():
+    assert errors("plugin p\n\non overused(q) = foo\n")[0][:2] == ("E100", 3)
+    [(code, *_rest, message)] = errors("plugin p\n\non overuse(q) = true\n")
+    assert code == "E104" and message == "unknown hook 'overuse'"
+
+
+def test_enum_literals_are_checked():
+    [(code, _l, _c, message)] = errors('plugin p\n\non job_ready(j) = j.phase == "Inquue"\n')
+    assert code == "E141" and "'Inquue' is not a PodGroupPhase" in message
+
+
+def test_optional_values_must_be_narrowed():
+    src = "plugin p\n\non allocate(task):\n    let j = task.job\n    let n = j.min_available\n"
+    [(code, line, *_)] = errors(src)
+    assert (code, line) == ("E113", 5)
+    ok = "plugin p\n\non allocate(task):\n    let j = task.job\n    return when j == none\n    let n = j.min_available\n"
+    assert errors(ok) == []
+    in_and = "plugin p\n\non preemptable(p, cs):\n    for c in cs:\n        victim c when c.job != none and c.job.priority < 3\n"
+    assert errors(in_and) == []
+
+
+def test_rule_forms_belong_to_their_hook_kind():
+    [(code, _l, _c, message)] = errors("plugin p\n\non job_pipelined(job):\n    for t in job.tasks:\n        victim t\n")
+    assert code == "E120" and "`victim` is not allowed in hook 'job_pipelined' (vote)" in message
+    assert errors("plugin p\n\non job_ready(job):\n    permit\n")[0][0] == "E120"
+
+
+def test_hook_signature_and_return_type():
+    assert errors("plugin p\n\non overused(a, b) = true\n")[0][0] == "E121"
+    assert errors("plugin p\n\non overused(q) = 1\n")[0][0] == "E110"
+    assert errors("plugin p\n\non node_order(t, n):\n    let x = 1\n")[0][0] == "E122"
+
+
+def test_recursion_is_rejected():
+    src = "plugin p\n\ndef a(x: int) -> int = b(x)\ndef b(x: int) -> int = a(x)\n\non overused(q) = a(1) > 0\n"
+    codes = [e[0] for e in errors(src)]
+    assert codes == ["E132"]
+
+
+def test_type_errors_in_expressions():
+    assert errors("plugin p\n\non overused(q) = q.weight + \"x\" == 1\n")[0][0] == "E110"
+    assert errors('plugin p\n\non allocatable(q, t) = t.request >= q.guarantee\n')[0][0] in ("E110", "E113")
+
+
+def test_arguments_are_typed():
+    assert errors('plugin p\n\narg w: Resource = 1\n\non overused(q) = w\n')[0][0] == "E140"
+    assert errors('plugin p\n\narg d: duration = 10\n\non overused(q) = d > 1\n')[0][0] == "E140"
+
+
+def test_warnings_for_unused_and_shadowed():
+    src = "plugin p\n\narg unused: int = 1\n\non allocate(task):\n    let x = 1\n    if true:\n        let x = 2\n"
+    codes = [w[0] for w in warnings(src)]
+    assert "W200" in codes and "W202" in codes
+
+
+def test_standard_library_checks_clean():
+    from runtime.bundle import standard_library
+
+    lib = standard_library()
+    assert lib.warnings == ()
+    assert {"priority", "gang", "drf", "proportion", "predicates", "nodeorder", "binpack",
+            "overcommit", "conformance"} <= set(lib.plugins)
+    assert {"enqueue", "allocate", "backfill", "reclaim"} <= set(lib.actions)

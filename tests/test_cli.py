@@ -1,0 +1,126 @@
+"""The command line: decisions on the shipped examples, and one clear error (exit 2) for bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+NODE = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus:\n  allocatable: {cpu: '2', memory: 1Gi, pods: '10'}\n"
+
+
+def test_run_example_table(cli, root):
+    result = cli("run", str(root / "examples/cluster.yaml"))
+    assert result.code == 0, result.err
+    assert "ml/train-master-0  node-a" in result.out
+    assert "batch/huge     default  Pending" in result.out
+
+
+def test_run_example_json_is_an_expect_block(cli, root):
+    result = cli("run", str(root / "examples/cluster.yaml"), "--format", "json")
+    decisions = json.loads(result.out)
+    assert set(decisions) == {"binds", "evicted", "pipelined", "podGroupPhase", "taskStatusCount"}
+    assert decisions["binds"]["ml/train-worker-1"] == "node-b"
+    assert decisions["podGroupPhase"]["batch/huge"] == "Pending"
+
+
+def test_run_two_queue_example_reclaims(cli, root):
+    result = cli("run", str(root / "examples/two-queues/cluster.yaml"), "--config",
+                 str(root / "examples/two-queues/volcano-scheduler.conf"), "--format", "json")
+    decisions = json.loads(result.out)
+    assert sorted(decisions["evicted"]) == ["research/sweep-1", "research/sweep-2"]
+    assert decisions["pipelined"] == {"prod/serving": ["node-1"]}
+
+
+def test_pasted_json_output_is_a_passing_test(cli, root, tmp_path):
+    result = cli("run", str(root / "examples/cluster.yaml"), "--format", "json")
+    scenario = {"name": "pasted", "cluster": str(root / "examples/cluster.yaml"),
+                "scheduler": {"actions": "enqueue, allocate, backfill", "tiers": [
+                    {"plugins": [{"name": "priority"}, {"name": "gang"}, {"name": "conformance"}]},
+                    {"plugins": [{"name": "overcommit"}, {"name": "drf"}, {"name": "predicates"},
+                                 {"name": "proportion"}, {"name": "nodeorder"}]}]},
+                "expect": json.loads(result.out)}
+    path = tmp_path / "pasted.yaml"
+    path.write_text(json.dumps(scenario))
+    outcome = cli("test", str(path))
+    assert outcome.code == 0 and outcome.out.strip() == "1 passed, 0 failed"
+
+
+@pytest.mark.parametrize("text, code, where, message", [
+    ("apiVersion: v1\nkind: Node\nmetadata: {name: n1\nstatus: {}\n", "K001", ":4:7:", "malformed YAML"),
+    ("apiVersion: v1\nkind: Nod\nmetadata: {name: n1}\n", "K002", ":2:7:", "unknown kind 'Nod'"),
+    (NODE.replace("'2'", "'2x'"), "K003", ":5:22:", "'2x' is not a Kubernetes quantity"),
+    (NODE.replace("'2'", "'-2'"), "K003", ":5:22:", "negative quantity"),
+    ("apiVersion: v1\nkind: Node\nmetadata: {labels: {}}\n", "K004", ":3:11:", "Node has no metadata.name"),
+])
+def test_bad_cluster_input(cli, tmp_path, text, code, where, message):
+    path = tmp_path / "cluster.yaml"
+    path.write_text(text)
+    result = cli("run", str(path))
+    assert result.code == 2
+    assert f"cluster.yaml{where} error[{code}]" in result.err and message in result.err
+    assert "Traceback" not in result.err and result.out == ""
+
+
+def test_bad_configuration_reports_every_problem(cli, tmp_path):
+    cluster = tmp_path / "c.yaml"
+    cluster.write_text(NODE)
+    conf = tmp_path / "bad.conf"
+    conf.write_text('actions: "enqueue, alocate"\ntiers:\n- plugins:\n  - name: priorty\n'
+                    '  - name: binpack\n    arguments: {binpack.weight: "ten"}\n')
+    result = cli("run", str(cluster), "--config", str(conf))
+    assert result.code == 2
+    assert "bad.conf:1:10: error[C020]: unknown action 'alocate'" in result.err
+    assert "hint: did you mean 'allocate'?" in result.err
+    assert "bad.conf:4:5: error[C021]: unknown plugin 'priorty'" in result.err
+    assert "error[C012]: argument 'binpack.weight' of plugin 'binpack' must be an int, not 'ten'" in result.err
+
+
+def test_misspelt_switch(cli, tmp_path):
+    cluster = tmp_path / "c.yaml"
+    cluster.write_text(NODE)
+    conf = tmp_path / "bad.conf"
+    conf.write_text('actions: "allocate"\ntiers:\n- plugins:\n  - name: gang\n    enabledReclaimable: true\n')
+    result = cli("run", str(cluster), "--config", str(conf))
+    assert result.code == 2
+    assert "bad.conf:5:5: error[C004]: unknown plugin switch 'enabledReclaimable'" in result.err
+    assert "did you mean 'enableReclaimable'?" in result.err
+
+
+def test_bundle_with_policy_error_is_never_activated(cli, tmp_path):
+    cluster = tmp_path / "c.yaml"
+    cluster.write_text(NODE)
+    bundle = tmp_path / "b"
+    (bundle / "plugins").mkdir(parents=True)
+    (bundle / "bundle.yaml").write_text("apiVersion: fumarole/v1\nkind: PolicyBundle\nmetadata: {name: b}\n"
+                                        "sources: [plugins/*.policy]\nactions: [allocate]\n"
+                                        "tiers:\n- plugins: [{name: x}]\n")
+    (bundle / "plugins/x.policy").write_text("plugin x\n\non overused(queue) = queue.reclaimble\n")
+    result = cli("run", str(cluster), "--bundle", str(bundle))
+    assert result.code == 2
+    assert "x.policy:3:28: error[E101]: unknown attribute 'reclaimble' of Queue" in result.err
+    assert "did you mean 'reclaimable'?" in result.err and "Traceback" not in result.err
+
+
+def test_missing_file(cli, tmp_path):
+    result = cli("run", str(tmp_path / "nope.yaml"))
+    assert result.code == 2 and "cannot read" in result.err
+
+
+def test_test_command_counts_and_exit_code(cli, tmp_path, root):
+    good = root / "tests/conformance/cases/backfill"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text((root / "tests/conformance/cases/allocate/TestAllocate-004-two-jobs-on-one-node.yaml")
+                   .read_text().replace("c1/pg1-p-1: n1", "c1/pg1-p-1: n9"))
+    result = cli("test", str(good), str(bad))
+    lines = result.out.strip().splitlines()
+    assert result.code == 1
+    assert lines[-1] == "8 passed, 1 failed"
+    assert lines[0].startswith("FAIL allocate/TestAllocate-004") and "binds: expected" in lines[0]
+
+
+def test_unrunnable_case_counts_as_failed(cli, tmp_path):
+    case = tmp_path / "case.yaml"
+    case.write_text("name: x\nscheduler: {actions: 'nosuch', tiers: []}\nobjects: []\nexpect: {}\n")
+    result = cli("test", str(case))
+    assert result.code == 1 and "cannot run" in result.out and result.out.strip().endswith("0 passed, 1 failed")

@@ -1,0 +1,63 @@
+from runtime.resource import (
+    INFINITY, ZERO, Resource, diff, exceeded_part, greater_partly_relevant, less, less_equal,
+    less_equal_partly_with_dimension_zero_filtered, less_equal_with_dimension, res_max, share,
+)
+
+
+def r(cpu=0, mem=0, **scalars) -> Resource:
+    return Resource(cpu, mem, {k.replace("_", "/"): float(v) for k, v in scalars.items()} or None)
+
+
+def test_from_list_units():
+    res = Resource.from_list({"cpu": "1500m", "memory": "1Gi", "pods": "10", "nvidia.com/gpu": "2",
+                              "count/pods": "4"})
+    assert res.milli_cpu == 1500 and res.memory == 2**30
+    assert res.scalars == {"pods": 10.0, "nvidia.com/gpu": 2000.0}
+    assert res.max_task_num == 10
+
+
+def test_less_equal_epsilon_and_modes():
+    assert less_equal(r(1000.05), r(1000))
+    assert not less_equal(r(1001), r(1000))
+    assert not less_equal(r(0, 0, nvidia_com_gpu=1), r(10, 10), ZERO)
+    assert less_equal(r(0, 0, nvidia_com_gpu=1), r(10, 10), INFINITY)
+    # INFINITY: a scalar present on the right must be present on the left
+    assert not less_equal(r(1, 1), r(10, 10, nvidia_com_gpu=1), INFINITY)
+
+
+def test_less_is_strict_everywhere():
+    assert less(r(1, 1), r(2, 2))
+    assert not less(r(1, 2), r(2, 2))
+
+
+def test_sub_skips_scalars_when_left_has_no_map():
+    left = Resource(2000, 10)
+    left.sub(r(1000, 5, pods=1))
+    assert left.scalars is None and left.milli_cpu == 1000
+
+
+def test_dimension_limited_comparison_ignores_pods_and_unrequested():
+    ok, names = less_equal_with_dimension(r(3000, 9, pods=5), r(2000, 10, pods=1), r(0, 1, pods=1))
+    assert ok and names == []
+    ok, names = less_equal_with_dimension(r(3000, 9), r(2000, 10), r(1, 0))
+    assert not ok and names == ["cpu"]
+
+
+def test_diff_and_exceeded_part():
+    inc, dec = diff(r(3, 1, pods=2), r(1, 2))
+    assert (inc.milli_cpu, inc.memory, inc.scalars) == (2, 0, {"pods": 2})
+    assert (dec.milli_cpu, dec.memory) == (0, 1)
+    assert exceeded_part(r(5, 5), r(7, 1)).to_dict() == {"cpu": 0, "memory": 4}
+
+
+def test_max_keeps_positive_scalars_only():
+    assert res_max(r(1, 5, a=0), r(2, 1, b=3)).to_dict() == {"cpu": 2, "memory": 5, "b": 3}
+
+
+def test_capacity_comparisons():
+    assert greater_partly_relevant(r(3, 3), r(2, 0), r(1, 1)) == ["cpu"]
+    assert less_equal_partly_with_dimension_zero_filtered(r(3, 0), r(2, 0), r(1, 1)) is False
+
+
+def test_share():
+    assert share(0, 0) == 0 and share(1, 0) == 1 and share(1, 4) == 0.25
