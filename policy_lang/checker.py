@@ -383,7 +383,7 @@ class Checker:
             self.expect(got, want, decl.body.span, f"the result of hook '{first.name}'", decl.body)
 
     def _hook_result(self, sig: HookSig) -> Type | None:
-        return {"bool": BOOL, "score": FLOAT, "order": INT,
+        return {"bool": BOOL, "score": FLOAT.maybe(), "order": INT,
                 "scores": map_of(Type("Node"), FLOAT).maybe(),
                 "victims": list_of(Type("Task"))}.get(sig.kind)
 

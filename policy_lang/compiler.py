@@ -14,10 +14,15 @@ name can reach a Python builtin or the runtime's internals.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from . import ast as A
 from .checker import CheckedModule, HookInfo
 from .types import Type
+
+# Numbers a decision point for instrumented code: (file, condition or victim, the node it belongs to) -> id.
+# Without one (the normal case) the generated code has no probes at all.
+ProbeSite = Callable[[str, A.Expr, object], int]
 
 _DEFAULT_FAIL_CODE = {"predicate": "unschedulable", "pre_predicate": "unresolvable", "job_valid": "invalid"}
 _CODE_STATUS = {"unschedulable": "Unschedulable", "unresolvable": "UnschedulableAndUnresolvable",
@@ -71,11 +76,14 @@ class _Emitter:
 
 
 class Compiler:
-    def __init__(self, checked: CheckedModule) -> None:
+    def __init__(self, checked: CheckedModule, probe: ProbeSite | None = None) -> None:
         self.c = checked
+        self.probe = probe
         self.out = _Emitter()
         self.hook: HookInfo | None = None
         self.info = checked  # tables of the module currently being emitted
+        self.globals: dict[str, str] = {}  # session global (its Python expression) -> hoisted local
+        self.rename: dict[str, str] = {}  # local Python name -> the name to emit instead
 
     # -- tables -----------------------------------------------------------------
     def t(self, e: A.Expr) -> Type:
@@ -90,6 +98,11 @@ class Compiler:
             o.emit(1, f"a_{name} = _args[{name!r}]", decl.span)
         for name, t in c.states.items():
             o.emit(1, f"s_{name} = {_default_value(t)}")
+        # Session globals do not change during a session: read each once.
+        hoisted = sorted({ref.py for m in [c, *c.uses] for ref in m.refs.values() if ref.kind == "global"})
+        self.globals = {py: f"g_{i}" for i, py in enumerate(hoisted)}
+        for py, local in self.globals.items():
+            o.emit(1, f"{local} = {py}")
         for used in c.uses:
             self.info = used
             self._emit_definitions(used)
@@ -172,11 +185,12 @@ class Compiler:
         order: A.OrderBy = decl.body[0]
         o.emit(1, f"def {fn}(_l, _r):", decl.name_span)
         for key, desc in order.keys:
-            # The key is compiled once and evaluated for each side by rebinding the parameter.
-            o.emit(2, f"{param} = _l", key.span)
+            # The key expression is emitted once per side, with the parameter renamed.
+            self.rename = {param: "_l"}
             o.emit(2, f"_a = {self.ex(key)}", key.span)
-            o.emit(2, f"{param} = _r", key.span)
+            self.rename = {param: "_r"}
             o.emit(2, f"_b = {self.ex(key)}", key.span)
+            self.rename = {}
             first, second = ("1", "-1") if desc else ("-1", "1")
             o.emit(2, "if _a != _b:", key.span)
             o.emit(3, f"return {first} if _a < _b else {second}", key.span)
@@ -190,8 +204,14 @@ class Compiler:
     def stmt(self, s: A.Stmt, indent: int) -> None:
         getattr(self, "_st_" + type(s).__name__)(s, indent)
 
+    def _cond(self, cond: A.Expr, owner: object) -> str:
+        """A condition's code; instrumented, ``_probe(n, cond)`` counts each outcome (coverage, explanations)."""
+        if self.probe is None:
+            return self.ex(cond)
+        return f"_probe({self.probe(self.info.module.file, cond, owner)}, {self.ex(cond)})"
+
     def _st_When(self, s: A.When, indent: int) -> None:
-        self.out.emit(indent, f"if {self.ex(s.cond)}:", s.span)
+        self.out.emit(indent, f"if {self._cond(s.cond, s)}:", s.span)
         self.stmt(s.stmt, indent + 1)
 
     def _st_Let(self, s: A.Let, indent: int) -> None:
@@ -242,7 +262,10 @@ class Compiler:
         self.out.emit(indent, "pass", s.span)
 
     def _st_Victim(self, s: A.Victim, indent: int) -> None:
-        self.out.emit(indent, f"_victims.append({self.ex(s.value)})", s.span)
+        value = self.ex(s.value)
+        if self.probe is not None:  # record which rule picked which task
+            value = f"_pick({self.probe(self.info.module.file, s.value, s)}, {value})"
+        self.out.emit(indent, f"_victims.append({value})", s.span)
 
     def _st_Vote(self, s: A.Vote, indent: int) -> None:
         if s.verdict == "abstain" and self.hook and self.hook.sig.kind == "victims":
@@ -267,7 +290,7 @@ class Compiler:
 
     def _st_If(self, s: A.If, indent: int) -> None:
         for i, (cond, body) in enumerate(s.branches):
-            self.out.emit(indent, f"{'if' if i == 0 else 'elif'} {self.ex(cond)}:", cond.span)
+            self.out.emit(indent, f"{'if' if i == 0 else 'elif'} {self._cond(cond, s)}:", cond.span)
             self.block(body, indent + 1)
         if s.orelse:
             self.out.emit(indent, "else:", s.span)
@@ -275,6 +298,8 @@ class Compiler:
 
     def _st_For(self, s: A.For, indent: int) -> None:
         self.out.emit(indent, f"for {self.info.pynames[id(s)]} in {self.ex(s.iter)}:", s.span)
+        if self.probe is not None:  # mark each iteration, so a decision can be tied to its item
+            self.out.emit(indent + 1, f"_iter({self.info.pynames[id(s)]})", s.span)
         self.block(s.body, indent + 1)
 
     def _loop_guard(self, counter: str, indent: int, span) -> None:
@@ -285,7 +310,7 @@ class Compiler:
         counter, queue = self.out.fresh("n"), self.out.fresh("q")
         self.out.emit(indent, f"{counter} = 0", s.span)
         self.out.emit(indent, f"{queue} = {self.ex(s.queue)}", s.span)
-        cond = f"{queue}.items" if s.cond is None else f"{self.ex(s.cond)} and {queue}.items"
+        cond = f"{queue}.items" if s.cond is None else f"{self._cond(s.cond, s)} and {queue}.items"
         self.out.emit(indent, f"while {cond}:", s.span)
         self._loop_guard(counter, indent + 1, s.span)
         self.out.emit(indent + 1, f"{self.info.pynames[id(s)]} = {queue}.pop()", s.span)
@@ -294,7 +319,7 @@ class Compiler:
     def _st_While(self, s: A.While, indent: int) -> None:
         counter = self.out.fresh("n")
         self.out.emit(indent, f"{counter} = 0", s.span)
-        self.out.emit(indent, f"while {self.ex(s.cond)}:", s.span)
+        self.out.emit(indent, f"while {self._cond(s.cond, s)}:", s.span)
         self._loop_guard(counter, indent + 1, s.span)
         self.block(s.body, indent + 1)
 
@@ -307,7 +332,9 @@ class Compiler:
 
     def _ex_Name(self, e: A.Name) -> str:
         ref = self.info.refs[id(e)]
-        return ref.py
+        if ref.kind == "global":
+            return self.globals[ref.py]
+        return self.rename.get(ref.py, ref.py)
 
     def _ex_Attr(self, e: A.Attr) -> str:
         info = self.info.attrs[id(e)]
@@ -342,7 +369,7 @@ class Compiler:
         return f"({self.ex(e.left)} {op} {self.ex(e.right)})"
 
     def _ex_Conditional(self, e: A.Conditional) -> str:
-        return f"({self.ex(e.then)} if {self.ex(e.cond)} else {self.ex(e.orelse)})"
+        return f"({self.ex(e.then)} if {self._cond(e.cond, e)} else {self.ex(e.orelse)})"
 
     def _ex_ListLit(self, e: A.ListLit) -> str:
         return "[" + ", ".join(self.ex(i) for i in e.items) + "]"
@@ -350,7 +377,7 @@ class Compiler:
     def _comp_tail(self, var_node_id: int, it: A.Expr, cond: A.Expr | None) -> str:
         text = f" for {self.info.pynames[var_node_id]} in {self.ex(it)}"
         if cond is not None:
-            text += f" if {self.ex(cond)}"
+            text += f" if {self._cond(cond, cond)}"
         return text
 
     def _ex_ListComp(self, e: A.ListComp) -> str:
@@ -422,7 +449,7 @@ class Compiler:
         return [given[p.name] for p in sig.params if p.name in given]
 
 
-def compile_module(checked: CheckedModule) -> CompiledModule:
-    """Compile a module that checked without errors."""
+def compile_module(checked: CheckedModule, probe: ProbeSite | None = None) -> CompiledModule:
+    """Compile a module that checked without errors (instrumented when given a ``probe``)."""
     assert checked.ok, "compile_module needs a module without check errors"
-    return Compiler(checked).compile()
+    return Compiler(checked, probe).compile()

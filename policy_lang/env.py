@@ -55,12 +55,17 @@ class TypeInfo:
 
 @dataclass(frozen=True)
 class HookSig:
-    """A hook a plugin may implement."""
+    """A hook a plugin may implement.
+
+    ``gate`` is the tier-entry switch that turns the hook on; a tuple means any
+    of them (Volcano's simulate hooks run when enablePreemptable or
+    enabledAllocatable is on); None means always on.
+    """
 
     name: str
     params: tuple[Type, ...]
     kind: str
-    gate: str | None
+    gate: str | tuple[str, ...] | None
 
 
 @dataclass
@@ -128,6 +133,10 @@ def dispatch_signature(hook: HookSig, combine: str) -> Type:
     raise ValueError(f"unknown combinator {combine!r}")
 
 
+def _gate(raw: str | list[str] | None) -> str | tuple[str, ...] | None:
+    return tuple(raw) if isinstance(raw, list) else raw
+
+
 def build_environment(schema: dict, hooks_doc: dict) -> Environment:
     """Environment from the parsed schema.yaml and hooks.yaml documents."""
     enums = {name: tuple(str(v) for v in values) for name, values in schema.get("enums", {}).items()}
@@ -141,7 +150,7 @@ def build_environment(schema: dict, hooks_doc: dict) -> Environment:
         types[name] = info
     globals_ = {name: _attr(name, spec) for name, spec in schema.get("globals", {}).items()}
     functions = {name: _sig(name, spec, name) for name, spec in schema.get("functions", {}).items()}
-    hooks = {name: HookSig(name, tuple(parse_type(p) for p in spec["params"]), spec["kind"], spec.get("gate"))
+    hooks = {name: HookSig(name, tuple(parse_type(p) for p in spec["params"]), spec["kind"], _gate(spec.get("gate")))
              for name, spec in hooks_doc.get("hooks", {}).items()}
     dispatch = {}
     for name, spec in hooks_doc.get("dispatch", {}).items():

@@ -71,7 +71,9 @@ def schema_diagnostics(doc: Any, schema_name: str, file: str, code: str) -> list
                 out.append(Diagnostic(code, f"unknown key '{extra[0]}' at {where}", file, Span(line, col),
                                       hint=did_you_mean(extra[0], known)))
                 continue
-        out.append(Diagnostic(code, f"{where}: {message}", file, Span(line, col)))
+        hint = did_you_mean(err.instance, map(str, err.validator_value)) \
+            if err.validator == "enum" and isinstance(err.instance, str) else None
+        out.append(Diagnostic(code, f"{where}: {message}", file, Span(line, col), hint=hint))
     return out
 
 
@@ -129,11 +131,26 @@ def policy_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*.policy") if p.is_file())
 
 
-def compile_sources(files: Iterable[tuple[str, str]], base: Library | None = None) -> Library:
-    """Parse, check and compile policy files; raise FumaroleError with every diagnostic of every file."""
+@dataclass
+class CheckedSources:
+    """Policy files parsed and checked, modules first so that `use` resolves; never raises."""
+
+    checked: list[CheckedModule]  # the files that parsed, modules first
+    modules: dict[str, CheckedModule]  # every module by name, the base's included
+    diagnostics: list[Diagnostic]
+    sources: dict[str, str]  # file -> text of the files given
+
+
+def check_sources(files: Iterable[tuple[str, str]],
+                  base_modules: Mapping[str, CheckedModule] | None = None) -> CheckedSources:
+    """Parse and check policy files (over the modules of a base); every diagnostic of every file.
+
+    Shared by the loader (which compiles when there is no error) and ``fumarole
+    check`` (which reports everything and compiles nothing).
+    """
     env = load_environment()
     diags: list[Diagnostic] = []
-    sources: dict[str, str] = dict(base.sources) if base else {}
+    sources: dict[str, str] = {}
     parsed = []
     for file, text in files:
         sources[file] = text
@@ -141,7 +158,7 @@ def compile_sources(files: Iterable[tuple[str, str]], base: Library | None = Non
             parsed.append(parse(text, file))
         except FumaroleError as err:
             diags.extend(err.diagnostics)
-    modules: dict[str, CheckedModule] = dict(base.checked) if base else {}
+    modules: dict[str, CheckedModule] = dict(base_modules or {})
     by_name: dict[tuple[str, str], str] = {}
     for module in parsed:
         key = (module.kind, module.name)
@@ -158,6 +175,14 @@ def compile_sources(files: Iterable[tuple[str, str]], base: Library | None = Non
         checked = check(env, module, modules)
         checked_rest.append(checked)
         diags.extend(checked.diagnostics)
+    return CheckedSources(checked_rest, modules, diags, sources)
+
+
+def compile_sources(files: Iterable[tuple[str, str]], base: Library | None = None) -> Library:
+    """Parse, check and compile policy files; raise FumaroleError with every diagnostic of every file."""
+    result = check_sources(files, base.checked if base else None)
+    checked_rest, modules, diags = result.checked, result.modules, result.diagnostics
+    sources: dict[str, str] = {**(base.sources if base else {}), **result.sources}
     errors = [d for d in diags if d.severity == "error"]
     if errors:
         raise FumaroleError(diags, sources)
@@ -278,7 +303,7 @@ class Bundle:
     config: SchedulerConfig
     tiers: tuple[tuple[PluginEntry, ...], ...]
     dispatch: Mapping[str, Mapping[str, str]]
-    hook_gates: Mapping[str, str | None]
+    hook_gates: Mapping[str, str | list[str] | None]  # a list: any of the switches (PluginEntry.enabled)
     action_arguments: Mapping[str, Mapping[str, Any]]
 
     @property
@@ -356,21 +381,21 @@ def build_bundle(config: SchedulerConfig, library: Library | None = None, name: 
                                     hint=did_you_mean(conf_name, library.actions)))
     dispatch = {name: dict(spec) for name, spec in hooks_doc["dispatch"].items()}
     hook_kinds = {name: spec["kind"] for name, spec in hooks_doc["hooks"].items()}
-    for name, override in (hook_overrides or {}).items():
-        if name not in dispatch:
-            diags.append(Diagnostic("B010", f"unknown session function '{name}' in hooks", overrides_file or file,
-                                    Span(*key_position(hook_overrides, name)), hint=did_you_mean(name, dispatch)))
+    for function, override in (hook_overrides or {}).items():
+        if function not in dispatch:
+            diags.append(Diagnostic("B010", f"unknown session function '{function}' in hooks", overrides_file or file,
+                                    Span(*key_position(hook_overrides, function)), hint=did_you_mean(function, dispatch)))
             continue
         combine = override.get("combine")
-        kind = hook_kinds[dispatch[name]["hook"]]
+        kind = hook_kinds[dispatch[function]["hook"]]
         if combine not in COMBINATORS:
-            diags.append(Diagnostic("B011", f"unknown combinator '{combine}' for '{name}'", overrides_file or file,
+            diags.append(Diagnostic("B011", f"unknown combinator '{combine}' for '{function}'", overrides_file or file,
                                     Span(*position(override, "combine")), hint=did_you_mean(str(combine), COMBINATORS)))
         elif kind not in COMBINATORS[combine][1]:
-            diags.append(Diagnostic("B012", f"combinator '{combine}' cannot combine '{name}' ({kind} hook)",
+            diags.append(Diagnostic("B012", f"combinator '{combine}' cannot combine '{function}' ({kind} hook)",
                                     overrides_file or file, Span(*position(override, "combine"))))
         else:
-            dispatch[name] = {**dispatch[name], **override}
+            dispatch[function] = {**dispatch[function], **override}
     if diags:
         raise FumaroleError(diags)
     gates = {name: spec.get("gate") for name, spec in hooks_doc["hooks"].items()}
@@ -418,25 +443,13 @@ def load_bundle_dir(folder: Path) -> Bundle:
         [Diagnostic("B001", "a bundle manifest must be a mapping", file)]
     if diags:
         raise FumaroleError(diags, {file: text})
-    files: list[tuple[str, str]] = []
-    for pattern in doc.get("sources") or []:
-        matches = sorted(glob.glob(str(folder / pattern), recursive=True))
-        if not matches:
-            line, col = walk_path(doc, iter(["sources", doc["sources"].index(pattern)]))
-            diags.append(Diagnostic("B002", f"source '{pattern}' matches no file", file, Span(line, col)))
-        for match in matches:
-            files.append((_display(Path(match)), Path(match).read_text()))
+    files, diags = manifest_sources(doc, folder, file)
     if diags:
         raise FumaroleError(diags, {file: text})
     base = standard_library() if "volcano" in (doc.get("uses") or ["volcano"]) else None
     library = compile_sources(files, base) if files else (base or compile_sources([]))
-    conf_doc = {"actions": doc.get("actions", "")}
-    if isinstance(conf_doc["actions"], list):
-        conf_doc["actions"] = ", ".join(conf_doc["actions"])
-    conf_doc["tiers"] = doc.get("tiers") or []
-    conf_doc["configurations"] = doc.get("configurations") or []
     try:
-        config = config_from_document(_with_positions(doc, conf_doc), file)
+        config = config_from_document(manifest_config_document(doc), file)
     except FumaroleError as err:
         err.sources.setdefault(file, text)
         raise
@@ -446,6 +459,30 @@ def load_bundle_dir(folder: Path) -> Bundle:
     except FumaroleError as err:
         err.sources.setdefault(file, text)
         raise
+
+
+def manifest_sources(doc: Any, folder: Path, file: str) -> tuple[list[tuple[str, str]], list[Diagnostic]]:
+    """The policy files (display name, text) a manifest's `sources` globs name; B002 for a glob matching none."""
+    files: list[tuple[str, str]] = []
+    diags: list[Diagnostic] = []
+    for pattern in doc.get("sources") or []:
+        matches = sorted(glob.glob(str(folder / pattern), recursive=True))
+        if not matches:
+            line, col = walk_path(doc, iter(["sources", doc["sources"].index(pattern)]))
+            diags.append(Diagnostic("B002", f"source '{pattern}' matches no file", file, Span(line, col)))
+        for match in matches:
+            files.append((_display(Path(match)), Path(match).read_text()))
+    return files, diags
+
+
+def manifest_config_document(doc: Any) -> Any:
+    """A manifest's wiring in the shape of a volcano-scheduler.conf, at the manifest's positions."""
+    conf_doc = {"actions": doc.get("actions", "")}
+    if isinstance(conf_doc["actions"], list):
+        conf_doc["actions"] = ", ".join(conf_doc["actions"])
+    conf_doc["tiers"] = doc.get("tiers") or []
+    conf_doc["configurations"] = doc.get("configurations") or []
+    return _with_positions(doc, conf_doc)
 
 
 def _with_positions(doc: Any, conf: dict) -> Any:

@@ -58,7 +58,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(warning.headline(), file=sys.stderr)
     now = parse_time(args.now) if args.now else None
     session = Session(bundle, cluster, now=now)
-    decisions = session.run()
+    session.open()
+    if session.problems:  # e.g. a queue hierarchy with a cycle: Volcano would stop scheduling it
+        raise FumaroleError([p.diagnostic(args.cluster) for p in session.problems], {args.cluster: text})
+    session.run_actions()
+    decisions = session.close()
     if args.format == "json":
         print(json.dumps(decisions_as_expect(decisions), indent=2, sort_keys=True))
     else:
@@ -67,24 +71,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_test(args: argparse.Namespace) -> int:
-    from .scenario import run_file, scenario_files
+    from .testing import cmd_test as run_tests  # coverage, explanations, json / junit output
 
-    files = scenario_files([Path(p) for p in args.paths])
-    missing = [p for p in args.paths if not Path(p).exists()]
-    if missing:
-        raise FumaroleError([_arg_error(f"no such file or folder: {p}") for p in missing])
-    passed = failed = 0
-    for file in files:
-        outcome = run_file(file)
-        if outcome.passed:
-            passed += 1
-            if args.verbose:
-                print(f"PASS {outcome.name}")
-        else:
-            failed += 1
-            print(f"FAIL {outcome.name} ({outcome.file}:{outcome.line}): {outcome.difference}")
-    print(f"{passed} passed, {failed} failed")
-    return EXIT_OK if failed == 0 else EXIT_FAILED
+    return run_tests(args)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -101,8 +90,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     test = sub.add_parser("test", help="run scenario files and compare the decisions")
     test.add_argument("paths", nargs="+", help="scenario files or folders (searched recursively)")
-    test.add_argument("-v", "--verbose", action="store_true", help="also list passing cases")
+    test.add_argument("-v", "--verbose", action="store_true",
+                      help="also list passing cases (and, with --coverage, each branch not taken)")
+    from .commands import add_test_arguments  # --coverage, --threshold, --format
+    add_test_arguments(test)
     test.set_defaults(func=cmd_test)
+
+    from .cli_serve import add_commands  # bundle build|sign|verify|inspect, serve
+    add_commands(sub)
+    from .commands import register  # check, fmt, schema
+    register(sub)
     return parser
 
 
@@ -118,6 +115,10 @@ def _guarded(func: Callable[[argparse.Namespace], int], args: argparse.Namespace
         return EXIT_ERROR
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader went away (`fumarole run ... | head`): stop quietly, as Unix tools do.
+        sys.stderr.close()
+        return EXIT_OK
     except Exception as exc:  # noqa: BLE001 - the promise is: never a traceback
         if os.environ.get("FUMAROLE_DEBUG"):
             traceback.print_exc()

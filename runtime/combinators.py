@@ -152,8 +152,18 @@ def first_failure(tiers: Tiers) -> Callable:
 
 
 def sum_(tiers: Tiers) -> Callable:
+    """Sum of scores; a plugin answering none (Volcano's error) makes the whole score 0."""
     fns = _flat(tiers)
-    return lambda *args: float(sum(fn(*args) for fn in fns))
+
+    def score(*args) -> float:
+        total = 0.0
+        for fn in fns:
+            part = fn(*args)
+            if part is None:
+                return 0.0
+            total += part
+        return total
+    return score
 
 
 def sum_by_key(tiers: Tiers) -> Callable:

@@ -10,7 +10,7 @@ switch or a switch that is not a boolean is an error, not silently ignored.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from policy_lang.diagnostics import Diagnostic, FumaroleError, Span, did_you_mean
 
@@ -36,8 +36,18 @@ class PluginEntry:
     arguments: Mapping[str, Any] = field(default_factory=dict)
     pos: tuple[int, int] = (1, 1)
 
-    def enabled(self, gate: str | None) -> bool:
-        return True if gate is None else self.switches.get(gate, False)
+    def enabled(self, gate: str | Sequence[str] | None) -> bool:
+        """Whether the hook a gate guards is on for this entry: no gate is always on, a list is any of them.
+
+        A list exists because some Volcano dispatchers accept either switch
+        (``SimulateAddTaskFn`` runs a plugin when enablePreemptable or
+        enabledAllocatable is on).
+        """
+        if gate is None:
+            return True
+        if isinstance(gate, str):
+            return self.switches.get(gate, False)
+        return any(self.switches.get(g, False) for g in gate)
 
 
 @dataclass(frozen=True)
@@ -56,10 +66,23 @@ def _fail(diags: list, code: str, message: str, file: str, where: tuple[int, int
 
 def config_from_document(doc: Any, file: str = "<config>", defaults_on: bool = True) -> SchedulerConfig:
     """Read a parsed volcano-scheduler.conf; raises FumaroleError listing every problem."""
+    config, diags = read_config(doc, file, defaults_on)
+    if diags:
+        raise FumaroleError(diags)
+    return config
+
+
+def read_config(doc: Any, file: str = "<config>",
+                defaults_on: bool = True) -> tuple[SchedulerConfig, list[Diagnostic]]:
+    """The configuration without its broken parts, and every problem found.
+
+    ``fumarole check`` goes on from here to validate the parts that are fine
+    (plugin names, arguments), so one run reports everything.
+    """
     diags: list[Diagnostic] = []
     if not isinstance(doc, dict):
-        raise FumaroleError([Diagnostic("C001", "a scheduler configuration must be a mapping", file,
-                                        Span(*position(doc)))])
+        return SchedulerConfig((), (), file=file), [
+            Diagnostic("C001", "a scheduler configuration must be a mapping", file, Span(*position(doc)))]
     known_top = ("actions", "tiers", "configurations", "metrics")
     for key in doc:
         if key not in known_top:
@@ -99,10 +122,8 @@ def config_from_document(doc: Any, file: str = "<config>", defaults_on: bool = T
             arguments = {}
         configurations[conf["name"]] = arguments
         configuration_pos[conf["name"]] = position(conf)
-    if diags:
-        raise FumaroleError(diags)
     return SchedulerConfig(actions, tuple(tiers), configurations, file, position(doc, "actions"),
-                           configuration_pos)
+                           configuration_pos), diags
 
 
 def _plugin_entry(plugin: Any, file: str, diags: list, defaults_on: bool) -> PluginEntry | None:

@@ -26,11 +26,12 @@ incoming pod's (empty) namespace labels, exactly as Kubernetes does.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Mapping
 
 from .model import Node, Task
 from .resource import Resource
@@ -59,6 +60,22 @@ _GO_INT = re.compile(r"[+-]?[0-9]+")
 Requirement = tuple[str, str, tuple[str, ...]]
 
 
+def _memo(fn):
+    """Cache a function of a pod's spec on its task: pods do not change within a session,
+    and the filters and scorers ask the same questions for every node."""
+    name = fn.__name__
+
+    @functools.wraps(fn)
+    def cached(task, *args):
+        key = (name, args)
+        derived = task.derived
+        if key in derived:
+            return derived[key]
+        value = derived[key] = fn(task, *args)
+        return value
+    return cached
+
+
 # -- pod spec access ----------------------------------------------------------
 
 def _mapping(obj: Any, key: str) -> dict:
@@ -83,6 +100,25 @@ def _affinity(task: Task, kind: str) -> dict | None:
 
 def _terminating(task: Task) -> bool:
     return bool(_mapping(task.pod, "metadata").get("deletionTimestamp"))
+
+
+def terminating_by_preemption(task: Task) -> bool:
+    """Deleted, with a true DisruptionTarget condition whose reason is PreemptionByScheduler.
+
+    Only the first DisruptionTarget condition counts, as in Volcano's
+    ``podTerminatingByPreemption``.
+    """
+    if not _terminating(task):
+        return False
+    for condition in _list(_mapping(task.pod, "status"), "conditions"):
+        if isinstance(condition, dict) and condition.get("type") == "DisruptionTarget":
+            return condition.get("status") == "True" and condition.get("reason") == "PreemptionByScheduler"
+    return False
+
+
+def has_start_time(task: Task) -> bool:
+    """status.startTime is set (Volcano's preemption counts a pod without one as starting now)."""
+    return bool(_mapping(task.pod, "status").get("startTime"))
 
 
 def _parse_go_int(text: object) -> int | None:
@@ -118,6 +154,7 @@ def _container_nonzero(container: dict) -> Resource:
                     parsed.memory if "memory" in requests else DEFAULT_MEMORY)
 
 
+@_memo
 def nonzero_request(task: Task) -> Resource:
     """The pod's cpu/memory request as the k8s resource scorers see it.
 
@@ -147,18 +184,22 @@ def nonzero_request(task: Task) -> Resource:
 
 
 def view_requested(node: Node) -> Resource:
-    """Sum of the requests of the pods in the node's k8s view."""
-    total = Resource()
-    for task in node.view_pods.values():
-        total.add(task.request)
+    """Sum of the requests of the pods in the node's k8s view (cached until the view changes)."""
+    total = node.view_cache.get("requested")
+    if total is None:
+        total = node.view_cache["requested"] = Resource()
+        for task in node.view_pods.values():
+            total.add(task.request)
     return total
 
 
 def view_nonzero_requested(node: Node) -> Resource:
     """As :func:`view_requested`, with the non-zero defaults (k8s NodeInfo.NonZeroRequested)."""
-    total = Resource()
-    for task in node.view_pods.values():
-        total.add(nonzero_request(task))
+    total = node.view_cache.get("nonzero")
+    if total is None:
+        total = node.view_cache["nonzero"] = Resource()
+        for task in node.view_pods.values():
+            total.add(nonzero_request(task))
     return total
 
 
@@ -212,6 +253,7 @@ def _term_matches(term: dict, node: Node) -> bool:
             and all(_field_requirement(f, node) for f in _list(term, "matchFields")))
 
 
+@_memo
 def _required_node_affinity(task: Task) -> dict | None:
     node_affinity = _affinity(task, "nodeAffinity")
     if node_affinity is None:
@@ -304,6 +346,7 @@ def _tolerates(toleration: dict, taint: dict) -> bool:
     return False
 
 
+@_memo
 def _tolerations(task: Task) -> list[dict]:
     return [t for t in _list(_spec(task), "tolerations") if isinstance(t, dict)]
 
@@ -346,6 +389,7 @@ def intolerable_prefer_no_schedule(task: Task, node: Node) -> int:
 
 # -- host ports ---------------------------------------------------------------
 
+@_memo
 def _host_ports(task: Task) -> list[tuple[str, str, int]]:
     """(hostIP, protocol, hostPort) of containers and sidecar init containers, with defaults."""
     spec = _spec(task)
@@ -487,6 +531,7 @@ def _parse_term(owner: Task, raw: dict, weight: int, incoming: bool) -> _PodTerm
                     str(raw.get("topologyKey") or ""), weight)
 
 
+@_memo
 def _required_terms(task: Task, kind: str, incoming: bool, weight: int = 0) -> list[_PodTerm]:
     """Required terms; ``weight`` is what a match is worth when scoring (hard affinity)."""
     block = _affinity(task, kind)
@@ -494,12 +539,14 @@ def _required_terms(task: Task, kind: str, incoming: bool, weight: int = 0) -> l
             for raw in _list(block, "requiredDuringSchedulingIgnoredDuringExecution") if isinstance(raw, dict)]
 
 
+@_memo
 def _preferred_terms(task: Task, kind: str, incoming: bool) -> list[_PodTerm]:
     block = _affinity(task, kind)
     return [_parse_term(task, _mapping(raw, "podAffinityTerm"), int(raw.get("weight") or 0), incoming)
             for raw in _list(block, "preferredDuringSchedulingIgnoredDuringExecution") if isinstance(raw, dict)]
 
 
+@_memo
 def _has_pod_affinity(task: Task) -> bool:
     """Kubernetes' "pod with affinity": any podAffinity or podAntiAffinity block."""
     return _affinity(task, "podAffinity") is not None or _affinity(task, "podAntiAffinity") is not None
@@ -517,6 +564,7 @@ class _SpreadConstraint:
     honor_node_taints: bool
 
 
+@_memo
 def _spread_constraints(task: Task, action: str) -> list[_SpreadConstraint]:
     """The pod's constraints with ``whenUnsatisfiable == action``.
 
@@ -556,43 +604,123 @@ def _included(task: Task, node: Node, constraint: _SpreadConstraint) -> bool:
 
 # -- the session-wide view ----------------------------------------------------
 
+Placements = Mapping[str, tuple[Node, Task]]  # pod key -> (node, pod)
+
+
+class PodView:
+    """Which pod is on which node: a copy of the k8s view, for Volcano's per-task cycle state.
+
+    Kubernetes' InterPodAffinity and PodTopologySpread filters do not look at
+    the pods on the nodes: they read counts their pre-filters computed from
+    every pod's placement, and the simulate hooks of a dry run move pods in and
+    out of that state (``AddPod`` / ``RemovePod``).  A PodView is that state:
+    taken when a task's pre-predicate runs, changed only by :meth:`add` and
+    :meth:`remove`.
+    """
+
+    __slots__ = ("placed",)
+
+    def __init__(self, placed: dict[str, tuple[Node, Task]]) -> None:
+        self.placed = _Placements(placed)
+
+    def add(self, task: Task, node: Node) -> None:
+        self.placed[task.key] = (node, task)
+        if _has_pod_affinity(task):
+            self.placed.with_affinity[task.key] = (node, task)
+
+    def remove(self, task: Task) -> None:
+        self.placed.pop(task.key, None)
+        self.placed.with_affinity.pop(task.key, None)
+
+
+class _Placements(dict):
+    """Placements plus the index of those pods that have pod (anti-)affinity terms."""
+
+    def __init__(self, placed: dict[str, tuple[Node, Task]]) -> None:
+        super().__init__(placed)
+        self.with_affinity = {key: where for key, where in placed.items() if _has_pod_affinity(where[1])}
+
+
 class K8sView:
     """Cluster-wide Kubernetes filters and scores over the session's k8s node view."""
 
     def __init__(self, nodes: list[Node]) -> None:
         self.nodes = list(nodes)
+        # Pods with any pod (anti-)affinity, by key: the only existing pods whose own
+        # terms matter to the filter and the scorer, kept current by placed/removed.
+        self._with_affinity: dict[str, tuple[Node, Task]] = {
+            key: (node, pod) for node in self.nodes for key, pod in node.view_pods.items() if _has_pod_affinity(pod)}
+        self._image_holders: Counter[str] | None = None
 
-    def _others(self, task: Task) -> Iterator[tuple[Node, Task]]:
-        """(node, pod) for every pod in the view except ``task`` itself, in node order."""
+    def placed(self, task: Task, node: Node) -> None:
+        """The session added ``task`` to ``node``'s view."""
+        if _has_pod_affinity(task):
+            self._with_affinity[task.key] = (node, task)
+
+    def removed(self, task: Task) -> None:
+        """The session removed ``task`` from its node's view."""
+        self._with_affinity.pop(task.key, None)
+
+    def pod_view(self, task: Task) -> PodView:
+        """A copy of the placements ``task``'s filters read.
+
+        Every pod when the task's own required pod (anti-)affinity terms or
+        DoNotSchedule spread constraints look at them all; otherwise only the
+        pods with affinity terms, whose anti-affinity may repel it (cheap: the
+        pre-predicate of every task takes one).
+        """
+        if (_required_terms(task, "podAffinity", True) or _required_terms(task, "podAntiAffinity", True)
+                or _spread_constraints(task, "DoNotSchedule")):
+            return PodView({key: (node, pod) for node in self.nodes for key, pod in node.view_pods.items()})
+        return PodView(dict(self._with_affinity))
+
+    def _others_with_affinity(self, task: Task, placed: Placements | None = None) -> Iterator[tuple[Node, Task]]:
+        """As :meth:`_others`, restricted to pods that have pod (anti-)affinity terms."""
+        index = self._with_affinity if placed is None else getattr(placed, "with_affinity", None)
+        if index is None:
+            index = {key: where for key, where in placed.items() if _has_pod_affinity(where[1])}
+        for key, (node, other) in index.items():
+            if key != task.key:
+                yield node, other
+
+    def _others(self, task: Task, placed: Placements | None = None) -> Iterator[tuple[Node, Task]]:
+        """(node, pod) for every pod except ``task`` itself: the live view in node order, or ``placed``."""
+        if placed is not None:
+            for key, (node, other) in placed.items():
+                if key != task.key:
+                    yield node, other
+            return
         for node in self.nodes:
             for key, other in node.view_pods.items():
                 if key != task.key:
                     yield node, other
 
-    def _count_matching(self, node: Node, selector: list[Requirement] | None, task: Task) -> int:
-        """Pods of the incoming pod's namespace on the node that the selector picks.
+    def _count_matching(self, node: Node, selector: list[Requirement] | None, task: Task,
+                        pods: Mapping[str, Task] | None = None) -> int:
+        """Pods of the incoming pod's namespace on the node (or among ``pods``) that the selector picks.
 
         An empty selector counts nothing and terminating pods are skipped, as in
         Kubernetes' spread counting.
         """
         if selector == []:
             return 0
-        return sum(1 for key, other in node.view_pods.items()
+        return sum(1 for key, other in (node.view_pods if pods is None else pods).items()
                    if key != task.key and other.namespace == task.namespace
                    and not _terminating(other) and _selects(selector, other.labels))
 
     # -- InterPodAffinity -----------------------------------------------------
-    def pod_affinity_failure(self, task: Task, node: Node) -> str | None:
+    def pod_affinity_failure(self, task: Task, node: Node, placed: Placements | None = None) -> str | None:
         """InterPodAffinity Filter: why the node is refused, or None.
 
         Checked in Kubernetes' order: the pod's required affinity, its required
         anti-affinity, then existing pods' required anti-affinity towards it.
+        The pods are the live view, or the placements of a :class:`PodView`.
         """
         labels = node.labels
         affinity = _required_terms(task, "podAffinity", True)
         if affinity:
             counts: Counter[tuple[str, str]] = Counter()
-            for other_node, other in self._others(task):
+            for other_node, other in self._others(task, placed):
                 if all(t.matches(other) for t in affinity):
                     for t in affinity:
                         if t.topology_key in other_node.labels:
@@ -605,11 +733,11 @@ class K8sView:
                 if counts or not all(t.matches(task) for t in affinity):
                     return AFFINITY_FAILURE
         anti = [t for t in _required_terms(task, "podAntiAffinity", True) if t.topology_key in labels]
-        for other_node, other in self._others(task):
+        for other_node, other in (self._others(task, placed) if anti else ()):
             for t in anti:
                 if other_node.labels.get(t.topology_key) == labels[t.topology_key] and t.matches(other):
                     return ANTI_AFFINITY_FAILURE
-        for other_node, other in self._others(task):
+        for other_node, other in self._others_with_affinity(task, placed):
             for t in _required_terms(other, "podAntiAffinity", False):
                 value = other_node.labels.get(t.topology_key)
                 if value is not None and labels.get(t.topology_key) == value and t.matches(task):
@@ -641,8 +769,8 @@ class K8sView:
                     per_value[value] = per_value.get(value, 0) + sign * t.weight
                     contributed = True
 
-        for other_node, other in self._others(task):
-            if not other_node.labels or not (has_constraints or _has_pod_affinity(other)):
+        for other_node, other in (self._others(task) if has_constraints else self._others_with_affinity(task)):
+            if not other_node.labels:
                 continue
             add(own_affinity, other, other_node, 1)
             add(own_anti, other, other_node, -1)
@@ -660,25 +788,32 @@ class K8sView:
                 for node, score in raw.items()}
 
     # -- PodTopologySpread ----------------------------------------------------
-    def topology_spread_failure(self, task: Task, node: Node) -> str | None:
+    def topology_spread_failure(self, task: Task, node: Node, placed: Placements | None = None) -> str | None:
         """PodTopologySpread Filter over the DoNotSchedule constraints.
 
         Per constraint, matching pods are counted per domain over nodes that
         carry every constraint key and pass the inclusion policies; placing the
         pod must keep ``count(domain) + self - global minimum <= maxSkew``, the
-        minimum being 0 while there are fewer domains than ``minDomains``.
+        minimum being 0 while there are fewer domains than ``minDomains``.  The
+        pods are the live view, or the placements of a :class:`PodView`.
         """
         constraints = _spread_constraints(task, "DoNotSchedule")
         if not constraints:
             return None
+        pods_on: dict[str, dict[str, Task]] | None = None
+        if placed is not None:
+            pods_on = {n.name: {} for n in self.nodes}
+            for key, (where, pod) in placed.items():
+                pods_on.setdefault(where.name, {})[key] = pod
         counts: list[dict[str, int]] = [{} for _ in constraints]
         for other_node in self.nodes:
             if not _has_all_keys(other_node, constraints):
                 continue
+            pods = pods_on[other_node.name] if pods_on is not None else None
             for i, c in enumerate(constraints):
                 if _included(task, other_node, c):
                     value = other_node.labels[c.topology_key]
-                    counts[i][value] = counts[i].get(value, 0) + self._count_matching(other_node, c.selector, task)
+                    counts[i][value] = counts[i].get(value, 0) + self._count_matching(other_node, c.selector, task, pods)
         for i, c in enumerate(constraints):
             if c.topology_key not in node.labels:
                 return SPREAD_LABEL_FAILURE
@@ -744,7 +879,8 @@ class K8sView:
     # -- ImageLocality ----------------------------------------------------------
     def image_locality_score(self, task: Task, node: Node) -> int:
         """:func:`image_locality_score` with the image spread taken from the session's nodes."""
-        holders: Counter[str] = Counter()
-        for n in self.nodes:
-            holders.update(set(_node_image_sizes(n)))
-        return image_locality_score(task, node, len(self.nodes) or 1, dict(holders))
+        if self._image_holders is None:
+            self._image_holders = Counter()
+            for n in self.nodes:
+                self._image_holders.update(set(_node_image_sizes(n)))
+        return image_locality_score(task, node, len(self.nodes) or 1, self._image_holders)

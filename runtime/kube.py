@@ -48,6 +48,17 @@ def parse_go_bool(value: object) -> bool | None:
     return None
 
 
+def pod_revocable_zone(annotations: dict) -> str:
+    """GetPodRevocableZone: "*" when the pod may run on revocable nodes (tdm), else "".
+
+    Only the annotation counts: volcano.sh/revocable-zone must be exactly "*";
+    without it, volcano.sh/preemptable: "true" means "*" too.
+    """
+    if REVOCABLE_ZONE in annotations:
+        return "*" if annotations[REVOCABLE_ZONE] == "*" else ""
+    return "*" if parse_go_bool(annotations.get(PREEMPTABLE, "")) else ""
+
+
 def parse_time(value: object) -> float:
     """creationTimestamp as seconds since the epoch (0 when unset)."""
     if value in (None, ""):
@@ -177,7 +188,7 @@ def task_from_pod(pod: dict, reader: _Reader | None = None) -> Task:
         labels=dict(labels),
         annotations=dict(annotations),
         pod=pod,
-        revocable_zone=str(annotations.get(REVOCABLE_ZONE) or ""),
+        revocable_zone=pod_revocable_zone(annotations),
     )
 
 

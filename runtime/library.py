@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+from . import gostd as _go_module
 from . import k8s as _k8s_module
 from . import resource as R
 from .fit import FitError
@@ -127,6 +128,7 @@ def namespace() -> dict:
                          "range": range, "int": int, "float": float, "bool": bool},
         "_res": _ResourceLibrary,
         "_k8s": _k8s_module,
+        "_go": _go_module,
         "_math": math,
         "_div": _div,
         "_str": _str,

@@ -36,12 +36,13 @@ class Task:
         "uid", "name", "namespace", "key", "job_id", "role", "request", "init_request",
         "best_effort", "preemptable", "priority", "pod_priority", "gated", "node_name",
         "status", "eviction_occurred", "preemption_policy", "nominated_node", "priority_class",
-        "creation", "labels", "annotations", "pod", "revocable_zone", "__weakref__",
+        "creation", "labels", "annotations", "pod", "revocable_zone", "derived", "__weakref__",
     )
 
     def __init__(self, **fields: Any) -> None:
         self.eviction_occurred = False
         self.revocable_zone = ""
+        self.derived: dict = {}  # facts computed from the pod spec once per session (runtime/k8s.py)
         for name, value in fields.items():
             setattr(self, name, value)
 
@@ -234,7 +235,7 @@ class Node:
 
     __slots__ = ("name", "allocatable", "capacity", "idle", "used", "releasing", "pipelined",
                  "tasks", "added_status", "labels", "annotations", "taints", "unschedulable",
-                 "images", "raw", "view_pods", "revocable_zone")
+                 "images", "raw", "view_pods", "view_cache", "revocable_zone")
 
     def __init__(self, name: str, allocatable: Resource, capacity: Resource, raw: dict,
                  labels: dict, annotations: dict, taints: list, unschedulable: bool,
@@ -255,6 +256,7 @@ class Node:
         self.images = images
         self.raw = raw
         self.view_pods: dict[str, Task] = {}  # the Kubernetes NodeInfo view (§2.2)
+        self.view_cache: dict = {}  # sums over view_pods; cleared whenever the view changes
         self.revocable_zone = labels.get("volcano.sh/revocable-zone", "")
 
     def __repr__(self) -> str:
@@ -308,3 +310,26 @@ class Node:
 
     def fits_idle(self, request: Resource) -> bool:
         return less_equal(request, self.idle, ZERO)
+
+
+class DryRunNode(Node):
+    """A copy of a node for a dry run: tasks come off and go back without touching the session.
+
+    Topology-aware preemption tries victims on copies (Volcano clones the
+    ``NodeInfo``); accounting, task map and Kubernetes view are the copy's own,
+    everything else (labels, taints, allocatable) is shared with the node.
+    """
+
+    __slots__ = ()
+
+    @classmethod
+    def of(cls, node: Node) -> "DryRunNode":
+        copy = cls.__new__(cls)
+        for name in Node.__slots__:
+            setattr(copy, name, getattr(node, name))
+        copy.idle, copy.used = node.idle.clone(), node.used.clone()
+        copy.releasing, copy.pipelined = node.releasing.clone(), node.pipelined.clone()
+        copy.tasks, copy.added_status = dict(node.tasks), dict(node.added_status)
+        copy.view_pods = dict(node.view_pods)
+        copy.view_cache = {}
+        return copy

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from policy_lang.diagnostics import Diagnostic, FumaroleError, Span
 
@@ -279,15 +279,19 @@ def run_scenario(scenario: Scenario) -> Outcome:
     return Outcome(scenario.name, scenario.file, difference is None, difference or "", line, decisions)
 
 
-def run_file(path: Path) -> Outcome:
-    """Load and run one scenario file; a case that cannot run is a failure, never a skip."""
+def run_file(path: Path, prepare: Callable[[Scenario], Scenario] | None = None) -> Outcome:
+    """Load and run one scenario file; a case that cannot run is a failure, never a skip.
+
+    ``prepare`` may change the loaded scenario before it runs (``fumarole test
+    --coverage`` swaps in an instrumented copy of the bundle's policies).
+    """
     try:
         scenario = load_scenario(path)
     except FumaroleError as err:
         first = err.diagnostics[0]
         return Outcome(path.stem, str(path), False, f"cannot run: {first.headline()}", first.span.line)
     try:
-        return run_scenario(scenario)
+        return run_scenario(prepare(scenario) if prepare else scenario)
     except PolicyRuntimeError as exc:
         where = f"{exc.file}:{exc.line}:{exc.col}: " if exc.file else ""
         return Outcome(scenario.name, scenario.file, False, f"cannot run: {where}{exc.message}")

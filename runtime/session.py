@@ -17,12 +17,13 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from . import combinators as C
 from .fit import FitError, FitErrors, UNRESOLVABLE, UNSCHEDULABLE
-from .k8s import K8sView
+from .hierarchy import HierarchyProblem, QueueTree, build_queue_tree
+from .k8s import K8sView, PodView
 from .kube import Cluster, parse_time
 from .library import PolicyRuntimeError
 from .model import (
-    ALLOCATED, BINDING, FAILED, Job, Node, NodeError, PENDING, PG_COMPLETED, PG_INQUEUE, PG_PENDING,
-    PG_RUNNING, PG_UNKNOWN, PIPELINED, Queue, RELEASING, RUNNING, SUCCEEDED, Task,
+    ALLOCATED, BINDING, DryRunNode, FAILED, Job, Node, NodeError, PENDING, PG_COMPLETED, PG_INQUEUE,
+    PG_PENDING, PG_RUNNING, PG_UNKNOWN, PIPELINED, Queue, RELEASING, RUNNING, SUCCEEDED, Task,
 )
 from .pq import PriorityQueue
 from .predicate_helper import PredicateHelper
@@ -105,6 +106,7 @@ class Session:
         self._deallocate_handlers: list[Callable] = []
         self._plugins: list[tuple[str, dict]] = []
         self._detached_queues: dict[str, Queue] = {}
+        self.problems: list[HierarchyProblem] = []  # configuration problems policies found
         self._opening_phases = {job.uid: job.phase for job in self.job_list}
 
     # -- lifecycle -----------------------------------------------------------------
@@ -301,6 +303,20 @@ class Session:
                 self._detached_queues[job.queue] = queue
         return queue
 
+    def queue_tree(self, queues: list[Queue]) -> QueueTree:
+        """The queue hierarchy; its problems are kept for whoever runs the session (``fumarole run``)."""
+        tree = build_queue_tree(queues)
+        self.problems.extend(p for p in tree.problems if p not in self.problems)
+        return tree
+
+    def hierarchy_enabled(self, plugin: str) -> bool:
+        """Session.HierarchyEnabled: the enableHierarchy switch of the first tier entry naming the plugin."""
+        for tier in self.bundle.tiers:
+            for entry in tier:
+                if entry.name == plugin:
+                    return entry.switches.get("enableHierarchy", False)
+        return False
+
     def queue_of_task(self, task: Task) -> Queue | None:
         job = self.jobs.get(task.job_id)
         return None if job is None else self.queue_of(job)
@@ -366,24 +382,53 @@ class Session:
         node = self.nodes.get(task.node_name)
         if node is not None:
             node.view_pods[task.key] = task
+            node.view_cache.clear()
+            self.k8s.placed(task, node)
 
     def node_view_remove(self, task: Task) -> None:
         node = self.nodes.get(task.node_name)
         if node is not None:
             node.view_pods.pop(task.key, None)
+            node.view_cache.clear()
+            self.k8s.removed(task)
+
+    def pod_view(self, task: Task) -> PodView:
+        return self.k8s.pod_view(task)
+
+    # -- dry runs (topology-aware preemption) ------------------------------------------
+    @staticmethod
+    def dry_run_copy(node: Node) -> DryRunNode:
+        return DryRunNode.of(node)
+
+    @staticmethod
+    def dry_run_remove_task(node: Node, task: Task) -> None:
+        Session._dry_run_only(node, "remove_task").remove_task(task)
+
+    @staticmethod
+    def dry_run_add_task(node: Node, task: Task) -> None:
+        Session._dry_run_only(node, "add_task").add_task(task)
+
+    @staticmethod
+    def _dry_run_only(node: Node, what: str) -> DryRunNode:
+        """A policy changes a node's tasks only through statements; a dry-run copy is the exception."""
+        if not isinstance(node, DryRunNode):
+            raise PolicyRuntimeError(f"{what} on node {node.name}: only a dry_run_copy() can be changed directly")
+        return node
 
     # -- Kubernetes filters with Volcano's status codes ------------------------------
-    def pod_affinity_failure(self, task: Task, node: Node) -> FitError | None:
-        """InterPodAffinity: unmet required affinity is unresolvable, anti-affinity conflicts are not."""
-        reason = self.k8s.pod_affinity_failure(task, node)
+    def pod_affinity_failure(self, task: Task, node: Node, view: PodView | None = None) -> FitError | None:
+        """InterPodAffinity over the live view or a PodView: unmet required affinity is
+        unresolvable, anti-affinity conflicts are not."""
+        reason = self.k8s.pod_affinity_failure(task, node, view.placed if view is not None else None)
         if reason is None:
             return None
         code = UNRESOLVABLE if "didn't match pod affinity rules" in reason else UNSCHEDULABLE
         return FitError([(code, reason)])
 
-    def topology_spread_failure(self, task: Task, node: Node) -> FitError | None:
-        """PodTopologySpread: a node without the topology label is unresolvable, skew is not."""
-        reason = self.k8s.topology_spread_failure(task, node)
+    def topology_spread_failure(self, task: Task, node: Node, view: PodView | None = None) -> FitError | None:
+        """PodTopologySpread over the live view or a PodView: a node without the topology label
+        is unresolvable, skew is not."""
+        reason = self.k8s.topology_spread_failure(task, node, view.placed if view is not None else None)
         if reason is None:
             return None
         code = UNRESOLVABLE if "missing required label" in reason else UNSCHEDULABLE

@@ -39,9 +39,13 @@ def make_node(name: str, labels: dict | None = None, taints: list | None = None,
                 {}, taints or [], False, names)
 
 
-def place(node: Node, *tasks) -> None:
+def place(node: Node, *tasks, view: K8sView | None = None) -> None:
+    """Add pods to a node's view, as the session does (telling the K8sView when there is one)."""
     for task in tasks:
         node.view_pods[task.key] = task
+        node.view_cache.clear()
+        if view is not None:
+            view.placed(task, node)
 
 
 def load_case(relative: str):
@@ -472,7 +476,7 @@ def test_inter_pod_affinity_scores_anti_and_existing_terms():
     # An existing pod's required affinity attracts matching pods with weight 1.
     magnet = make_pod("magnet", node="n2", labels={"app": "m"}, affinity={"podAffinity": {
         "requiredDuringSchedulingIgnoredDuringExecution": [_pod_term({"role": "follower"}, "zone")]}})
-    place(nodes[2], magnet)
+    place(nodes[2], magnet, view=view)
     follower = make_pod("f", labels={"role": "follower"})
     scores = view.inter_pod_affinity_scores(follower, nodes)
     assert [scores[n] for n in nodes] == [0, 0, 100]

@@ -1,0 +1,186 @@
+"""Go and Kubernetes parsers the sla and tdm policies rely on.
+
+Volcano's sla and tdm plugins read waiting times, evict periods, clock times
+and disruption budgets with Go's standard library and apimachinery.  A near
+miss (another duration dialect, a percentage rounded down, a time zone other
+than the process's local one) would change which job goes first or which pod
+is evicted, so these functions follow the Go code exactly.  Each returns None
+where Go returns an error: what an error means is the policy's decision.
+Policies reach them as ``_go`` through ``runtime/schema.yaml``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import re
+
+_UNIT_NANOS = {
+    b"ns": 1,
+    b"us": 1_000,
+    "µs".encode(): 1_000,  # U+00B5 micro sign
+    "μs".encode(): 1_000,  # U+03BC Greek mu
+    b"ms": 1_000_000,
+    b"s": 1_000_000_000,
+    b"m": 60_000_000_000,
+    b"h": 3_600_000_000_000,
+}
+_LIMIT = 1 << 63
+_DIGITS = b"0123456789"
+# strings.TrimSpace: ASCII white space, NEL, NBSP and Unicode's White_Space.
+_GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
+            "\u2028\u2029\u202f\u205f\u3000"
+_ATOI = re.compile(r"[+-]?[0-9]+")
+
+
+def parse_duration(text: str) -> float | None:
+    """Go's time.ParseDuration, in seconds; None where Go fails.
+
+    Go accepts "1h2m3s4ms5us6ns", fractions ("1.5h", ".5s"), a sign and a bare
+    "0", and nothing else: no spaces, no unitless numbers, no days.
+    """
+    nanos = _duration_nanos(text.encode())
+    return None if nanos is None else nanos / 1e9
+
+
+def _duration_nanos(s: bytes) -> int | None:
+    """ParseDuration on the UTF-8 bytes (Go scans bytes), in integer nanoseconds."""
+    negative = s[:1] == b"-"
+    if s[:1] in (b"-", b"+"):
+        s = s[1:]
+    if s == b"0":
+        return 0
+    if not s:
+        return None
+    total = 0
+    while s:
+        part = _duration_part(s)
+        if part is None:
+            return None
+        nanos, s = part
+        total += nanos
+        if total > _LIMIT:
+            return None
+    if negative:
+        return -total
+    return total if total < _LIMIT else None
+
+
+def _duration_part(s: bytes) -> tuple[int, bytes] | None:
+    """One `[0-9]*(.[0-9]*)?unit` chunk: its nanoseconds and the rest of the text."""
+    if s[0] not in _DIGITS and s[:1] != b".":
+        return None
+    whole, rest = _leading_int(s)
+    if whole is None:
+        return None
+    has_whole = len(rest) != len(s)
+    fraction, scale, has_fraction = 0, 1.0, False
+    if rest[:1] == b".":
+        after_dot = rest[1:]
+        fraction, scale, rest = _leading_fraction(after_dot)
+        has_fraction = len(rest) != len(after_dot)
+    if not has_whole and not has_fraction:
+        return None
+    end = 0
+    while end < len(rest) and rest[end] not in _DIGITS and rest[end] != ord("."):
+        end += 1
+    unit = _UNIT_NANOS.get(rest[:end])
+    if unit is None or whole > _LIMIT // unit:
+        return None
+    nanos = whole * unit
+    if fraction > 0:
+        nanos += int(float(fraction) * (float(unit) / scale))
+        if nanos > _LIMIT:
+            return None
+    return nanos, rest[end:]
+
+
+def _leading_int(s: bytes) -> tuple[int | None, bytes]:
+    """The leading [0-9]* as an integer; None on overflow past 1<<63."""
+    value, i = 0, 0
+    while i < len(s) and s[i] in _DIGITS:
+        if value > _LIMIT // 10:
+            return None, s
+        value = value * 10 + s[i] - ord("0")
+        if value > _LIMIT:
+            return None, s
+        i += 1
+    return value, s[i:]
+
+
+def _leading_fraction(s: bytes) -> tuple[int, float, bytes]:
+    """The leading [0-9]* after a dot; digits past int64 precision are skipped, not errors."""
+    value, scale, i, overflow = 0, 1.0, 0, False
+    while i < len(s) and s[i] in _DIGITS:
+        if not overflow:
+            grown = value * 10 + s[i] - ord("0")
+            if value > (_LIMIT - 1) // 10 or grown > _LIMIT:
+                overflow = True
+            else:
+                value, scale = grown, scale * 10
+        i += 1
+    return value, scale, s[i:]
+
+
+def trim_space(text: str) -> str:
+    """Go's strings.TrimSpace."""
+    return text.strip(_GO_SPACE)
+
+
+def parse_clock(text: str) -> int | None:
+    """Go's time.Parse("15:04", text) as minutes after midnight; None where Go fails.
+
+    The hour has one or two digits (0-23), the minute exactly two (00-59), and
+    nothing may surround them: "7:05" and "07:05" parse, "7:5" and " 7:05" do not.
+    """
+    hour, rest = _clock_number(text, exact=False)
+    if hour is None or hour > 23 or rest[:1] != ":":
+        return None
+    minute, rest = _clock_number(rest[1:], exact=True)
+    if minute is None or minute > 59 or rest:
+        return None
+    return hour * 60 + minute
+
+
+def _clock_number(text: str, exact: bool) -> tuple[int | None, str]:
+    """Go's getnum: one or two leading ASCII digits (exactly two when exact)."""
+    count = 0
+    while count < 2 and count < len(text) and text[count] in "0123456789":
+        count += 1
+    if count == 0 or (exact and count < 2):
+        return None, text
+    return int(text[:count]), text[count:]
+
+
+def local_time(t: float, days: int, minutes: int) -> float:
+    """Epoch seconds of `minutes` after local midnight, `days` after t's local date.
+
+    Go's time.Date(y, m, d+days, h, min, 0, 0, time.Local): the process's time
+    zone decides what "today" is, as it does for Volcano's scheduler.
+    """
+    day = _dt.datetime.fromtimestamp(t).date() + _dt.timedelta(days=days)
+    return _dt.datetime.combine(day, _dt.time(minutes // 60, minutes % 60)).timestamp()
+
+
+def int_or_percent(value: str, total: int) -> int | None:
+    """apimachinery's intstr.Parse then GetValueFromIntOrPercent(total, roundUp=true).
+
+    An integer string is taken as is (truncated to int32, as IntOrString
+    stores it); anything else has every "%" removed and is a percentage of
+    `total`, rounded up; None where that is not an integer either.
+    """
+    number = _atoi(value)
+    if number is not None:
+        return (number + 2**31) % 2**32 - 2**31
+    percent = _atoi(value.replace("%", ""))
+    if percent is None:
+        return None
+    return int(math.ceil(float(percent) * float(total) / 100))
+
+
+def _atoi(text: str) -> int | None:
+    """Go's strconv.Atoi: an optional sign and ASCII digits, within int64."""
+    if not _ATOI.fullmatch(text):
+        return None
+    number = int(text)
+    return number if -_LIMIT <= number < _LIMIT else None

@@ -1,0 +1,233 @@
+"""Shared fixtures of the artefact, server, extender and soak tests: bundles, keys, a live service."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator, Sequence
+
+import httpx
+import yaml
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from runtime.artifacts import folder_files, pack, read_archive
+from runtime.decision_log import DecisionLog
+from runtime.kube import load_cluster
+from runtime.metrics import Metrics
+from runtime.registry import BundleRegistry
+from runtime.scenario import decisions_as_expect
+from runtime.server import Options, Running, create_app
+from runtime.service import Service
+from runtime.session import Session
+from runtime.signing import sign_digest
+from runtime.state import StateDir
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE_CLUSTER = ROOT / "examples" / "cluster.yaml"
+CASE = Path("/work/shared/conformance/cases/allocate/TestAllocate-004-two-jobs-on-one-node.yaml")
+TOKEN = "s3cret-admin-token-for-tests"
+
+GATE_POLICY = """plugin namespace_gate
+
+# Only tasks of the listed namespaces may be placed (each revision lists others).
+arg allowed: list[string] = []
+
+on predicate(task, node):
+    fail "namespace not allowed" when task.namespace not in allowed
+"""
+
+# A policy that compiles but fails while running (a missing map key): the smoke run must catch it.
+FAILING_POLICY = """plugin namespace_gate
+
+arg allowed: list[string] = []
+
+on predicate(task, node):
+    let seen: map[string, int] = {}
+    fail "never" when seen[task.name] > 0
+"""
+
+
+def cluster_text() -> str:
+    """The example cluster if the repository has one, else a conformance case's objects."""
+    if EXAMPLE_CLUSTER.exists():
+        return EXAMPLE_CLUSTER.read_text()
+    return yaml.safe_dump_all(yaml.safe_load(CASE.read_text())["objects"])
+
+
+def namespaces() -> list[str]:
+    cluster = load_cluster(cluster_text())
+    return sorted({str(p["metadata"].get("namespace") or "default") for p in cluster.pods})
+
+
+def write_bundle(folder: Path, revision: str, allowed: Sequence[str], policy: str = GATE_POLICY,
+                 tiers: list | None = None, actions: Sequence[str] = ("enqueue", "allocate", "backfill")) -> Path:
+    """A site bundle: Volcano's default tiers plus a namespace gate allowing ``allowed``."""
+    (folder / "plugins").mkdir(parents=True, exist_ok=True)
+    (folder / "plugins" / "site.policy").write_text(policy)
+    manifest = {
+        "apiVersion": "fumarole/v1", "kind": "PolicyBundle",
+        "metadata": {"name": "site", "revision": revision},
+        "uses": ["volcano"], "sources": ["plugins/*.policy"], "actions": list(actions),
+        "tiers": tiers if tiers is not None else [
+            {"plugins": [{"name": "priority"}, {"name": "gang"}, {"name": "conformance"}]},
+            {"plugins": [{"name": "overcommit"}, {"name": "drf"}, {"name": "predicates"}, {"name": "proportion"},
+                         {"name": "nodeorder"}, {"name": "namespace_gate", "arguments": {"allowed": list(allowed)}}]},
+        ],
+    }
+    (folder / "bundle.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
+    return folder
+
+
+def new_key() -> Ed25519PrivateKey:
+    return Ed25519PrivateKey.generate()
+
+
+def write_keys(folder: Path, key: Ed25519PrivateKey, stem: str = "key") -> tuple[Path, Path]:
+    private, public = folder / f"{stem}.pem", folder / f"{stem}.pub"
+    private.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                          serialization.NoEncryption()))
+    public.write_bytes(key.public_key().public_bytes(serialization.Encoding.PEM,
+                                                     serialization.PublicFormat.SubjectPublicKeyInfo))
+    return private, public
+
+
+def archive(folder: Path, key: Ed25519PrivateKey | None = None) -> bytes:
+    files = folder_files(folder)
+    if key is None:
+        return pack(files)
+    return pack(files, sign_digest(key, read_archive(pack(files), "x").digest))
+
+
+def expected_decisions(folder: Path) -> dict:
+    """What one session decides on the test cluster under the bundle in ``folder``."""
+    from runtime.bundle import load_bundle_dir
+
+    return decisions_as_expect(Session(load_bundle_dir(folder), load_cluster(cluster_text())).run())
+
+
+def make_service(initial: bytes | None, trusted: Sequence = (), state: Path | None = None) -> Service:
+    """A service with ``initial`` active (None: nothing yet, as before ``Service.start``)."""
+    metrics = Metrics()
+    state_dir = StateDir.open(state) if state is not None else None
+    registry = BundleRegistry([k.public_key() for k in trusted], state_dir, metrics)
+    service = Service(registry, DecisionLog(200, state_dir.decisions_path if state_dir else None), metrics)
+    if initial is not None:
+        registry.activate(initial, "initial", origin="startup")
+    return service
+
+
+@contextlib.contextmanager
+def running(service: Service, options: Options = Options(admin_token=TOKEN)) -> Iterator[str]:
+    """The service on an ephemeral loopback port; yields its base URL."""
+    with Running(create_app(service, options)) as server:
+        yield server.url
+
+
+def admin_headers() -> dict[str, str]:
+    return {"Authorization": f"Bearer {TOKEN}"}
+
+
+# -- soak: sessions from several clients while bundles are swapped -----------------------------
+
+@dataclass
+class SoakResult:
+    sessions: list[tuple[str, dict]] = field(default_factory=list)  # (digest, decisions) per session
+    active_seen: set[str] = field(default_factory=set)              # every active digest /v1/status showed
+    failures: list[str] = field(default_factory=list)
+    swap_seconds: list[float] = field(default_factory=list)         # good uploads: request sent -> active
+    reject_seconds: list[float] = field(default_factory=list)       # bad uploads: request sent -> refused
+    elapsed: float = 0.0
+
+
+def soak(url: str, uploads: Sequence[tuple[bytes, bool]], clients: int = 4, deadline: float = 40.0,
+         at_least: float = 0.0, body_format: str = "yaml") -> SoakResult:
+    """Run sessions from ``clients`` threads while ``uploads`` (archive, is_good) are PUT one after another
+    (and for ``at_least`` seconds in all: with no uploads, a baseline).  The cluster is sent as
+    YAML (what ``kubectl get -o yaml`` prints) or JSON (what a program would send)."""
+    result, stop, lock = SoakResult(), threading.Event(), threading.Lock()
+    if body_format == "json":
+        body = json.dumps(list(yaml.safe_load_all(cluster_text()))).encode()
+    else:
+        body = cluster_text().encode()
+    content_type = f"application/{body_format}"
+
+    def sessions() -> None:
+        with httpx.Client(base_url=url, timeout=30) as client:
+            while not stop.is_set():
+                response = client.post("/v1/sessions", content=body, headers={"content-type": content_type})
+                with lock:
+                    if response.status_code != 200:
+                        result.failures.append(f"session: {response.status_code} {response.text[:200]}")
+                    else:
+                        answer = response.json()
+                        result.sessions.append((answer["bundle"]["digest"], answer["decisions"]))
+
+    def status() -> None:
+        with httpx.Client(base_url=url, timeout=30) as client:
+            while not stop.is_set():
+                result.active_seen.add(client.get("/v1/status").json()["active"]["digest"])
+                time.sleep(0.005)
+
+    threads = [threading.Thread(target=sessions) for _ in range(clients)] + [threading.Thread(target=status)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    try:
+        with httpx.Client(base_url=url, timeout=30, headers=admin_headers()) as admin:
+            for data, good in uploads:
+                if time.perf_counter() - started > deadline:
+                    result.failures.append("deadline reached before every upload was made")
+                    break
+                sent = time.perf_counter()
+                response = admin.put("/v1/bundles/active", content=data)
+                took = time.perf_counter() - sent
+                if good and response.status_code == 200 and response.json()["outcome"] == "activated":
+                    result.swap_seconds.append(took)
+                elif not good and response.status_code == 422:
+                    result.reject_seconds.append(took)
+                else:
+                    result.failures.append(f"upload (good={good}): {response.status_code} {response.text[:200]}")
+        time.sleep(max(0.0, at_least - (time.perf_counter() - started)))
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+    result.elapsed = time.perf_counter() - started
+    return result
+
+
+def soak_plan(folder: Path, key: Ed25519PrivateKey, rounds: int) -> tuple[list[tuple[bytes, bool]], dict[str, dict]]:
+    """``rounds`` x (good, good, broken): the broken third cycles through a compile error, an
+    unsigned bundle, a bundle signed by an untrusted key and one altered after signing.
+    Returns the uploads and, per good digest, the decisions its sessions must make."""
+    ns = namespaces()
+    variants = [ns] + [[n] for n in ns] + [[]]
+    stranger = new_key()
+    uploads: list[tuple[bytes, bool]] = []
+    expected: dict[str, dict] = {}
+    for i in range(rounds * 3):
+        bundle = write_bundle(folder / f"r{i}", str(100 + i), variants[i % len(variants)])
+        if i % 3 < 2:
+            data = archive(bundle, key)
+            expected[read_archive(data, "plan").digest] = expected_decisions(bundle)
+            uploads.append((data, True))
+            continue
+        kind = (i // 3) % 4
+        if kind == 0:
+            (bundle / "plugins" / "site.policy").write_text(GATE_POLICY.replace("allowed\n", "alowed\n"))
+            data = archive(bundle, key)
+        elif kind == 1:
+            data = archive(bundle)
+        elif kind == 2:
+            data = archive(bundle, stranger)
+        else:
+            signed = read_archive(archive(bundle, key), "plan")
+            altered = dict(signed.files, **{"plugins/site.policy": GATE_POLICY.replace('"namespace', '"ns').encode()})
+            data = pack(altered, signed.signature)
+        uploads.append((data, False))
+    return uploads, expected

@@ -1,0 +1,447 @@
+"""`fumarole check`: every code from a real input, broken copies of our own policies, all formats."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from policy_lang.codes import CODES, STRICT_ONLY
+from runtime.scenario import scenario_files
+
+ROOT = Path(__file__).resolve().parent.parent
+STDLIB = ROOT / "policies" / "volcano"
+CASES = Path(os.environ.get("FUMAROLE_CONFORMANCE", ROOT / "tests" / "conformance" / "cases"))
+
+
+def write(folder: Path, files: dict[str, str | bytes]) -> None:
+    for name, text in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+        else:
+            path.write_text(text)
+
+
+def check_json(cli, *args: str) -> tuple[int, dict]:
+    result = cli("check", "--format", "json", *args)
+    assert "Traceback" not in result.out + result.err
+    return result.code, json.loads(result.out)
+
+
+def codes(report: dict) -> set[str]:
+    return {d["code"] for d in report["diagnostics"]}
+
+
+# -- one real input per code -------------------------------------------------------------------
+
+PLUGIN = "plugin x\n\n"
+BUNDLE = "apiVersion: fumarole/v1\nkind: PolicyBundle\nmetadata: {name: b}\n"
+NODE = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '2'}}\n"
+POD = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p1\n  namespace: ns\n"
+       "  annotations: {scheduling.k8s.io/group-name: nogroup}\nspec: {containers: [{name: c}]}\n"
+       "status: {phase: Pending}\n")
+
+TRIGGERS: dict[str, dict[str, str | bytes]] = {
+    "P001": {"a.policy": PLUGIN + "on open:\n    let a = 1 @ 2\n"},
+    "P002": {"a.policy": PLUGIN + "on open:\n        let a = 1\n    let b = 2\n"},
+    "E100": {"a.policy": PLUGIN + "on open:\n    let a = nope\n"},
+    "E101": {"a.policy": PLUGIN + "on overused(queue) = queue.reclaimble\n"},
+    "E102": {"a.policy": PLUGIN + "on job_ready(job) = job.ready_now()\n"},
+    "E103": {"a.policy": PLUGIN + "state s: Thing\n"},
+    "E104": {"a.policy": PLUGIN + "on job_ordr(job):\n    order by job.priority\n"},
+    "E105": {"a.policy": PLUGIN + "on open:\n    let f = len\n"},
+    "E110": {"a.policy": PLUGIN + "on open:\n    let a: int = \"text\"\n"},
+    "E111": {"a.policy": PLUGIN + "on open:\n    let a = len([1], [2])\n"},
+    "E112": {"a.policy": PLUGIN + "on open:\n    let a = len([1], of: 2)\n"},
+    "E113": {"a.policy": PLUGIN + "on node_order(task, node) = float(task.job.priority)\n"},
+    "E120": {"a.policy": PLUGIN + "on job_pipelined(job):\n    for t in job.tasks:\n        victim t\n"},
+    "E121": {"a.policy": PLUGIN + "on job_order(a, b, c):\n    return 0\n"},
+    "E122": {"a.policy": PLUGIN + "def f(x: int) -> int:\n    let y = x\n"},
+    "E123": {"a.policy": PLUGIN + "on job_pipelined(job):\n    return 1\n"},
+    "E130": {"a.policy": PLUGIN + "let A = 1\nlet A = 2\n"},
+    "E131": {"a.policy": PLUGIN + "arg n: int = 1\n\non open:\n    n = 2\n"},
+    "E132": {"a.policy": PLUGIN + "def f(x: int) -> int = g(x)\ndef g(x: int) -> int = f(x)\n"},
+    "E133": {"a.policy": PLUGIN + "on open:\n    let a = 1 when true\n"},
+    "E140": {"a.policy": PLUGIN + "arg who: Task\n"},
+    "E141": {"a.policy": PLUGIN + "on job_ready(job) = len(job.tasks_in(\"Runing\")) > 0\n"},
+    "E150": {"a.policy": PLUGIN + "use nowhere\n"},
+    "W200": {"a.policy": PLUGIN + "arg unused: int = 1\n"},
+    "W201": {"a.policy": PLUGIN + "def helper() -> int = 1\n"},
+    "W202": {"a.policy": PLUGIN + "let LIMIT = 1\n\non open:\n    let LIMIT = 2\n    let b = LIMIT\n"},
+    "W204": {"a.policy": PLUGIN + "on open:\n    1 + 2\n"},
+    "W210": {"a.policy": PLUGIN + "on reclaimable(r, cs):\n    for c in cs:\n"
+                                  "        victim c when c.status == \"Running\" and c.status == \"Pending\"\n"},
+    "C000": {"volcano-scheduler.conf": "actions: [unclosed\n"},
+    "C001": {"volcano-scheduler.conf": "- actions\n"},
+    "C002": {"volcano-scheduler.conf": "actions: allocate\nteirs: []\n"},
+    "C003": {"volcano-scheduler.conf": "actions: allocate\ntiers: 5\n"},
+    "C004": {"volcano-scheduler.conf": "actions: reclaim\ntiers:\n- plugins:\n  - {name: gang, enabledReclaimable: true}\n"},
+    "C005": {"volcano-scheduler.conf": "actions: allocate\ntiers:\n- plugins:\n  - {name: gang, enableJobOrder: 1}\n"},
+    "C010": {"volcano-scheduler.conf": "actions: allocate\ntiers:\n- plugins:\n"
+                                       "  - {name: binpack, arguments: {binpack.wieght: 2}}\n"},
+    "C011": {"b/bundle.yaml": BUNDLE + "sources: [p.policy]\nactions: [allocate]\ntiers:\n- plugins:\n  - {name: x}\n",
+             "b/p.policy": PLUGIN + "arg limit: int\n\non overused(queue) = queue.weight > limit\n"},
+    "C012": {"volcano-scheduler.conf": "actions: allocate\ntiers:\n- plugins:\n"
+                                       "  - {name: binpack, arguments: {binpack.weight: heavy}}\n"},
+    "C020": {"volcano-scheduler.conf": "actions: enqueue, alocate\ntiers: []\n"},
+    "C021": {"volcano-scheduler.conf": "actions: allocate\ntiers:\n- plugins:\n  - {name: gangg}\n"},
+    "C022": {"volcano-scheduler.conf": "actions: allocate\ntiers:\n- plugins:\n  - {name: proportion}\n"
+                                       "  - {name: drf, enableHierarchy: true}\n"},
+    "C030": {"volcano-scheduler.conf": "actions: allocate\ntiers:\n- plugins:\n  - {name: gang}\n"
+                                       "- plugins:\n  - {name: gang}\n"},
+    "B000": {"b/bundle.yaml": BUNDLE + "tiers: [\n"},
+    "B001": {"b/bundle.yaml": BUNDLE + "acitons: [allocate]\n"},
+    "B002": {"b/bundle.yaml": BUNDLE + "sources: [plugins/*.policy]\n"},
+    "B010": {"b/bundle.yaml": BUNDLE + "hooks:\n  reclaimables: {combine: intersect}\n"},
+    "B011": {"b/bundle.yaml": BUNDLE + "hooks:\n  reclaimable: {combine: intersekt}\n"},
+    "B012": {"b/bundle.yaml": BUNDLE + "hooks:\n  job_order: {combine: sum}\n"},
+    "K001": {"cluster.yaml": "apiVersion: v1\nkind: Node\nmetadata: {name: [\n"},
+    "K002": {"cluster.yaml": NODE + "---\napiVersion: v1\nkind: Nod\nmetadata: {name: n2}\n"},
+    "K003": {"cluster.yaml": NODE.replace("'2'", "'two'")},
+    "K004": {"cluster.yaml": "apiVersion: v1\nkind: Node\nmetadata: {}\n"},
+    "K005": {"cluster.yaml": "apiVersion: v1\nkind: List\nitems: [5]\n"},
+    "K006": {"cluster.yaml": NODE + "---\n" + NODE},
+    "K101": {"cluster.yaml": "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+                             "metadata: {name: pg, namespace: ns}\nspec: {queue: nowhere, minMember: 1}\n"},
+    "K102": {"cluster.yaml": POD},
+    "S001": {"case.yaml": "expect: {binds: {}\n"},
+    "S002": {"case.yaml": "name: no-config\nexpect: {}\n"},
+    "F001": {"a.policy": b"plugin x\n\xff\xfe\n"},
+    "F003": {"notes.txt": "hello\n"},
+}
+
+
+@pytest.mark.parametrize("code", sorted(TRIGGERS))
+def test_each_code_from_a_real_input(cli, tmp_path, code):
+    write(tmp_path, TRIGGERS[code])
+    targets = [str(tmp_path / name) for name in TRIGGERS[code] if "/" not in name] + \
+        sorted({str(tmp_path / name.split("/")[0]) for name in TRIGGERS[code] if "/" in name})
+    strict = ["--strict"] if code in STRICT_ONLY else []
+    status, report = check_json(cli, *strict, *targets)
+    assert code in codes(report), report["diagnostics"]
+    diag = next(d for d in report["diagnostics"] if d["code"] == code)
+    assert diag["line"] >= 1 and diag["column"] >= 1 and diag["message"]
+    assert status == (2 if code.startswith("F") else 1 if diag["severity"] == "error" else 0)
+
+
+def test_strict_only_codes_need_strict(cli, tmp_path):
+    write(tmp_path, TRIGGERS["W200"])
+    _, report = check_json(cli, str(tmp_path))
+    assert "W200" not in codes(report)
+
+
+def test_no_such_path_is_a_usage_error(cli, tmp_path):
+    status, report = check_json(cli, str(tmp_path / "missing.policy"))
+    assert status == 2 and codes(report) == {"F002"}
+
+
+def test_internal_error_is_reported_not_raised(cli, tmp_path, monkeypatch):
+    import runtime.check
+
+    def broken(*args, **kwargs):
+        raise ValueError("boom")
+
+    monkeypatch.setattr(runtime.check, "load_cluster", broken)
+    write(tmp_path, {"cluster.yaml": NODE, "a.policy": TRIGGERS["E101"]["a.policy"]})
+    status, report = check_json(cli, str(tmp_path))
+    assert status == 2 and {"F004", "E101"} <= codes(report)
+
+
+def test_runtime_failure_is_r001(cli, tmp_path):
+    write(tmp_path, {
+        "b/bundle.yaml": BUNDLE + "sources: [p.policy]\nactions: [allocate]\ntiers:\n- plugins:\n  - {name: x}\n",
+        "b/p.policy": PLUGIN + "on open:\n    let m: map[string, int] = {}\n    let v = m[\"missing\"]\n",
+    })
+    result = cli("run", str(ROOT / "examples" / "cluster.yaml"), "--bundle", str(tmp_path / "b"))
+    assert result.code == 2 and "error[R001]" in result.err and "Traceback" not in result.err
+    assert "p.policy:5:" in result.err
+
+
+# -- hints and places ------------------------------------------------------------------------------
+
+def test_misspelt_attribute_suggests_the_right_one(cli, tmp_path):
+    write(tmp_path, TRIGGERS["E101"])
+    _, report = check_json(cli, str(tmp_path))
+    (diag,) = report["diagnostics"]
+    assert "unknown attribute 'reclaimble' of Queue" in diag["message"]
+    assert diag["hint"] == "did you mean 'reclaimable'?"
+
+
+def test_misspelt_switch_suggests_volcano_spelling(cli, tmp_path):
+    write(tmp_path, TRIGGERS["C004"])
+    _, report = check_json(cli, str(tmp_path))
+    (diag,) = report["diagnostics"]
+    assert (diag["line"], diag["column"]) == (4, 18)
+    assert diag["hint"] == "did you mean 'enableReclaimable'?"
+
+
+def test_manifest_schema_error_points_at_the_yaml_key(cli, tmp_path):
+    write(tmp_path, TRIGGERS["B001"])
+    _, report = check_json(cli, str(tmp_path / "b"))
+    (diag,) = report["diagnostics"]
+    assert (diag["line"], diag["column"]) == (4, 1)
+    assert diag["hint"] == "did you mean 'actions'?"
+
+
+def test_text_output_has_caret_excerpt_and_hint(cli, tmp_path):
+    write(tmp_path, TRIGGERS["E101"])
+    result = cli("check", str(tmp_path))
+    lines = result.out.splitlines()
+    assert re.match(r".*a\.policy:3:28: error\[E101\]: unknown attribute 'reclaimble' of Queue$", lines[0])
+    assert lines[1].endswith("on overused(queue) = queue.reclaimble")
+    assert lines[2].strip() == "^" * len("reclaimble")
+    assert lines[3] == "  hint: did you mean 'reclaimable'?"
+    assert lines[-1] == "checked 1 file: 1 error, 0 warnings"
+
+
+def test_a_bundle_reports_every_stage_in_one_run(cli, tmp_path):
+    write(tmp_path, {
+        "b/bundle.yaml": BUNDLE + "sources: [plugins/*.policy]\nactions: [allocate, reclam]\ntiers:\n- plugins:\n"
+                       "  - {name: gang, enabledReclaimable: true}\n  - {name: nosuch}\n  - {name: broken}\n"
+                       "  - {name: mine, arguments: {limit: x}}\nhooks:\n  reclaimable: {combine: intersekt}\n",
+        "b/plugins/mine.policy": "plugin mine\n\narg limit: int\n\non overused(queue) = queue.weight > limit\n",
+        "b/plugins/broken.policy": "plugin broken\n\non overused(queue) = queue.wieght >\n",
+    })
+    status, report = check_json(cli, str(tmp_path / "b"))
+    assert status == 1
+    assert codes(report) == {"C020", "C004", "C021", "C012", "B011", "P001"}
+    # the plugin whose file does not parse is not also an "unknown plugin"
+    assert not any("broken" in d["message"] for d in report["diagnostics"] if d["code"] == "C021")
+
+
+def test_a_policy_inside_a_bundle_is_checked_in_its_bundle(cli):
+    status, report = check_json(cli, str(ROOT / "examples" / "site-min-runtime" / "plugins" / "min_runtime.policy"))
+    assert status == 0 and any(f.endswith("bundle.yaml") for f in report["files"])
+
+
+# -- broken copies of our own policies ----------------------------------------------------------------
+
+def broken_copy(tmp_path: Path, name: str, edit) -> Path:
+    source = STDLIB / name
+    target = tmp_path / Path(name).name
+    lines = source.read_text().splitlines(keepends=True)
+    target.write_text("".join(edit(lines)))
+    return target
+
+
+def test_garbage_on_a_line(cli, tmp_path):
+    path = broken_copy(tmp_path, "plugins/proportion.policy",
+                       lambda ls: ls[:29] + ["    $$ garbage $$\n"] + ls[29:])
+    status, report = check_json(cli, str(path))
+    assert status == 1
+    assert [(d["code"], d["line"]) for d in report["diagnostics"]] == [("P001", 30)]
+
+
+def test_file_truncated_mid_rule(cli, tmp_path):
+    original = (STDLIB / "plugins/gang.policy").read_text()
+    cut = original.index("spare[job] -= 1") + len("spare[job] -=")  # an assignment without its value
+    path = tmp_path / "gang.policy"
+    path.write_text(original[:cut])
+    status, report = check_json(cli, str(path))
+    assert status == 1
+    (diag,) = report["diagnostics"]
+    assert diag["code"] == "P001" and diag["line"] == original[:cut].count("\n") + 1
+
+
+def test_misspelt_attribute_in_our_reclaim_action(cli, tmp_path):
+    path = broken_copy(tmp_path, "actions/reclaim.policy",
+                       lambda ls: [l.replace("queue.reclaimable", "queue.reclaimble") for l in ls])
+    line = next(i for i, l in enumerate(path.read_text().splitlines(), 1) if "reclaimble" in l)
+    status, report = check_json(cli, str(path))
+    assert status == 1
+    (diag,) = report["diagnostics"]
+    assert (diag["code"], diag["line"], diag["hint"]) == ("E101", line, "did you mean 'reclaimable'?")
+
+
+def test_two_broken_files_in_one_run(cli, tmp_path):
+    one = broken_copy(tmp_path, "plugins/drf.policy", lambda ls: ls[:10] + ["%%%\n"] + ls[10:])
+    two = broken_copy(tmp_path, "plugins/priority.policy",
+                      lambda ls: [l.replace("job.priority", "job.priorty") for l in ls])
+    status, report = check_json(cli, str(one), str(two))
+    assert status == 1
+    assert {(Path(d["file"]).name, d["code"]) for d in report["diagnostics"]} >= {
+        ("drf.policy", "P001"), ("priority.policy", "E101")}
+
+
+# -- output formats --------------------------------------------------------------------------------
+
+@pytest.fixture
+def two_problems(tmp_path) -> Path:
+    write(tmp_path, {"a.policy": TRIGGERS["E101"]["a.policy"],
+                     "b.policy": "plugin y\n\narg unused: int = 1\n\non open:\n    1 + 2\n"})
+    return tmp_path
+
+
+def test_json_format(cli, two_problems):
+    status, report = check_json(cli, str(two_problems))
+    assert status == 1
+    assert report["summary"] == {"files": 2, "errors": 1, "warnings": 1, "failed": True}
+    assert {d["code"] for d in report["diagnostics"]} == {"E101", "W204"}
+
+
+def test_sarif_format(cli, two_problems):
+    result = cli("check", "--format", "sarif", str(two_problems))
+    sarif = json.loads(result.out)
+    assert sarif["version"] == "2.1.0" and sarif["$schema"].endswith("sarif-2.1.0.json")
+    (run,) = sarif["runs"]
+    rules = [r["id"] for r in run["tool"]["driver"]["rules"]]
+    assert rules == ["E101", "W204"]
+    for res in run["results"]:
+        assert run["tool"]["driver"]["rules"][res["ruleIndex"]]["id"] == res["ruleId"]
+        assert res["level"] in ("error", "warning")
+        region = res["locations"][0]["physicalLocation"]["region"]
+        assert region["startLine"] >= 1 and region["endColumn"] > region["startColumn"]
+        assert res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+
+
+def test_github_format(cli, two_problems):
+    result = cli("check", "--format", "github", str(two_problems))
+    commands = [l for l in result.out.splitlines() if l.startswith("::")]
+    assert len(commands) == 2
+    pattern = re.compile(r"^::(error|warning) file=[^,]+,line=\d+,col=\d+,endLine=\d+,endColumn=\d+,title=[^:]+::.+$")
+    assert all(pattern.match(c) for c in commands)
+    assert any(c.startswith("::error ") and "line=3,col=28" in c and "%0Ahint: did you mean" in c for c in commands)
+
+
+def test_junit_format(cli, two_problems):
+    result = cli("check", "--format", "junit", "--fail-on", "warning", str(two_problems))
+    assert result.code == 1
+    suites = ET.fromstring(result.out)
+    suite = suites.find("testsuite")
+    assert suite.get("tests") == "2" and suite.get("failures") == "2"
+    assert {c.find("failure").get("type") for c in suite.iter("testcase")} == {"E101", "W204"}
+
+
+def test_fail_on_warning(cli, tmp_path):
+    write(tmp_path, TRIGGERS["W204"])
+    assert cli("check", str(tmp_path)).code == 0
+    assert cli("check", "--fail-on", "warning", str(tmp_path)).code == 1
+
+
+def test_bad_option_is_a_usage_error(cli):
+    assert cli("check", "--format", "xml", "policies").code == 2
+
+
+# -- the project's own files -----------------------------------------------------------------------
+
+def test_our_policies_and_examples_pass_strict(cli):
+    status, report = check_json(cli, "--strict", str(ROOT / "policies"), str(ROOT / "examples"))
+    assert report["diagnostics"] == [] and status == 0
+    assert len(report["files"]) > 20
+
+
+def _stdlib_names() -> tuple[set[str], set[str]]:
+    actions = {p.stem for p in (STDLIB / "actions").glob("*.policy")}
+    plugins = {p.stem for p in (STDLIB / "plugins").glob("*.policy")}
+    return actions, plugins
+
+
+CASE_FILES = scenario_files([CASES]) if CASES.exists() else []
+
+
+@pytest.mark.parametrize("path", CASE_FILES, ids=[str(p.relative_to(CASES)) for p in CASE_FILES])
+def test_conformance_configurations_pass(cli, path):
+    import yaml
+
+    scheduler = (yaml.safe_load(path.read_text()) or {}).get("scheduler") or {}
+    actions, plugins = _stdlib_names()
+    wanted_actions = {a.strip() for a in str(scheduler.get("actions", "")).split(",") if a.strip()}
+    wanted_plugins = {p.get("name") for tier in scheduler.get("tiers") or [] for p in tier.get("plugins") or []}
+    missing = (wanted_actions - actions) | (wanted_plugins - plugins)
+    if missing:
+        pytest.skip(f"needs {', '.join(sorted(missing))}, not in the standard library yet")
+    status, report = check_json(cli, str(path))
+    assert [d for d in report["diagnostics"] if d["severity"] == "error"] == [] and status == 0
+
+
+# -- the catalogue and its documentation --------------------------------------------------------------
+
+def emitted_codes() -> set[str]:
+    found = set()
+    for folder in ("policy_lang", "runtime"):
+        for path in (ROOT / folder).rglob("*.py"):
+            found |= set(re.findall(r"[\"']([A-Z]\d{3})[\"']", path.read_text()))
+    return found
+
+
+def test_every_emitted_code_is_in_the_catalogue():
+    assert emitted_codes() - set(CODES) == set()
+
+
+def test_every_code_is_documented_with_an_example():
+    doc = (ROOT / "docs" / "diagnostics.md").read_text()
+    sections = dict(re.findall(r"^### ([A-Z]\d{3})\b.*?\n(.*?)(?=^### |\Z)", doc, re.MULTILINE | re.DOTALL))
+    missing = sorted(set(CODES) - set(sections))
+    assert not missing, f"docs/diagnostics.md lacks {missing}"
+    without_example = sorted(code for code, body in sections.items() if "```" not in body)
+    assert not without_example, f"no example for {without_example}"
+
+
+def test_examples_stay_clean_wherever_they_are(cli, tmp_path):
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    status, report = check_json(cli, str(tmp_path / "examples"))
+    assert status == 0, report["diagnostics"]
+
+
+# -- the published schema ---------------------------------------------------------------------------
+
+def test_schema_command_prints_a_self_contained_schema(cli):
+    import jsonschema
+    import yaml
+
+    result = cli("schema")
+    assert result.code == 0
+    schema = json.loads(result.out)
+    refs = re.findall(r'"\$ref": "([^"]+)"', result.out)
+    assert refs and all(ref.startswith("#/") for ref in refs)
+    validator = jsonschema.Draft202012Validator(schema)
+    for manifest in ROOT.glob("examples/**/bundle.yaml"):
+        assert list(validator.iter_errors(yaml.safe_load(manifest.read_text()))) == []
+    bad = {"apiVersion": "fumarole/v1", "kind": "PolicyBundle", "metadata": {"name": "x"},
+           "hooks": {"reclaimable": {"combine": "intersekt"}}}
+    assert list(validator.iter_errors(bad))
+    assert json.loads(cli("schema", "hooks").out)["title"] == "fumarole hook catalogue"
+
+
+# -- codes of the archive layer that no other test reaches ------------------------------------------
+
+def test_a020_a030_from_the_bundle_commands(cli, tmp_path):
+    (tmp_path / "empty").mkdir()
+    built = cli("bundle", "build", str(tmp_path / "empty"), "-o", str(tmp_path / "x.tar.gz"))
+    assert built.code == 2 and "error[A020]" in built.err and "Traceback" not in built.err
+    archive = tmp_path / "site.tar.gz"
+    assert cli("bundle", "build", str(ROOT / "examples" / "site-min-runtime"), "-o", str(archive)).code == 0
+    signed = cli("bundle", "sign", str(archive), "--key", str(ROOT / "README.md"))
+    assert signed.code == 2 and "error[A030]" in signed.err and "Traceback" not in signed.err
+
+
+def test_rules_that_can_never_match(tmp_path):
+    from policy_lang.lint import never_matching
+    from policy_lang.parser import parse
+
+    source = PLUGIN + (
+        "on reclaimable(r, cs):\n"
+        "    for c in cs:\n"
+        "        victim c when c.preemptable and not c.preemptable\n"                      # 5: x and not x
+        "        victim c when c.pod_priority > 10 and c.pod_priority <= 10\n"            # 6: empty range
+        "        victim c when c.status != \"Running\" and c.status == \"Running\"\n"     # 7
+        "        if c.status == \"Running\":\n"
+        "            pass\n"
+        "        elif c.status == \"Running\":\n"                                         # 10: decided earlier
+        "            pass\n"
+        "        victim c when c.pod_priority > 1 and c.pod_priority < 5\n"               # fine
+        "        victim c when c.status == \"Running\" or c.status == \"Pending\"\n"      # fine
+        "        victim c when c.job != none and c.job.priority > 1\n"                    # fine
+        "        if c.preemptable:\n"
+        "            pass\n"
+        "        elif c.pod_priority > 3:\n"                                              # fine
+        "            pass\n")
+    lines = sorted(d.span.line for d in never_matching(parse(source, "x.policy")))
+    assert lines == [5, 6, 7, 10]

@@ -1,0 +1,149 @@
+"""The queue hierarchy (runtime/hierarchy.py) and the plugins that read it: capacity and HDRF."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from runtime.bundle import build_bundle
+from runtime.config import config_from_document
+from runtime.hierarchy import build_queue_tree
+from runtime.kube import cluster_from_objects, queue_from_object
+from runtime.scenario import run_file, scenario_files
+from runtime.session import Session
+from runtime.yamlpos import load_all
+
+# Authored scenarios: HDRF (no upstream session test fits our tiers) and capacity's dry-run hooks.
+SCENARIOS = [Path(__file__).parent / "scenarios" / area for area in ("hdrf", "capacity")]
+
+
+def queue(name: str, parent: str = "") -> dict:
+    spec = {"weight": 1, **({"parent": parent} if parent else {})}
+    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": name}, "spec": spec,
+            "status": {"state": "Open"}}
+
+
+def tree_of(*links: tuple[str, str]):
+    return build_queue_tree([queue_from_object(queue(name, parent)) for name, parent in links])
+
+
+def names(queues) -> list[str]:
+    return [q.name for q in queues]
+
+
+# -- the tree ----------------------------------------------------------------------
+
+def test_sound_tree_links_parents_and_children():
+    tree = tree_of(("root", ""), ("eng", ""), ("ml", "eng"), ("web", "eng"), ("ops", "root"))
+    assert tree.ok and not tree.problems
+    by_name = tree.queues
+    assert names(tree.ancestors(by_name["ml"])) == ["root", "eng"]
+    assert names(tree.ancestors(by_name["root"])) == []
+    assert names(tree.children(by_name["eng"])) == ["ml", "web"]
+    assert names(tree.children(by_name["ml"])) == []
+    top_down = names(tree.top_down)
+    assert top_down[0] == "root" and sorted(top_down) == ["eng", "ml", "ops", "root", "web"]
+    assert top_down.index("eng") < top_down.index("ml")
+
+
+def test_root_ignores_its_own_parent():
+    tree = tree_of(("root", "elsewhere"), ("a", ""))
+    assert tree.ok
+    assert names(tree.ancestors(tree.queues["a"])) == ["root"]
+
+
+def test_missing_parent_names_the_queue():
+    tree = tree_of(("root", ""), ("a", "ghost"), ("b", "a"))
+    assert not tree.ok
+    assert [(p.queue.name, p.message) for p in tree.problems] == [
+        ("a", "queue 'a' has parent 'ghost', which is not a queue")]
+    assert names(tree.top_down) == ["root"]
+
+
+def test_cycle_names_its_first_queue_and_the_chain():
+    tree = tree_of(("root", ""), ("x", "z"), ("y", "x"), ("z", "y"), ("leaf", "y"))
+    assert not tree.ok
+    assert [(p.queue.name, p.message) for p in tree.problems] == [
+        ("x", "queue 'x' is its own ancestor: spec.parent links x -> z -> y -> x")]
+
+
+def test_missing_root_is_a_missing_parent():
+    tree = tree_of(("a", ""), ("b", "a"))
+    assert not tree.ok and tree.root is None
+    assert [p.queue.name for p in tree.problems] == ["a"]
+
+
+def test_no_queues_is_not_a_tree():
+    assert not build_queue_tree([]).ok
+
+
+def test_problem_points_at_spec_parent():
+    text = ("apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: root}\n---\n"
+            "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: a}\n"
+            "spec:\n  weight: 1\n  parent: nowhere\n")
+    cluster = cluster_from_objects(load_all(text), "c.yaml", text)
+    tree = build_queue_tree(queue_from_object(obj) for obj in cluster.queues)
+    diagnostic = tree.problems[0].diagnostic("c.yaml")
+    assert diagnostic.code == "K110" and diagnostic.location == "c.yaml:10:3"
+
+
+# -- sessions and the command line ---------------------------------------------------
+
+NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+        "status": {"allocatable": {"cpu": "4", "memory": "4Gi", "pods": "10"}}}
+POD = {"apiVersion": "v1", "kind": "Pod",
+       "metadata": {"uid": "ns-p1", "namespace": "ns", "name": "p1",
+                    "annotations": {"scheduling.k8s.io/group-name": "pg1"}},
+       "spec": {"containers": [{"resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]},
+       "status": {"phase": "Pending"}}
+PODGROUP = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+            "metadata": {"namespace": "ns", "name": "pg1"},
+            "spec": {"queue": "leaf", "minMember": 1}, "status": {"phase": "Inqueue"}}
+
+
+def capacity_config(hierarchy: bool) -> dict:
+    return {"actions": "allocate", "tiers": [{"plugins": [{"name": "capacity", "enableHierarchy": hierarchy}]}]}
+
+
+def session_for(objects: list[dict], config: dict) -> Session:
+    bundle = build_bundle(config_from_document(config))
+    return Session(bundle, cluster_from_objects(objects))
+
+
+def test_hierarchy_switch_is_read_from_the_plugin_entry():
+    objects = [NODE, queue("root")]
+    assert session_for(objects, capacity_config(True)).hierarchy_enabled("capacity")
+    assert not session_for(objects, capacity_config(False)).hierarchy_enabled("capacity")
+    assert not session_for(objects, capacity_config(True)).hierarchy_enabled("drf")
+
+
+@pytest.mark.parametrize("elsewhere, binds, problems", [([], 1, []), ([("x", "y"), ("y", "x")], 0, ["x"])])
+def test_broken_hierarchy_makes_capacity_not_ready(elsewhere, binds, problems):
+    """A cycle anywhere stops the plugin, even far from the job's queue (Volcano: "not ready")."""
+    queues = [queue("root"), queue("mid"), queue("leaf", "mid")] + [queue(n, p) for n, p in elsewhere]
+    session = session_for([NODE, *queues, PODGROUP, POD], capacity_config(True))
+    decisions = session.run()
+    assert len(decisions.binds) == binds
+    assert [p.queue.name for p in session.problems] == problems
+
+
+def test_run_reports_a_broken_hierarchy_as_a_configuration_error(cli, tmp_path):
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text("\n---\n".join(json.dumps(o) for o in [NODE, queue("root"), queue("a", "b"), queue("b", "a")]))
+    conf = tmp_path / "scheduler.conf"
+    conf.write_text(json.dumps(capacity_config(True)))
+    result = cli("run", str(cluster), "--config", str(conf))
+    assert result.code == 2
+    assert "error[K110]: queue 'a' is its own ancestor: spec.parent links a -> b -> a" in result.err
+    conf.write_text(json.dumps(capacity_config(False)))
+    assert cli("run", str(cluster), "--config", str(conf)).code == 0
+
+
+# -- authored scenarios ----------------------------------------------------------------
+
+@pytest.mark.parametrize("path", scenario_files(SCENARIOS), ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_scenario(path: Path):
+    outcome = run_file(path)
+    assert outcome.passed, outcome.difference
