@@ -6,7 +6,9 @@ decision in order, and each victim hook's answer is traced back to a rule: a
 candidate a plugin selected points at its ``victim`` statement (and the guard
 that let it through); a candidate it left out points at the last decision
 taken while the plugin looked at that candidate -- the ``when`` that was false,
-the ``continue when`` that was true.
+the ``continue when`` that was true.  A plugin that ruled a task out before
+any victim hook saw it (``preempt_candidate`` / ``reclaim_candidate``
+answering false) is named with its hook.
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from .probes import Probes, Site
+from .probes import HookSite, Probes, Site
 from .scenario import Outcome, Scenario, run_file
 
 VICTIM_HOOKS = ("preemptable", "reclaimable")
+CANDIDATE_HOOKS = ("preempt_candidate", "reclaim_candidate")
 ROUNDS_SHOWN = 2
 
 
@@ -36,21 +39,47 @@ class VictimCall:
     events: list = field(repr=False)
 
 
+@dataclass
+class CandidateCall:
+    """A plugin answering no to "may this task be a victim at all?"."""
+
+    plugin: str
+    hook: str
+    where: HookSite
+    actor: Any
+    task: Any
+    events: list = field(repr=False)
+
+
 class _Recorder:
     """Wraps the victim hooks of instrumented plugins to keep each call and the decisions inside it."""
 
     def __init__(self, probes: Probes) -> None:
         self.probes = probes
         self.calls: list[VictimCall] = []
+        self.vetoes: list[CandidateCall] = []
 
-    def watch(self, kind: str, name: str, builder: Callable) -> Callable:
+    def watch(self, kind: str, name: str, builder: Callable, where: dict[str, HookSite]) -> Callable:
         if kind != "plugin":
             return builder
 
         def build(*args: Any) -> dict:
             hooks = builder(*args)
-            return {hook: self._traced(name, hook, fn) if hook in VICTIM_HOOKS else fn for hook, fn in hooks.items()}
+            return {hook: self._traced(name, hook, fn) if hook in VICTIM_HOOKS else
+                    self._asked(name, hook, where.get(hook, HookSite("?")), fn) if hook in CANDIDATE_HOOKS else fn
+                    for hook, fn in hooks.items()}
         return build
+
+    def _asked(self, plugin: str, hook: str, where: HookSite, fn: Callable) -> Callable:
+        def asked(actor: Any, task: Any) -> bool:
+            events = self.probes.events
+            assert events is not None
+            mark = len(events)
+            result = fn(actor, task)
+            if not result:
+                self.vetoes.append(CandidateCall(plugin, hook, where, actor, task, events[mark:]))
+            return result
+        return asked
 
     def _traced(self, plugin: str, hook: str, fn: Callable) -> Callable:
         def traced(actor: Any, candidates: list) -> tuple:
@@ -89,20 +118,34 @@ def explain(path: Path, outcome: Outcome, scenario_doc: dict) -> list[str]:
     lines: list[str] = []
     for pod, evicted in pods:
         lines.append(f"{pod}: {'evicted, but not expected' if evicted else 'expected to be evicted, but was not'}")
+        vetoes = {(v.plugin, v.hook): v for v in recorder.vetoes if v.task.key == pod}  # the last per plugin
+        lines.extend(f"  {_veto(veto, probes.sites)}" for veto in vetoes.values())
         calls = [c for c in recorder.calls if any(t.key == pod for t in c.candidates)]
         if not calls:
-            lines.append("  no victim hook was asked about it: the action never offered it as a candidate")
+            if not vetoes:
+                lines.append("  no victim hook was asked about it: the action never offered it as a candidate")
             continue
         for round_ in _rounds(calls)[-ROUNDS_SHOWN:]:
             first = round_[0]
             task = next(t for t in first.candidates if t.key == pod)
-            lines.append(f"  {first.hook}({first.actor.key}, {len(first.candidates)} candidates):")
+            count = len(first.candidates)
+            lines.append(f"  {first.hook}({first.actor.key}, {count} candidate{'s' * (count != 1)}):")
             lines.extend(f"    {_verdict(call, task, probes.sites)}" for call in round_)
             answering = [c for c in round_ if c.vote != 0]
             if not evicted and answering and all(any(t is task for t in c.chosen) for c in answering):
                 lines.append("    every plugin that answered selected it: the action took other victims first "
                              "(victim order), or had made room before reaching it")
     return lines
+
+
+def _veto(veto: CandidateCall, sites: list[Site]) -> str:
+    decider = _last_probe(veto.events)
+    if decider is not None:
+        why = f": `{sites[decider[1]].text}` was {'true' if decider[2] else 'false'}"
+    else:
+        why = f": `{veto.where.expression}` is false" if veto.where.expression else ""
+    return (f"{veto.plugin}: ruled it out at {veto.where.location} "
+            f"({veto.hook}({veto.actor.key}, {veto.task.key}) answered false){why}")
 
 
 def _rounds(calls: list[VictimCall]) -> list[list[VictimCall]]:

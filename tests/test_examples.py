@@ -64,17 +64,8 @@ def test_scenario_fails_under_volcano(folder: Path, case: Path):
 
 
 # Stricter: the site plugin itself, not only the bundle's `hooks` combinator,
-# changes the decision.  young-tasks-are-protected does not show this: with
-# intersect-all alone, proportion's answer (the first two candidates of the over-
-# used queue) already picks sweep-0 and sweep-1.
-COMBINATOR_ALONE_DECIDES = {"site-min-runtime/young-tasks-are-protected"}
-
-
-@pytest.mark.parametrize(("folder", "case"), [
-    pytest.param(folder, case, id=name, marks=[pytest.mark.xfail(
-        strict=True, reason="intersect-all without the site plugin decides the same")]
-        if name in COMBINATOR_ALONE_DECIDES else [])
-    for (folder, case), name in zip(CASES, IDS)])
+# changes the decision.
+@pytest.mark.parametrize(("folder", "case"), CASES, ids=IDS)
 def test_scenario_fails_without_the_site_plugin(folder: Path, case: Path):
     scenario = load_scenario(case)
     scenario.bundle = volcano_without_site_plugins(folder, keep_hooks=True)
