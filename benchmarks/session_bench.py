@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.synthetic import SIZES, cluster_objects  # noqa: E402
+from benchmarks.synthetic import SHAPES, SIZES, cluster_objects  # noqa: E402
 from runtime.bundle import build_bundle, default_bundle  # noqa: E402
 from runtime.config import config_from_document  # noqa: E402
 from runtime.kube import cluster_from_objects  # noqa: E402
@@ -49,22 +49,25 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("sizes", nargs="*", default=["S"], choices=sorted(SIZES))
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--shape", action="append", choices=sorted(SHAPES),
+                        help="cluster shape(s) (default: both)")
     args = parser.parse_args()
     configs = {"default": default_bundle(), "with-reclaim": build_bundle(config_from_document(RECLAIM))}
     for size in args.sizes:
-        start = time.perf_counter()
-        cluster = cluster_from_objects(cluster_objects(size))
-        load = time.perf_counter() - start
-        spec = SIZES[size]
-        print(f"size {size}: {spec['nodes']} nodes, {spec['jobs'] * spec['pods_per_job']} pods in "
-              f"{spec['jobs']} jobs, {spec['queues']} queues; cluster load {load * 1000:.0f} ms")
-        for label, bundle in configs.items():
-            runs = [time_session(bundle, cluster) for _ in range(args.repeat)]
-            keys = ["open"] + list(bundle.config.actions) + ["close"]
-            parts = [f"{k} {statistics.median(r[k] for r in runs) * 1000:.0f} ms" for k in keys]
-            total = statistics.median(sum(r[k] for k in keys) for r in runs)
-            print(f"  {label:13s} total {total * 1000:.0f} ms | " + " | ".join(parts)
-                  + f" | binds {runs[0]['binds']}, evictions {runs[0]['evictions']}")
+        for shape in args.shape or sorted(SHAPES, reverse=True):
+            start = time.perf_counter()
+            cluster = cluster_from_objects(cluster_objects(size, shape))
+            load = time.perf_counter() - start
+            spec = SIZES[size]
+            print(f"size {size} ({shape}): {spec['nodes']} nodes, {spec['jobs'] * spec['pods_per_job']} pods in "
+                  f"{spec['jobs']} jobs, {spec['queues']} queues; cluster load {load * 1000:.0f} ms")
+            for label, bundle in configs.items():
+                runs = [time_session(bundle, cluster) for _ in range(args.repeat)]
+                keys = ["open"] + list(bundle.config.actions) + ["close"]
+                parts = [f"{k} {statistics.median(r[k] for r in runs) * 1000:.0f} ms" for k in keys]
+                total = statistics.median(sum(r[k] for k in keys) for r in runs)
+                print(f"  {label:13s} total {total * 1000:.0f} ms | " + " | ".join(parts)
+                      + f" | binds {runs[0]['binds']}, evictions {runs[0]['evictions']}")
 
 
 if __name__ == "__main__":

@@ -1,28 +1,37 @@
 """Synthetic clusters for benchmarks: nodes, queues, and gang jobs, some already running.
 
-Deterministic for a given size and seed, so figures are comparable between runs.
+Two shapes: `roomy` (32-CPU nodes, 40 % of the jobs running, spread over every
+queue) gives allocate a lot of placing to do; `congested` (16-CPU nodes, 60 %
+of the jobs running, all in three queues) leaves the other queues starving, so
+reclaim has work.  Deterministic for a given size, shape and seed, so figures
+are comparable between runs.
 """
 
 from __future__ import annotations
 
 import random
 
+SHAPES = {
+    "roomy": {"node_cpu": 32, "running_fraction": 0.4, "running_queues": None},
+    "congested": {"node_cpu": 16, "running_fraction": 0.6, "running_queues": 3},
+}
 SIZES = {
     "S": {"nodes": 100, "jobs": 100, "pods_per_job": 10, "queues": 10},
     "M": {"nodes": 1000, "jobs": 1000, "pods_per_job": 10, "queues": 10},
 }
 
 
-def cluster_objects(size: str, seed: int = 7, running_fraction: float = 0.4) -> list[dict]:
-    spec = SIZES[size]
+def cluster_objects(size: str, shape: str = "roomy", seed: int = 7) -> list[dict]:
+    spec, form = SIZES[size], SHAPES[shape]
+    cpu_per_node, memory_per_node = str(form["node_cpu"]), f"{form['node_cpu'] * 4}Gi"
     rng = random.Random(seed)
     objects: list[dict] = []
     for i in range(spec["nodes"]):
         objects.append({"apiVersion": "v1", "kind": "Node",
                         "metadata": {"name": f"node-{i:04d}", "labels": {"kubernetes.io/hostname": f"node-{i:04d}",
                                                                          "zone": f"z{i % 3}"}},
-                        "status": {"allocatable": {"cpu": "32", "memory": "128Gi", "pods": "110"},
-                                   "capacity": {"cpu": "32", "memory": "128Gi", "pods": "110"}}})
+                        "status": {"allocatable": {"cpu": cpu_per_node, "memory": memory_per_node, "pods": "110"},
+                                   "capacity": {"cpu": cpu_per_node, "memory": memory_per_node, "pods": "110"}}})
     for q in range(spec["queues"]):
         objects.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
                         "metadata": {"name": f"queue-{q}"}, "spec": {"weight": 1 + q % 3, "reclaimable": True},
@@ -30,11 +39,13 @@ def cluster_objects(size: str, seed: int = 7, running_fraction: float = 0.4) -> 
     node = 0
     for j in range(spec["jobs"]):
         ns, name = f"team-{j % 20}", f"job-{j:05d}"
-        running = rng.random() < running_fraction
+        running = rng.random() < form["running_fraction"]
+        queues = form["running_queues"] if running and form["running_queues"] else spec["queues"]
         cpu = rng.choice([1, 2, 4])
         objects.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
                         "metadata": {"name": name, "namespace": ns},
-                        "spec": {"queue": f"queue-{j % spec['queues']}", "minMember": spec["pods_per_job"],
+                        "spec": {"queue": f"queue-{j % queues}",
+                                 "minMember": spec["pods_per_job"],
                                  "minResources": {"cpu": str(cpu * spec["pods_per_job"]),
                                                   "memory": f"{2 * spec['pods_per_job']}Gi"}},
                         "status": {"phase": "Running" if running else "Pending"}})

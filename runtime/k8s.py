@@ -262,6 +262,7 @@ def _required_node_affinity(task: Task) -> dict | None:
     return required if isinstance(required, dict) else None
 
 
+@_memo
 def has_node_selection(task: Task) -> bool:
     """Whether the NodeAffinity filter has anything to check (its PreFilter does not Skip)."""
     return _spec(task).get("nodeSelector") is not None or _required_node_affinity(task) is not None
@@ -438,6 +439,14 @@ def _normalized_image(name: str) -> str:
     return name if name.rfind(":") > name.rfind("/") else name + ":latest"
 
 
+@_memo
+def _pod_images(task: Task) -> tuple[str, ...]:
+    """The normalised image of every container, init containers first."""
+    spec = _spec(task)
+    return tuple(_normalized_image(str(c.get("image") or ""))
+                 for c in _list(spec, "initContainers") + _list(spec, "containers"))
+
+
 def image_locality_score(task: Task, node: Node, total_nodes: int = 1,
                          nodes_with_image: dict[str, int] | None = None) -> int:
     """ImageLocality raw score in [0, 100].
@@ -448,16 +457,14 @@ def image_locality_score(task: Task, node: Node, total_nodes: int = 1,
     linearly to [0, 100].  Without ``nodes_with_image`` an image counts as held
     by one node.
     """
-    spec = _spec(task)
-    containers = _list(spec, "initContainers") + _list(spec, "containers")
+    images = _pod_images(task)
     sizes = _node_image_sizes(node)
     total = 0
-    for container in containers:
-        name = _normalized_image(str(container.get("image") or ""))
+    for name in images:
         if name in sizes:
             holders = (nodes_with_image or {}).get(name, 1)
             total += int(sizes[name] * (holders / total_nodes))
-    max_threshold = _IMAGE_MAX_CONTAINER_THRESHOLD * len(containers)
+    max_threshold = _IMAGE_MAX_CONTAINER_THRESHOLD * len(images)
     if total < _IMAGE_MIN_THRESHOLD:
         total = _IMAGE_MIN_THRESHOLD
     elif total > max_threshold:
@@ -716,8 +723,11 @@ class K8sView:
         anti-affinity, then existing pods' required anti-affinity towards it.
         The pods are the live view, or the placements of a :class:`PodView`.
         """
-        labels = node.labels
         affinity = _required_terms(task, "podAffinity", True)
+        index = self._with_affinity if placed is None else getattr(placed, "with_affinity", None)
+        if not affinity and not index and index is not None and not _required_terms(task, "podAntiAffinity", True):
+            return None  # nobody has terms that could refuse this pod
+        labels = node.labels
         if affinity:
             counts: Counter[tuple[str, str]] = Counter()
             for other_node, other in self._others(task, placed):
@@ -883,4 +893,6 @@ class K8sView:
             self._image_holders = Counter()
             for n in self.nodes:
                 self._image_holders.update(set(_node_image_sizes(n)))
+        if not any(image in self._image_holders for image in _pod_images(task)):
+            return 0  # no node has any of the pod's images: every node scores the minimum
         return image_locality_score(task, node, len(self.nodes) or 1, self._image_holders)

@@ -264,7 +264,14 @@ class Node:
 
     @property
     def future_idle(self) -> Resource:
-        return self.idle.clone().add(self.releasing).sub(self.pipelined)
+        """idle + releasing - pipelined (Volcano's FutureIdle), as a new vector."""
+        out = self.idle.clone()
+        idle, releasing, pipelined = out, self.releasing, self.pipelined
+        if releasing.milli_cpu or releasing.memory or releasing.scalars:
+            idle.add(releasing)
+        if pipelined.milli_cpu or pipelined.memory or pipelined.scalars:
+            idle.sub(pipelined)
+        return out
 
     def add_task(self, task: Task) -> None:
         if task.node_name and task.node_name != self.name:
