@@ -400,12 +400,27 @@ def _syntax_diagnostic(exc: UnexpectedInput, file: str, text: str) -> Diagnostic
     tok = exc.token
     line = tok.line if tok.line is not None else 1
     col = tok.column if tok.column is not None else 1
+    if tok.type == "_INDENT" and tok.line is not None:
+        line, col = _indented_line(text, tok.line)
+        return Diagnostic("P001", "unexpected indentation", file, Span(line, col),
+                          hint="a line is indented only inside a block (after a line ending with ':')")
     if tok.type in ("_INDENT", "_DEDENT", "$END") or tok.line is None:
         line, col = _previous_token_end(text, getattr(exc, "state", None), exc)
     width = max(1, len(str(tok))) if tok.type not in ("_NL", "_INDENT", "_DEDENT", "$END") else 1
     return Diagnostic("P001", f"unexpected {_describe_token(tok)}", file,
                       Span(line, col, line, col + width),
                       hint=f"expected {_describe_expected(set(exc.expected))}")
+
+
+def _indented_line(text: str, after: int) -> tuple[int, int]:
+    """The first non-blank, non-comment line after line ``after``, and its first column."""
+    lines = text.splitlines()
+    for number in range(after + 1, len(lines) + 1):
+        content = lines[number - 1]
+        stripped = content.lstrip(" \t")
+        if stripped and not stripped.startswith("#"):
+            return number, len(content) - len(stripped) + 1
+    return after, 1
 
 
 def _previous_token_end(text: str, state, exc: UnexpectedToken) -> tuple[int, int]:

@@ -48,3 +48,10 @@ def test_truncated_file_is_a_syntax_error_at_the_end():
     with pytest.raises(FumaroleError) as info:
         parse("plugin p\n\non reclaimable(r, cs):\n    for c in cs:\n        victim c when c.status ==", "t.policy")
     assert info.value.diagnostics[0].span.line == 5
+
+
+def test_stray_indentation_points_at_the_indented_line():
+    with pytest.raises(FumaroleError) as info:
+        parse("plugin p\n\non job_ready(job) = job.is_ready\n  @@garbage\n", "g.policy")
+    d = info.value.diagnostics[0]
+    assert (d.span.line, d.span.col, d.message) == (4, 3, "unexpected indentation")
