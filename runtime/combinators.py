@@ -64,18 +64,11 @@ def intersect(tiers: Tiers) -> Callable:
     def victims(actor, candidates) -> list:
         result = None
         for tier in tiers:
-            for fn in tier:
-                chosen, vote = fn(actor, candidates)
-                if vote == ABSTAIN:
-                    continue
+            for chosen in _answers(tier, actor, candidates):
                 if not chosen:
                     result = None
                     break
-                if result is None:
-                    result = list(chosen)
-                else:
-                    keep = {id(t) for t in chosen}
-                    result = [t for t in result if id(t) in keep] or None
+                result = list(chosen) if result is None else (_among(result, chosen) or None)
             if result is not None:
                 return result
         return []
@@ -89,16 +82,26 @@ def intersect_all(tiers: Tiers) -> Callable:
     def victims(actor, candidates) -> list:
         result = None
         for tier in tiers:
-            for fn in tier:
-                chosen, vote = fn(actor, candidates)
-                if vote == ABSTAIN:
-                    continue
-                keep = {id(t) for t in chosen}
-                result = [t for t in (candidates if result is None else result) if id(t) in keep]
+            for chosen in _answers(tier, actor, candidates):
+                result = _among(candidates if result is None else result, chosen)
                 if not result:
                     return []
         return result or []
     return victims
+
+
+def _answers(tier: list[Callable], actor, candidates):
+    """The victims each plugin of a tier chose, skipping the plugins that abstained."""
+    for fn in tier:
+        chosen, vote = fn(actor, candidates)
+        if vote != ABSTAIN:
+            yield chosen
+
+
+def _among(tasks: list, chosen: list) -> list:
+    """``tasks`` (in their order) that are also in ``chosen``."""
+    keep = {id(t) for t in chosen}
+    return [t for t in tasks if id(t) in keep]
 
 
 def vote(tiers: Tiers) -> Callable:

@@ -201,8 +201,14 @@ class Resource:
 
 # -- comparisons ------------------------------------------------------------
 
-def less_equal(l: Resource, r: Resource, mode: str = ZERO) -> bool:
-    if not (_le(l.milli_cpu, r.milli_cpu) and _le(l.memory, r.memory)):
+def _lt(a: float, b: float) -> bool:
+    return a < b
+
+
+def _every_dimension(l: Resource, r: Resource, mode: str, ok) -> bool:
+    """ok(l, r) on cpu, memory and every scalar of l; a scalar missing from r is 0
+    (ZERO) or skipped (INFINITY), and in INFINITY mode a scalar r sets must be set in l."""
+    if not (ok(l.milli_cpu, r.milli_cpu) and ok(l.memory, r.memory)):
         return False
     rs = r.scalars
     if mode == INFINITY and rs:
@@ -218,9 +224,14 @@ def less_equal(l: Resource, r: Resource, mode: str = ZERO) -> bool:
                 rv = 0.0
             else:
                 rv = rs[name]
-            if not (lv < rv or abs(lv - rv) < EPS):
+            if not ok(lv, rv):
                 return False
     return True
+
+
+def less_equal(l: Resource, r: Resource, mode: str = ZERO) -> bool:
+    """Volcano's LessEqual: every dimension within epsilon."""
+    return _every_dimension(l, r, mode, _le)
 
 
 def less_equal_with_names(l: Resource, r: Resource, mode: str = ZERO) -> tuple[bool, list[str]]:
@@ -244,25 +255,8 @@ def less_equal_with_names(l: Resource, r: Resource, mode: str = ZERO) -> tuple[b
 
 
 def less(l: Resource, r: Resource, mode: str = ZERO) -> bool:
-    if not (l.milli_cpu < r.milli_cpu and l.memory < r.memory):
-        return False
-    rs = r.scalars
-    if mode == INFINITY and rs:
-        ls = l.scalars or {}
-        for name in rs:
-            if name not in ls:
-                return False
-    if l.scalars:
-        for name, lv in l.scalars.items():
-            if rs is None or name not in rs:
-                if mode == INFINITY:
-                    continue
-                rv = 0.0
-            else:
-                rv = rs[name]
-            if not lv < rv:
-                return False
-    return True
+    """Volcano's Less: every dimension strictly below."""
+    return _every_dimension(l, r, mode, _lt)
 
 
 def _partly(l: Resource, r: Resource, mode: str, cmp) -> bool:

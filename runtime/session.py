@@ -234,13 +234,39 @@ class Session:
             self.fire_deallocate(task)
         task.node_name = ""
 
-    def unevict(self, task: Task) -> None:
+    def place(self, task: Task, node: Node, status: str) -> bool:
+        """Put a task on a node as Allocated or Pipelined: its status, the node's accounting,
+        the allocate handlers.  False, with nothing changed, if its job is gone or the node refuses it."""
+        job = self.jobs.get(task.job_id)
+        if job is None:
+            return False
+        job.update_task_status(task, status)
+        task.node_name = node.name
+        try:
+            node.add_task(task)
+        except NodeError:
+            self.undo_placement(task, on_node=False)
+            return False
+        self.fire_allocate(task)
+        return True
+
+    def _restatus_on_node(self, task: Task, status: str) -> None:
+        """Change a placed task's status and re-account it on its node (evict / unevict)."""
         job = self.jobs.get(task.job_id)
         if job is not None:
-            job.update_task_status(task, RUNNING)
+            job.update_task_status(task, status)
         node = self.nodes.get(task.node_name)
         if node is not None:
             node.update_task(task)
+
+    def evict_in_session(self, task: Task) -> None:
+        """The in-session effect of an eviction: Releasing, re-accounted, deallocate handlers."""
+        self._restatus_on_node(task, RELEASING)
+        self.fire_deallocate(task)
+
+    def unevict(self, task: Task) -> None:
+        """Undo an eviction: the task is Running again (always Running, as in Volcano)."""
+        self._restatus_on_node(task, RUNNING)
         self.fire_allocate(task)
 
     def bind(self, task: Task) -> None:
@@ -254,17 +280,9 @@ class Session:
 
     def session_allocate(self, task: Task, node: Node) -> bool:
         """Session.Allocate: allocate now, and bind the job's Allocated tasks once it is ready."""
-        job = self.jobs.get(task.job_id)
-        if job is None:
+        if not self.place(task, node, ALLOCATED):
             return False
-        job.update_task_status(task, ALLOCATED)
-        task.node_name = node.name
-        try:
-            node.add_task(task)
-        except NodeError:
-            self.undo_placement(task, on_node=False)
-            return False
-        self.fire_allocate(task)
+        job = self.jobs[task.job_id]
         if self.H.job_ready(job):
             for ready in job.tasks_in(ALLOCATED):
                 self.bind(ready)
@@ -273,13 +291,7 @@ class Session:
     def session_evict(self, task: Task, reason: str) -> bool:
         """Session.Evict: evict at once (shuffle)."""
         self.record_eviction(task, reason)
-        job = self.jobs.get(task.job_id)
-        if job is not None:
-            job.update_task_status(task, RELEASING)
-        node = self.nodes.get(task.node_name)
-        if node is not None:
-            node.update_task(task)
-        self.fire_deallocate(task)
+        self.evict_in_session(task)
         return True
 
     # -- library functions used by compiled policies (runtime/schema.yaml) ---------

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .model import ALLOCATED, BINDING, NodeError, PENDING, PIPELINED, RELEASING, RUNNING, Node, Task
+from .model import ALLOCATED, PIPELINED, Node, Task
 
 if TYPE_CHECKING:
     from .session import Session
@@ -26,47 +26,20 @@ class Statement:
 
     # -- operations -------------------------------------------------------------
     def evict(self, task: Task, reason: str) -> bool:
-        ssn = self.ssn
-        job = ssn.jobs.get(task.job_id)
-        if job is not None:
-            job.update_task_status(task, RELEASING)
-        node = ssn.nodes.get(task.node_name)
-        if node is not None:
-            node.update_task(task)
-        ssn.fire_deallocate(task)
+        self.ssn.evict_in_session(task)
         self.operations.append((EVICT, task, reason))
         return True
 
     def pipeline(self, task: Task, node: Node, eviction_occurred: bool) -> bool:
-        ssn = self.ssn
-        job = ssn.jobs.get(task.job_id)
-        if job is None:
-            return False
-        job.update_task_status(task, PIPELINED)
-        task.node_name = node.name
         task.eviction_occurred = eviction_occurred
-        try:
-            node.add_task(task)
-        except NodeError:
-            ssn.undo_placement(task, on_node=False)
+        if not self.ssn.place(task, node, PIPELINED):
             return False
-        ssn.fire_allocate(task)
         self.operations.append((PIPELINE, task, ""))
         return True
 
     def allocate(self, task: Task, node: Node) -> bool:
-        ssn = self.ssn
-        job = ssn.jobs.get(task.job_id)
-        if job is None:
+        if not self.ssn.place(task, node, ALLOCATED):
             return False
-        job.update_task_status(task, ALLOCATED)
-        task.node_name = node.name
-        try:
-            node.add_task(task)
-        except NodeError:
-            ssn.undo_placement(task, on_node=False)
-            return False
-        ssn.fire_allocate(task)
         self.operations.append((ALLOCATE, task, ""))
         return True
 
@@ -97,5 +70,3 @@ class Statement:
                 ssn.undo_placement(task)
         self.operations = []
 
-
-__all__ = ["Statement", "ALLOCATED", "BINDING", "PENDING", "PIPELINED", "RUNNING"]
