@@ -122,12 +122,12 @@ class _Context:
     lambda_depth: int = 0
 
 
-def _path(expr: A.Expr) -> str | None:
-    """``a.b.c`` for narrowing, or None."""
+def attribute_path(expr: A.Expr) -> str | None:
+    """``a.b.c`` for a name or a chain of attributes of one (narrowing keys on it), else None."""
     if isinstance(expr, A.Name):
         return expr.id
     if isinstance(expr, A.Attr):
-        base = _path(expr.obj)
+        base = attribute_path(expr.obj)
         return f"{base}.{expr.name}" if base else None
     return None
 
@@ -686,7 +686,7 @@ class Checker:
         if isinstance(cond, A.Binary):
             if cond.op in ("==", "!=") and (self._is_none(cond.right) or self._is_none(cond.left)):
                 other = cond.left if self._is_none(cond.right) else cond.right
-                path = _path(other)
+                path = attribute_path(other)
                 t = self.out.types.get(id(other))
                 if path and t is not None and t.optional:
                     non_none = (cond.op == "!=") == truthy
@@ -809,7 +809,7 @@ class Checker:
 
     def _expr_Attr(self, e: A.Attr, scope: _Scope, expected: Type | None) -> Type:
         obj_t = self.expr(e.obj, scope)
-        path = _path(e)
+        path = attribute_path(e)
         if path:
             narrowed = scope.narrowed_type(path)
             if narrowed is not None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, fields, is_dataclass
 from typing import Iterator
 
 from . import ast as A
+from .checker import attribute_path
 from .diagnostics import Diagnostic
 from .fmt import expr_text
 
@@ -63,15 +64,6 @@ def _conjuncts(e: A.Expr) -> list[A.Expr]:
     return [e]
 
 
-def _path(e: A.Expr) -> str | None:
-    if isinstance(e, A.Name):
-        return e.id
-    if isinstance(e, A.Attr):
-        base = _path(e.obj)
-        return f"{base}.{e.name}" if base else None
-    return None
-
-
 def _constant(e: A.Expr) -> tuple[bool, object]:
     if isinstance(e, A.Literal) and e.kind != "duration":
         return True, e.value
@@ -83,14 +75,14 @@ def _constant(e: A.Expr) -> tuple[bool, object]:
 
 def _atom(e: A.Expr) -> _Atom | None:
     """The constraint one conjunct puts on one path, if it is that simple."""
-    path = _path(e)
+    path = attribute_path(e)
     if path is not None:
         return _Atom(path, "==", True, e)
-    if isinstance(e, A.Unary) and e.op == "not" and _path(e.operand) is not None:
-        return _Atom(_path(e.operand), "==", False, e)  # type: ignore[arg-type]
+    if isinstance(e, A.Unary) and e.op == "not" and attribute_path(e.operand) is not None:
+        return _Atom(attribute_path(e.operand), "==", False, e)  # type: ignore[arg-type]
     if isinstance(e, A.Binary) and e.op in _FLIPPED:
         for subject, other, op in ((e.left, e.right, e.op), (e.right, e.left, _FLIPPED[e.op])):
-            path, (is_const, value) = _path(subject), _constant(other)
+            path, (is_const, value) = attribute_path(subject), _constant(other)
             if path is not None and is_const:
                 return _Atom(path, op, value, e)
     return None

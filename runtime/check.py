@@ -286,10 +286,8 @@ class _Run:
         text = self.sources[file] if file in self.sources else self._read(manifest)
         if text is None:
             return
-        try:
-            doc = load(text)
-        except YamlError as exc:
-            self.diags.append(Diagnostic("B000", exc.message, file, Span(exc.line, exc.col)))
+        doc = self._yaml(text, file, "B000")
+        if doc is None:
             return
         if not isinstance(doc, dict):
             self.diags.append(Diagnostic("B001", "a bundle manifest must be a mapping", file))
@@ -320,12 +318,18 @@ class _Run:
         taken = {d.span.line for d in config_diags + self.diags[before:]}
         self.diags += [d for d in diags if d.span.line not in taken] + config_diags
 
+    def _yaml(self, text: str, file: str, code: str, many: bool = False) -> Any:
+        """The parsed document(s), or None after recording the YAML error under ``code``."""
+        try:
+            return load_all(text) if many else load(text)
+        except YamlError as exc:
+            self.diags.append(Diagnostic(code, exc.message, file, Span(exc.line, exc.col)))
+            return None
+
     def _conf(self, path: Path) -> None:
         file = display(path)
-        try:
-            doc = load(self.sources[file])
-        except YamlError as exc:
-            self.diags.append(Diagnostic("C000", exc.message, file, Span(exc.line, exc.col)))
+        doc = self._yaml(self.sources[file], file, "C000")
+        if doc is None:
             return
         self._scheduler(doc, file)
 
@@ -339,10 +343,8 @@ class _Run:
     def _scenario(self, path: Path) -> None:
         file = display(path)
         text = self.sources[file]
-        try:
-            doc = load(text)
-        except YamlError as exc:
-            self.diags.append(Diagnostic("S001", exc.message, file, Span(exc.line, exc.col)))
+        doc = self._yaml(text, file, "S001")
+        if doc is None:
             return
         if not isinstance(doc, dict):
             self.diags.append(Diagnostic("S002", "a scenario must be a mapping", file))
@@ -381,10 +383,8 @@ class _Run:
 
     def _hooks(self, path: Path) -> None:
         file = display(path)
-        try:
-            docs = load_all(self.sources[file])
-        except YamlError as exc:
-            self.diags.append(Diagnostic("B000", exc.message, file, Span(exc.line, exc.col)))
+        docs = self._yaml(self.sources[file], file, "B000", many=True)
+        if docs is None:
             return
         for doc in docs:
             self.diags += schema_diagnostics(doc, "hooks.schema.json", file, "B001")

@@ -19,6 +19,16 @@ from policy_lang.diagnostics import Diagnostic, FumaroleError
 EXIT_OK = 0
 
 
+def _write(out: Path, data: bytes) -> None:
+    """Write an archive atomically, or fail with a diagnostic."""
+    from .state import write_atomic
+
+    try:
+        write_atomic(out, data)
+    except OSError as exc:
+        raise _fail(f"cannot write {out}: {exc.strerror}") from None
+
+
 def _fail(message: str, hint: str | None = None) -> FumaroleError:
     return FumaroleError([Diagnostic("F002", message, "fumarole", hint=hint)])
 
@@ -32,17 +42,13 @@ def _bundle_summary(loaded) -> str:
 def cmd_build(args: argparse.Namespace) -> int:
     from .artifacts import folder_files, pack
     from .loader import load_artifact
-    from .state import write_atomic
 
     folder, out = Path(args.folder), Path(args.output)
     if not folder.is_dir():
         raise _fail(f"{folder} is not a folder")
     data = pack(folder_files(folder))
     loaded = load_artifact(data, str(out))  # what is written is exactly what was verified and compiled
-    try:
-        write_atomic(out, data)
-    except OSError as exc:
-        raise _fail(f"cannot write {out}: {exc.strerror}") from None
+    _write(out, data)
     print(f"built {out}: {_bundle_summary(loaded)} ({len(loaded.bundle.library.sources)} policy files compiled)")
     return EXIT_OK
 
@@ -51,17 +57,13 @@ def cmd_sign(args: argparse.Namespace) -> int:
     from .artifacts import pack, read_archive
     from .loader import source_bytes
     from .signing import load_private_key, sign_digest
-    from .state import write_atomic
 
     path = Path(args.archive)
     key = load_private_key(Path(args.key))
     archive = read_archive(source_bytes(path), str(path))  # never sign an archive that does not verify
     signature = sign_digest(key, archive.digest)
     out = Path(args.output) if args.output else path
-    try:
-        write_atomic(out, pack(archive.files, signature))
-    except OSError as exc:
-        raise _fail(f"cannot write {out}: {exc.strerror}") from None
+    _write(out, pack(archive.files, signature))
     print(f"signed {out}: {archive.digest} with key {signature['keyId']}")
     return EXIT_OK
 
