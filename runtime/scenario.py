@@ -300,10 +300,21 @@ def run_file(path: Path, prepare: Callable[[Scenario], Scenario] | None = None) 
 
 
 def scenario_files(paths: list[Path]) -> list[Path]:
+    """The scenarios to run: files as given, and in folders (recursively) every YAML file
+    except those that are plainly something else (cluster dumps, bundle manifests,
+    scheduler configurations), so a scenario that is merely broken still counts as failed."""
+    from .check import classify
+
     out: list[Path] = []
     for path in paths:
-        if path.is_dir():
-            out.extend(sorted(p for p in path.rglob("*.yaml") if p.is_file() and not p.name == "bundle.yaml"))
-        else:
+        if not path.is_dir():
             out.append(path)
+            continue
+        for file in sorted(p for p in path.rglob("*.yaml") if p.is_file()):
+            try:
+                kind = classify(file, file.read_text())
+            except (OSError, UnicodeDecodeError):
+                kind = None
+            if kind not in ("cluster", "bundle", "conf", "hooks"):
+                out.append(file)
     return out

@@ -124,3 +124,9 @@ def test_unrunnable_case_counts_as_failed(cli, tmp_path):
     case.write_text("name: x\nscheduler: {actions: 'nosuch', tiers: []}\nobjects: []\nexpect: {}\n")
     result = cli("test", str(case))
     assert result.code == 1 and "cannot run" in result.out and result.out.strip().endswith("0 passed, 1 failed")
+
+
+def test_test_command_skips_cluster_dumps_and_manifests_in_folders(cli, root):
+    result = cli("test", str(root / "examples"))
+    assert result.code == 0, result.out
+    assert "cluster" not in result.out and result.out.strip().endswith(" passed, 0 failed")
