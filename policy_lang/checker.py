@@ -119,7 +119,6 @@ class _Context:
     returns: Type | None = None  # for defs
     in_loop: int = 0
     func_id: int = 0
-    lambda_depth: int = 0
 
 
 def attribute_path(expr: A.Expr) -> str | None:

@@ -12,9 +12,6 @@ from dataclasses import dataclass, field
 
 from .types import Type, fn_of, parse_type
 
-HOOK_KINDS = ("order", "vote", "victims", "bool", "failure", "score", "scores", "event")
-
-
 @dataclass(frozen=True)
 class Param:
     name: str
@@ -81,8 +78,6 @@ class Environment:
     def enum_names(self) -> frozenset:
         return frozenset(self.enums)
 
-    def known_type(self, name: str) -> bool:
-        return name in self.types or name in self.enums or name in _BUILTIN_TYPES
 
 
 _BUILTIN_TYPES = {"bool": 0, "int": 0, "float": 0, "string": 0, "duration": 0, "void": 0,

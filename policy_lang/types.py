@@ -40,9 +40,9 @@ class Type:
         return len(self.name) == 1 and self.name.isupper()
 
 
-BOOL, INT, FLOAT, STRING, DURATION = Type("bool"), Type("int"), Type("float"), Type("string"), Type("duration")
+BOOL, INT, FLOAT, STRING = Type("bool"), Type("int"), Type("float"), Type("string")
 NONE, UNKNOWN, VOID = Type("none"), Type("unknown"), Type("void")
-RESOURCE, TASK, JOB, QUEUE, NODE = Type("Resource"), Type("Task"), Type("Job"), Type("Queue"), Type("Node")
+TASK, NODE = Type("Task"), Type("Node")
 
 
 def list_of(t: Type) -> Type:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Callable
 
 Tiers = list[list[Callable]]  # enabled plugin functions, tier by tier, in configuration order
-PERMIT, ABSTAIN, REJECT = 1, 0, -1
+ABSTAIN = 0  # a plugin's vote: 1 permit, 0 abstain, -1 reject
 
 
 def _flat(tiers: Tiers) -> list[Callable]:
