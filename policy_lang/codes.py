@@ -84,6 +84,8 @@ _CODES = (
     Code("S001", "malformed scenario YAML"),
     Code("S002", "malformed scenario"),
     Code("S003", "cannot read the last-known-good bundle"),
+    Code("S004", "cannot use the state folder"),
+    Code("S005", "cannot persist the bundle"),
     Code("S010", "nothing to roll back to"),
     Code("S020", "no valid bundle to serve"),
     Code("F001", "cannot read a file"),

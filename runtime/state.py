@@ -54,7 +54,7 @@ class StateDir:
             for stray in path.glob(_TEMP_PREFIX + "*"):
                 stray.unlink(missing_ok=True)
         except OSError as exc:
-            raise FumaroleError([Diagnostic("S001", f"cannot use state folder {path}: {exc.strerror}",
+            raise FumaroleError([Diagnostic("S004", f"cannot use state folder {path}: {exc.strerror}",
                                             str(path))]) from None
         return cls(path)
 
@@ -70,7 +70,7 @@ class StateDir:
         try:
             write_atomic(self.last_known_good_path, archive)
         except OSError as exc:
-            raise FumaroleError([Diagnostic("S002", f"cannot persist the bundle: {exc.strerror or exc}",
+            raise FumaroleError([Diagnostic("S005", f"cannot persist the bundle: {exc.strerror or exc}",
                                             str(self.last_known_good_path),
                                             hint="the previous bundle stays active")]) from None
 

@@ -264,7 +264,7 @@ def test_crash_before_rename_keeps_the_old_bundle(bundles, tmp_path, monkeypatch
     monkeypatch.setattr(state_module.os, "replace", crash)
     with running(service) as url:
         response = httpx.put(url + "/v1/bundles/active", content=archive(bundles["two"]), headers=admin_headers())
-        assert response.status_code == 422 and response.json()["diagnostics"][0]["code"] == "S002"
+        assert response.status_code == 422 and response.json()["diagnostics"][0]["code"] == "S005"
         assert session(httpx.Client(base_url=url))["bundle"]["revision"] == "1"
     assert (state / "last-known-good.tar.gz").read_bytes() == before
     assert not list(state.glob(".tmp-*"))
