@@ -472,6 +472,54 @@ def image_locality_score(task: Task, node: Node, total_nodes: int = 1,
     return MAX_NODE_SCORE * (total - _IMAGE_MIN_THRESHOLD) // (max_threshold - _IMAGE_MIN_THRESHOLD)
 
 
+# The resources Volcano's nodeorder plugin gives NodeResourcesBalancedAllocation.
+BALANCED_RESOURCES = ("cpu", "memory", "nvidia.com/gpu")
+
+
+def _balance(requested: Resource, allocatable: Resource, pod: Resource) -> int:
+    """How evenly ``requested`` fills ``allocatable``: 100 minus 100 times the spread of the fractions.
+
+    A resource the node does not have is left out, and so is an extended
+    resource the pod does not ask for.  With two fractions the spread is half
+    their difference, with more their population standard deviation.
+    """
+    fractions = []
+    for name in BALANCED_RESOURCES:
+        if name not in ("cpu", "memory") and pod.get(name) == 0:
+            continue
+        capacity = allocatable.get(name)
+        if capacity == 0:
+            continue
+        fractions.append(min(requested.get(name) / capacity, 1.0))
+    spread = 0.0
+    if len(fractions) == 2:
+        spread = abs(fractions[0] - fractions[1]) / 2
+    elif len(fractions) > 2:
+        mean = sum(fractions) / len(fractions)
+        spread = math.sqrt(sum((f - mean) * (f - mean) for f in fractions) / len(fractions))
+    return int((1 - spread) * MAX_NODE_SCORE)
+
+
+def balanced_allocation_score(task: Task, node: Node) -> int:
+    """NodeResourcesBalancedAllocation as Kubernetes v1.36 scores it, in [50, 100].
+
+    Since v1.36 the score rewards the change of balance that placing the pod
+    brings, not the balance after placement alone: no change scores 75, going
+    from perfectly balanced to fully unbalanced 50, the reverse 100.  Requests
+    are the actual ones (no non-zero defaults).  A pod requesting none of the
+    resources is skipped (scores 0), as the scorer's PreScore does.
+    """
+    pod = task.request
+    if all(pod.get(name) == 0 for name in BALANCED_RESOURCES):
+        return 0
+    before = view_requested(node)
+    after = before.clone().add(pod)
+    with_pod = _balance(after, node.allocatable, pod)
+    without_pod = _balance(before, node.allocatable, pod)
+    # Go's integer division; the dividend is never negative (both scores lie in [50, 100]).
+    return MAX_NODE_SCORE // 2 + (MAX_NODE_SCORE // 2 + with_pod - without_pod) // 2
+
+
 # -- label selectors (pods) ---------------------------------------------------
 
 def _parse_selector(raw: Any) -> list[Requirement] | None:

@@ -286,6 +286,36 @@ def test_image_locality_score():
     assert view.image_locality_score(app, node) == 100 * (250 - 23) // (1000 - 23)
 
 
+# -- balanced allocation (Kubernetes v1.36: the change of balance) ---------------
+
+def _requesting(name: str, node: str = "", **requests) -> Task:
+    return make_pod(name, node=node, containers=[{"resources": {"requests": requests}}])
+
+
+def test_balanced_allocation_scores_the_change_of_balance():
+    node = make_node("n1")                                  # 4 cpu, 8Gi
+    # empty node: balance 100 before; 1/4 cpu and 1/8 memory after -> 93 -> 50 + (50 + 93 - 100) // 2
+    assert k8s.balanced_allocation_score(_requesting("a", cpu="1", memory="1Gi"), node) == 71
+    # a pod that restores the balance: 2 cpu / 1Gi placed (81), then 0 cpu / 3Gi -> 50% / 50% (100)
+    place(node, _requesting("b", node="n1", cpu="2", memory="1Gi"))
+    assert k8s.balanced_allocation_score(_requesting("c", cpu="0", memory="3Gi"), node) == 50 + (50 + 100 - 81) // 2
+    # no change scores 75 (gpus only, on a node without any); a pod requesting neither cpu,
+    # memory nor gpus is skipped
+    assert k8s.balanced_allocation_score(_requesting("f", **{"nvidia.com/gpu": "1"}), node) == 75
+    assert k8s.balanced_allocation_score(_requesting("d", cpu="0", memory="0"), node) == 0
+    assert k8s.balanced_allocation_score(make_pod("e", containers=[{}]), node) == 0
+
+
+def test_balanced_allocation_counts_gpus_only_when_requested():
+    gpu = Node("g1", Resource(4000, 8 * 1024 * MI, {"nvidia.com/gpu": 4000}),
+               Resource(4000, 8 * 1024 * MI, {"nvidia.com/gpu": 4000}), {"metadata": {"name": "g1"}},
+               {}, {}, [], False, [])
+    # cpu 1/4, memory 1/8, gpu 2/4: population standard deviation of the three -> 84
+    with_gpus = _requesting("a", cpu="1", memory="1Gi", **{"nvidia.com/gpu": "2"})
+    assert k8s.balanced_allocation_score(with_gpus, gpu) == 50 + (50 + 84 - 100) // 2
+    assert k8s.balanced_allocation_score(_requesting("b", cpu="1", memory="1Gi"), gpu) == 71
+
+
 # -- inter-pod affinity filter ----------------------------------------------------
 
 def _pod_term(labels: dict, key: str = "kubernetes.io/hostname", **extra) -> dict:
