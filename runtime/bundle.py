@@ -79,7 +79,7 @@ def schema_diagnostics(doc: Any, schema_name: str, file: str, code: str) -> list
 
 @lru_cache(maxsize=1)
 def load_environment() -> Environment:
-    schema = yaml.safe_load(SCHEMA_FILE.read_text())
+    schema = yaml.load(SCHEMA_FILE.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     hooks_file = STDLIB / "hooks.yaml"
     hooks_doc = load(hooks_file.read_text())
     diags = schema_diagnostics(hooks_doc, "hooks.schema.json", str(hooks_file), "B001")

@@ -40,7 +40,12 @@ def _mark(node: yaml.Node) -> Position:
     return node.start_mark.line + 1, node.start_mark.column + 1
 
 
-class _Loader(yaml.SafeLoader):
+# libyaml's parser when PyYAML was built with it (several times faster); the
+# constructors below are Python either way, so positions are the same.
+_BASE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_BASE_LOADER):
     def construct_mapping(self, node, deep=False):  # type: ignore[override]
         self.flatten_mapping(node)
         out = PosDict()
