@@ -78,6 +78,7 @@ _CODES = (
     Code("K004", "malformed object field"),
     Code("K005", "not a Kubernetes object"),
     Code("K006", "duplicate object"),
+    Code("K007", "a field of the wrong type"),
     Code("K101", "PodGroup names a queue that does not exist"),
     Code("K102", "Pod names a PodGroup that does not exist"),
     Code("K110", "invalid queue hierarchy"),

@@ -373,6 +373,60 @@ def load_cluster(text: str, file: str = "<cluster>") -> Cluster:
     return cluster_from_objects(docs, file, text)
 
 
+# Fields the model reads with a type, per kind: a value of another type is reported
+# (K007) at its place instead of failing later while the session is built.
+_COMMON_FIELDS = ((("metadata", "creationTimestamp"), "time"), (("metadata", "labels"), "map"),
+                  (("metadata", "annotations"), "map"))
+_TYPED_FIELDS: dict[str, tuple] = {
+    "Node": ((("spec", "taints"), "list"), (("spec", "unschedulable"), "bool"), (("status", "images"), "list")),
+    "Pod": ((("metadata", "deletionTimestamp"), "time"), (("spec", "priority"), "int"),
+            (("spec", "containers"), "list"), (("spec", "initContainers"), "list"),
+            (("spec", "nodeSelector"), "map"), (("spec", "tolerations"), "list"),
+            (("spec", "schedulingGates"), "list"), (("status", "startTime"), "time")),
+    "PodGroup": ((("spec", "minMember"), "int"), (("spec", "minTaskMember"), "int-map")),
+    "Queue": ((("spec", "weight"), "int"), (("spec", "priority"), "int"), (("spec", "reclaimable"), "bool")),
+    "PriorityClass": ((("value",), "int"),),
+    "ResourceQuota": (),
+}
+_TYPE_NAMES = {"time": "an RFC 3339 time", "map": "a mapping", "list": "a list", "bool": "true or false",
+               "int": "an integer", "int-map": "a mapping of integers"}
+
+
+def _is_typed(value: Any, kind: str) -> bool:
+    if kind == "int":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "bool":
+        return isinstance(value, bool)
+    if kind == "map":
+        return isinstance(value, dict)
+    if kind == "list":
+        return isinstance(value, list)
+    if kind == "int-map":
+        return isinstance(value, dict) and all(_is_typed(v, "int") for v in value.values())
+    try:
+        parse_time(value)
+        return True
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
+def _fields_are_typed(kind: str, obj: dict, reader: _Reader) -> bool:
+    ok = True
+    for path, type_name in _COMMON_FIELDS + _TYPED_FIELDS[kind]:
+        owner: Any = obj
+        for part in path[:-1]:
+            owner = owner.get(part) if isinstance(owner, dict) else None
+        if not isinstance(owner, dict) or owner.get(path[-1]) is None:
+            continue
+        value = owner[path[-1]]
+        if not _is_typed(value, type_name):
+            name = obj["metadata"].get("name", "")
+            reader.fail("K007", f"{'.'.join(path)} of {kind} {name} must be {_TYPE_NAMES[type_name]}, "
+                        f"not {value!r}", owner, path[-1])
+            ok = False
+    return ok
+
+
 def cluster_from_objects(docs: list, file: str = "<cluster>", text: str | None = None) -> Cluster:
     reader = _Reader(file)
     groups: dict[str, list] = {kind: [] for kind in KINDS}
@@ -389,13 +443,12 @@ def cluster_from_objects(docs: list, file: str = "<cluster>", text: str | None =
             if ident in seen:
                 reader.fail("K006", f"duplicate {kind} {ident[1].lstrip('/')}", obj, "metadata")
             seen.add(ident)
+    for kind, objs in groups.items():
+        groups[kind] = [obj for obj in objs if _fields_are_typed(kind, obj, reader)]
     for obj in groups["Node"]:
         _node_from_object(obj, reader)
     for obj in groups["Queue"]:
         queue_from_object(obj, reader)
-    for obj in groups["PriorityClass"]:
-        if not isinstance(obj.get("value", 0), int):
-            reader.fail("K004", "PriorityClass value must be an integer", obj, "value")
     for obj in groups["PodGroup"]:
         job_from_pod_group(obj, {}, None, reader)
     for obj in groups["Pod"]:

@@ -52,6 +52,10 @@ def test_pasted_json_output_is_a_passing_test(cli, root, tmp_path):
     (NODE.replace("'2'", "'2x'"), "K003", ":5:22:", "'2x' is not a Kubernetes quantity"),
     (NODE.replace("'2'", "'-2'"), "K003", ":5:22:", "negative quantity"),
     ("apiVersion: v1\nkind: Node\nmetadata: {labels: {}}\n", "K004", ":3:11:", "Node has no metadata.name"),
+    ("apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: pg}\nspec: {minMember: x}\n",
+     "K007", ":4:19:", "spec.minMember of PodGroup pg must be an integer, not 'x'"),
+    ("apiVersion: v1\nkind: Pod\nmetadata: {name: p, creationTimestamp: '2026-13-45T00:00:00Z'}\n",
+     "K007", ":3:40:", "metadata.creationTimestamp of Pod p must be an RFC 3339 time"),
 ])
 def test_bad_cluster_input(cli, tmp_path, text, code, where, message):
     path = tmp_path / "cluster.yaml"
