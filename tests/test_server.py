@@ -64,7 +64,7 @@ def test_a_session_answers_like_run_and_is_stamped(bundles, tmp_path, capsys) ->
     (b"\xff\xfe", "application/yaml", "K001"),
     (b'{"kind": "Gadget", "metadata": {"name": "x"}}', "application/json", "K002"),
     (b'[5]', "application/json", "K005"),
-    (b'[{"kind": "Pod", "metadata": {"name": "p", "annotations": 5}}]', "application/json", "K000"),
+    (b'[{"kind": "Pod", "metadata": {"name": "p", "annotations": 5}}]', "application/json", "K007"),
 ])
 def test_bad_cluster_bodies_are_400_with_diagnostics(bundles, body, content_type, code) -> None:
     service = make_service(archive(bundles["one"]))
