@@ -479,7 +479,8 @@ def manifest_config_document(doc: Any) -> Any:
     """A manifest's wiring in the shape of a volcano-scheduler.conf, at the manifest's positions."""
     conf_doc = {"actions": doc.get("actions", "")}
     if isinstance(conf_doc["actions"], list):
-        conf_doc["actions"] = ", ".join(conf_doc["actions"])
+        # Items that are not names were reported by the schema check; leave them out here.
+        conf_doc["actions"] = ", ".join(a for a in conf_doc["actions"] if isinstance(a, str))
     conf_doc["tiers"] = doc.get("tiers") or []
     conf_doc["configurations"] = doc.get("configurations") or []
     return _with_positions(doc, conf_doc)
