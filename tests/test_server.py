@@ -15,6 +15,7 @@ import httpx
 import pytest
 import yaml
 
+from policy_lang.diagnostics import FumaroleError
 from runtime import state as state_module
 from runtime.cli import main
 from runtime.server import Options, check_listen
@@ -345,3 +346,27 @@ def test_fumarole_serve_end_to_end(bundles, tmp_path) -> None:
         process.terminate()
         process.wait(timeout=10)
     assert (tmp_path / "state" / "last-known-good.tar.gz").read_bytes() == archive(bundles["two"])
+
+
+def test_state_folder_problems_are_diagnostics(tmp_path) -> None:
+    from runtime.state import StateDir
+
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(FumaroleError) as unusable:
+        StateDir.open(blocker / "state")
+    assert unusable.value.diagnostics[0].code == "S004"
+    state = StateDir.open(tmp_path / "state")
+    state.last_known_good_path.mkdir()  # a folder where the archive should be: unreadable as a file
+    with pytest.raises(FumaroleError) as unreadable:
+        state.last_known_good()
+    assert unreadable.value.diagnostics[0].code == "S003"
+
+
+def test_nothing_valid_to_serve_is_s020(tmp_path) -> None:
+    broken = tmp_path / "broken.tar.gz"
+    broken.write_bytes(b"not an archive")
+    service = make_service(None)
+    with pytest.raises(FumaroleError) as info:
+        service.start(broken)
+    assert info.value.diagnostics[0].code == "S020" and "broken.tar.gz" in info.value.diagnostics[0].message
