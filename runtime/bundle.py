@@ -332,6 +332,26 @@ def _digest(sources: Mapping[str, str], config: SchedulerConfig, overrides: Mapp
     return "sha256:" + h.hexdigest()
 
 
+# Plugins Volcano registers that fumarole does not model (devices, topology, DRA...):
+# running without them could change decisions, so they are errors with their own message.
+VOLCANO_ONLY_PLUGINS = frozenset({
+    "deviceshare", "resource-strategy-fit", "task-topology", "numa-aware", "cdp", "rescheduling", "usage",
+    "pdb", "nodegroup", "network-topology-aware", "extender", "resourcequota",
+})
+VOLCANO_ONLY_ACTIONS = frozenset({"gangpreempt", "gangreclaim"})
+
+
+def _unknown_plugin(entry: PluginEntry, library: Library, file: str) -> Diagnostic:
+    if entry.name in VOLCANO_ONLY_PLUGINS:
+        return Diagnostic("C021", f"plugin '{entry.name}' is a Volcano plugin fumarole does not implement",
+                          file, Span(*entry.pos),
+                          hint="remove it from the tiers to run the session without it (its decisions then "
+                               "may differ from Volcano's)")
+    return Diagnostic("C021", f"unknown plugin '{entry.name}'", file, Span(*entry.pos),
+                      hint=did_you_mean(entry.name, library.plugins)
+                      or f"available: {', '.join(sorted(library.plugins))}")
+
+
 def build_bundle(config: SchedulerConfig, library: Library | None = None, name: str = "volcano",
                  revision: str = "", hook_overrides: Mapping[str, Mapping[str, str]] | None = None,
                  overrides_file: str = "") -> Bundle:
@@ -341,7 +361,11 @@ def build_bundle(config: SchedulerConfig, library: Library | None = None, name: 
     file = config.file
     diags: list[Diagnostic] = []
     for action in config.actions:
-        if action not in library.actions:
+        if action in VOLCANO_ONLY_ACTIONS and action not in library.actions:
+            diags.append(Diagnostic("C020", f"action '{action}' is a Volcano action fumarole does not implement",
+                                    file, Span(*config.action_pos),
+                                    hint="remove it from the actions to run the session without it"))
+        elif action not in library.actions:
             diags.append(Diagnostic("C020", f"unknown action '{action}'", file, Span(*config.action_pos),
                                     hint=did_you_mean(action, library.actions) or
                                     f"available: {', '.join(sorted(library.actions))}"))
@@ -351,9 +375,7 @@ def build_bundle(config: SchedulerConfig, library: Library | None = None, name: 
         for entry in tier:
             plugin = library.plugins.get(entry.name)
             if plugin is None:
-                diags.append(Diagnostic("C021", f"unknown plugin '{entry.name}'", file, Span(*entry.pos),
-                                        hint=did_you_mean(entry.name, library.plugins) or
-                                        f"available: {', '.join(sorted(library.plugins))}"))
+                diags.append(_unknown_plugin(entry, library, file))
                 continue
             args, arg_diags = resolve_arguments(plugin, entry.arguments, file, entry.pos, f"plugin '{entry.name}'")
             diags.extend(arg_diags)

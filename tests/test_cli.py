@@ -134,3 +134,12 @@ def test_test_command_skips_cluster_dumps_and_manifests_in_folders(cli, root):
     result = cli("test", str(root / "examples"))
     assert result.code == 0, result.out
     assert "cluster" not in result.out and result.out.strip().endswith(" passed, 0 failed")
+
+
+def test_volcano_plugins_fumarole_does_not_model_are_named_as_such(cli, tmp_path, root):
+    conf = tmp_path / "v.conf"
+    conf.write_text('actions: "enqueue, allocate, gangpreempt"\ntiers:\n- plugins:\n  - name: gang\n  - name: deviceshare\n')
+    result = cli("run", str(root / "examples/cluster.yaml"), "--config", str(conf))
+    assert result.code == 2
+    assert "error[C021]: plugin 'deviceshare' is a Volcano plugin fumarole does not implement" in result.err
+    assert "error[C020]: action 'gangpreempt' is a Volcano action fumarole does not implement" in result.err
