@@ -49,6 +49,8 @@ AFFINITY_FAILURE = "node(s) didn't match pod affinity rules"
 ANTI_AFFINITY_FAILURE = "node(s) didn't match pod anti-affinity rules"
 SPREAD_FAILURE = "node(s) didn't match pod topology spread constraints"
 SPREAD_LABEL_FAILURE = SPREAD_FAILURE + " (missing required label)"
+# The reasons Kubernetes reports as UnschedulableAndUnresolvable: evicting pods cannot fix them.
+UNRESOLVABLE_REASONS = frozenset({AFFINITY_FAILURE, SPREAD_LABEL_FAILURE})
 
 _IMAGE_MB = 1024 * 1024
 _IMAGE_MIN_THRESHOLD = 23 * _IMAGE_MB

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from . import combinators as C
 from .fit import FitError, FitErrors, UNRESOLVABLE, UNSCHEDULABLE
 from .hierarchy import HierarchyProblem, QueueTree, build_queue_tree
-from .k8s import K8sView, PodView
+from .k8s import UNRESOLVABLE_REASONS, K8sView, PodView
 from .kube import Cluster, parse_time
 from .library import PolicyRuntimeError
 from .model import (
@@ -376,7 +376,7 @@ class Session:
         if errors is None:
             return list(self.node_list)
         return [n for n in self.node_list
-                if not (n.name in errors.nodes and any(code == UNRESOLVABLE for code, _ in errors.nodes[n.name].statuses))]
+                if not (n.name in errors.nodes and errors.nodes[n.name].has_unresolvable_status)]
 
     @staticmethod
     def select_best(scores: dict) -> Node | None:
@@ -431,17 +431,16 @@ class Session:
     def pod_affinity_failure(self, task: Task, node: Node, view: PodView | None = None) -> FitError | None:
         """InterPodAffinity over the live view or a PodView: unmet required affinity is
         unresolvable, anti-affinity conflicts are not."""
-        reason = self.k8s.pod_affinity_failure(task, node, view.placed if view is not None else None)
-        if reason is None:
-            return None
-        code = UNRESOLVABLE if "didn't match pod affinity rules" in reason else UNSCHEDULABLE
-        return FitError([(code, reason)])
+        return _k8s_failure(self.k8s.pod_affinity_failure(task, node, view.placed if view is not None else None))
 
     def topology_spread_failure(self, task: Task, node: Node, view: PodView | None = None) -> FitError | None:
         """PodTopologySpread over the live view or a PodView: a node without the topology label
         is unresolvable, skew is not."""
-        reason = self.k8s.topology_spread_failure(task, node, view.placed if view is not None else None)
-        if reason is None:
-            return None
-        code = UNRESOLVABLE if "missing required label" in reason else UNSCHEDULABLE
-        return FitError([(code, reason)])
+        return _k8s_failure(self.k8s.topology_spread_failure(task, node, view.placed if view is not None else None))
+
+
+def _k8s_failure(reason: str | None) -> FitError | None:
+    """A Kubernetes filter's refusal as a fit error with the status code Kubernetes gives it."""
+    if reason is None:
+        return None
+    return FitError([(UNRESOLVABLE if reason in UNRESOLVABLE_REASONS else UNSCHEDULABLE, reason)])
