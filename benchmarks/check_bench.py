@@ -19,15 +19,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from runtime.bundle import STDLIB, policy_files  # noqa: E402
-from runtime.check import _stdlib_from, check_paths  # noqa: E402
+from fumarole.runtime.bundles.bundle import STDLIB, policy_files  # noqa: E402
+from fumarole.runtime.authoring.check import _stdlib_from, check_paths  # noqa: E402
 
 
 def cold(repeat: int) -> float:
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "runtime.cli", "check", str(STDLIB)], cwd=ROOT, check=True,
+        subprocess.run([sys.executable, "-m", "fumarole.runtime.cli.main", "check", str(STDLIB)], cwd=ROOT, check=True,
                        stdout=subprocess.DEVNULL)
         times.append(time.perf_counter() - start)
     return statistics.median(times)

@@ -29,7 +29,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from runtime.kube import load_cluster  # noqa: E402 - after the path set-up
+from fumarole.runtime.ingest.kube import load_cluster  # noqa: E402 - after the path set-up
 from serving_helpers import (  # noqa: E402
     TOKEN, archive, cluster_text, namespaces, new_key, soak, soak_plan, write_bundle, write_keys,
 )
@@ -51,7 +51,7 @@ def _serve(folder: Path, initial: bytes, public_key: Path) -> tuple[subprocess.P
     (folder / "token").write_text(TOKEN)
     port = _free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "runtime.cli", "serve", "--bundle", str(folder / "initial.tar.gz"),
+        [sys.executable, "-m", "fumarole.runtime.cli.main", "serve", "--bundle", str(folder / "initial.tar.gz"),
          "--listen", f"127.0.0.1:{port}", "--state-dir", str(folder / "state"), "--trusted-key", str(public_key),
          "--admin-token-file", str(folder / "token")],
         cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), stderr=subprocess.DEVNULL)

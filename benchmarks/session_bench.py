@@ -15,10 +15,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.synthetic import SHAPES, SIZES, cluster_objects  # noqa: E402
-from runtime.bundle import build_bundle, default_bundle  # noqa: E402
-from runtime.config import config_from_document  # noqa: E402
-from runtime.kube import cluster_from_objects  # noqa: E402
-from runtime.session import Session  # noqa: E402
+from fumarole.runtime.bundles.bundle import build_bundle, default_bundle  # noqa: E402
+from fumarole.runtime.ingest.scheduler_config import config_from_document  # noqa: E402
+from fumarole.runtime.ingest.kube import cluster_from_objects  # noqa: E402
+from fumarole.runtime.framework.session import Session  # noqa: E402
 
 RECLAIM = {"actions": "enqueue, allocate, backfill, reclaim",
            "tiers": [{"plugins": [{"name": "priority"}, {"name": "gang"}, {"name": "conformance"}]},

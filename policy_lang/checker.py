@@ -1,6 +1,6 @@
 """Names, types, hook signatures and arguments: everything knowable before a session runs.
 
-The checker walks one module against an :class:`~policy_lang.env.Environment`,
+The checker walks one module against an :class:`~fumarole.policy_lang.env.Environment`,
 reports every problem it finds (it never stops at the first) and records, for
 the compiler, the type of every expression and what every name refers to.
 

@@ -5,7 +5,7 @@ around binary operators, parentheses where the grammar or a reader needs
 them (``a or (b and c)``, ``not (a <= b)``), lines up to :data:`WIDTH`
 columns (longer calls, lists and conditions break one item per line) -- and
 puts back what the tree does not hold: comments (recovered from the source by
-position, see :mod:`policy_lang.layout`) and blank lines (kept, at most two
+position, see :mod:`fumarole.policy_lang.layout`) and blank lines (kept, at most two
 between declarations and one inside a block).
 
 Formatting never changes meaning: :func:`format_source` parses its own output

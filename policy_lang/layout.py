@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-TAB = 4  # as policy_lang.parser.PolicyIndenter
+TAB = 4  # as fumarole.policy_lang.parser.PolicyIndenter
 
 
 @dataclass(frozen=True)

@@ -64,7 +64,7 @@ def _block(items) -> tuple:
 
 @v_args(meta=True)
 class _Build(Transformer):
-    """Lark tree -> policy_lang.ast nodes."""
+    """Lark tree -> fumarole.policy_lang.ast nodes."""
 
     def __init__(self, file: str, source: str) -> None:
         super().__init__()

@@ -20,7 +20,7 @@ class Result:
 
 
 def run_cli(*args: str) -> Result:
-    from runtime.cli import main
+    from fumarole.runtime.cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):

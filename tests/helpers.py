@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from policy_lang.checker import CheckedModule, check
-from policy_lang.parser import parse
-from runtime.bundle import load_environment, standard_library
+from fumarole.policy_lang.checker import CheckedModule, check
+from fumarole.policy_lang.parser import parse
+from fumarole.runtime.bundles.bundle import load_environment, standard_library
 
 
 def checked(source: str, file: str = "test.policy") -> CheckedModule:

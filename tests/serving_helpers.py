@@ -14,18 +14,17 @@ import httpx
 import yaml
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
-from runtime.artifacts import folder_files, pack, read_archive
-from runtime.decision_log import DecisionLog
-from runtime.kube import load_cluster
-from runtime.metrics import Metrics
-from runtime.registry import BundleRegistry
-from runtime.scenario import decisions_as_expect
-from runtime.server import Options, Running, create_app
-from runtime.service import Service
-from runtime.session import Session
-from runtime.signing import sign_digest
-from runtime.state import StateDir
+from fumarole.runtime.authoring.scenario import decisions_as_expect
+from fumarole.runtime.bundles.archive import folder_files, pack, read_archive
+from fumarole.runtime.bundles.signing import sign_digest
+from fumarole.runtime.framework.session import Session
+from fumarole.runtime.ingest.kube import load_cluster
+from fumarole.runtime.serve.decision_log import DecisionLog
+from fumarole.runtime.serve.metrics import Metrics
+from fumarole.runtime.serve.registry import BundleRegistry
+from fumarole.runtime.serve.server import Options, Running, create_app
+from fumarole.runtime.serve.service import Service
+from fumarole.runtime.serve.state import StateDir
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE_CLUSTER = ROOT / "examples" / "cluster.yaml"
@@ -105,7 +104,7 @@ def archive(folder: Path, key: Ed25519PrivateKey | None = None) -> bytes:
 
 def expected_decisions(folder: Path) -> dict:
     """What one session decides on the test cluster under the bundle in ``folder``."""
-    from runtime.bundle import load_bundle_dir
+    from fumarole.runtime.bundles.bundle import load_bundle_dir
 
     return decisions_as_expect(Session(load_bundle_dir(folder), load_cluster(cluster_text())).run())
 

@@ -11,13 +11,19 @@ import tarfile
 from pathlib import Path
 
 import pytest
-
-from policy_lang.diagnostics import FumaroleError
-from runtime.artifacts import MANIFEST_MEMBER, Limits, bundle_digest, folder_files, make_manifest, pack, read_archive
-from runtime.cli import main
-from runtime.loader import load_artifact, source_bytes
-from runtime.signing import sign_digest
-
+from fumarole.policy_lang.diagnostics import FumaroleError
+from fumarole.runtime.bundles.archive import (
+    MANIFEST_MEMBER,
+    Limits,
+    bundle_digest,
+    folder_files,
+    make_manifest,
+    pack,
+    read_archive,
+)
+from fumarole.runtime.bundles.loader import load_artifact, source_bytes
+from fumarole.runtime.bundles.signing import sign_digest
+from fumarole.runtime.cli.main import main
 from serving_helpers import GATE_POLICY, archive, new_key, write_bundle, write_keys
 
 

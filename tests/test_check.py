@@ -10,9 +10,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-
-from policy_lang.codes import CODES, STRICT_ONLY
-from runtime.scenario import scenario_files
+from fumarole.policy_lang.codes import CODES, STRICT_ONLY
+from fumarole.runtime.authoring.scenario import scenario_files
 
 ROOT = Path(__file__).resolve().parent.parent
 STDLIB = ROOT / "policies" / "volcano"
@@ -143,12 +142,12 @@ def test_no_such_path_is_a_usage_error(cli, tmp_path):
 
 
 def test_internal_error_is_reported_not_raised(cli, tmp_path, monkeypatch):
-    import runtime.check
+    import fumarole.runtime.authoring.check
 
     def broken(*args, **kwargs):
         raise ValueError("boom")
 
-    monkeypatch.setattr(runtime.check, "load_cluster", broken)
+    monkeypatch.setattr(fumarole.runtime.authoring.check, "load_cluster", broken)
     write(tmp_path, {"cluster.yaml": NODE, "a.policy": TRIGGERS["E101"]["a.policy"]})
     status, report = check_json(cli, str(tmp_path))
     assert status == 2 and {"F004", "E101"} <= codes(report)
@@ -423,8 +422,8 @@ def test_a020_a030_from_the_bundle_commands(cli, tmp_path):
 
 
 def test_rules_that_can_never_match(tmp_path):
-    from policy_lang.lint import never_matching
-    from policy_lang.parser import parse
+    from fumarole.policy_lang.lint import never_matching
+    from fumarole.policy_lang.parser import parse
 
     source = PLUGIN + (
         "on reclaimable(r, cs):\n"

@@ -1,7 +1,8 @@
 """Compiled policies are Python code objects; the generated source is safe and readable."""
 
-from policy_lang.compiler import compile_module
-from runtime.bundle import compile_sources
+from fumarole.policy_lang.compiler import compile_module
+from fumarole.runtime.bundles.bundle import compile_sources
+
 from tests.helpers import checked
 
 

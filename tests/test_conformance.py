@@ -6,8 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-
-from runtime.scenario import run_file, scenario_files
+from fumarole.runtime.authoring.scenario import run_file, scenario_files
 
 CASES = Path(os.environ.get("FUMAROLE_CONFORMANCE", Path(__file__).parent / "conformance" / "cases"))
 FILES = scenario_files([CASES]) if CASES.exists() else []

@@ -11,10 +11,15 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-
-from runtime.bundle import Bundle, build_bundle, default_bundle, load_bundle, standard_library
-from runtime.scenario import load_scenario, run_file, run_scenario
-from runtime.yamlpos import load
+from fumarole.runtime.authoring.scenario import load_scenario, run_file, run_scenario
+from fumarole.runtime.bundles.bundle import (
+    Bundle,
+    build_bundle,
+    default_bundle,
+    load_bundle,
+    standard_library,
+)
+from fumarole.runtime.ingest.yamlpos import load
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 BUNDLES = sorted(p.parent for p in EXAMPLES.glob("*/bundle.yaml"))

@@ -15,7 +15,6 @@ from pathlib import Path
 import httpx
 import pytest
 import yaml
-
 from serving_helpers import admin_headers, archive, make_service, running
 
 EXAMPLE = json.loads((Path(__file__).with_name("volcano_extender_example.json")).read_text())
@@ -210,7 +209,7 @@ def test_bad_requests_are_answered_not_crashed(serve, verb, body, status) -> Non
 
 
 def test_the_example_extender_bundle_spares_young_tasks(tmp_path: Path) -> None:
-    from runtime.artifacts import folder_files, pack
+    from fumarole.runtime.bundles.archive import folder_files, pack
 
     service = make_service(pack(folder_files(Path(__file__).resolve().parent.parent / "examples" / "extender")))
     young = copy.deepcopy(T1)

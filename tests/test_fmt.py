@@ -6,12 +6,11 @@ import re
 from pathlib import Path
 
 import pytest
-
-from policy_lang.checker import check
-from policy_lang.compiler import compile_module
-from policy_lang.fmt import WIDTH, format_source, same_tree
-from policy_lang.layout import scan
-from policy_lang.parser import parse
+from fumarole.policy_lang.checker import check
+from fumarole.policy_lang.compiler import compile_module
+from fumarole.policy_lang.fmt import WIDTH, format_source, same_tree
+from fumarole.policy_lang.layout import scan
+from fumarole.policy_lang.parser import parse
 
 ROOT = Path(__file__).resolve().parent.parent
 OWN = sorted((ROOT / "policies").rglob("*.policy")) + sorted((ROOT / "examples").rglob("*.policy"))
@@ -64,7 +63,7 @@ on predicate(task, node):
 
 def compiled_program(source: str, file: str) -> str:
     """The generated Python of a policy, with source positions (loop-limit messages) blanked out."""
-    from runtime.bundle import load_environment, standard_library
+    from fumarole.runtime.bundles.bundle import load_environment, standard_library
 
     checked = check(load_environment(), parse(source, file), dict(standard_library().checked))
     assert checked.ok, [d.headline() for d in checked.diagnostics if d.severity == "error"]
@@ -149,7 +148,7 @@ def test_parentheses_that_carry_meaning_stay():
 
 
 def test_syntax_error_is_not_formatted():
-    from policy_lang.diagnostics import FumaroleError
+    from fumarole.policy_lang.diagnostics import FumaroleError
 
     with pytest.raises(FumaroleError) as err:
         format_source("plugin p\n\non open:\n    let = 1\n", "bad.policy")

@@ -1,4 +1,4 @@
-"""The queue hierarchy (runtime/hierarchy.py) and the plugins that read it: capacity and HDRF."""
+"""The queue hierarchy (runtime/ingest/queue_tree.py) and the plugins that read it: capacity and HDRF."""
 
 from __future__ import annotations
 
@@ -6,14 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
-
-from runtime.bundle import build_bundle
-from runtime.config import config_from_document
-from runtime.hierarchy import build_queue_tree
-from runtime.kube import cluster_from_objects, queue_from_object
-from runtime.scenario import run_file, scenario_files
-from runtime.session import Session
-from runtime.yamlpos import load_all
+from fumarole.runtime.authoring.scenario import run_file, scenario_files
+from fumarole.runtime.bundles.bundle import build_bundle
+from fumarole.runtime.framework.session import Session
+from fumarole.runtime.ingest.kube import cluster_from_objects, queue_from_object
+from fumarole.runtime.ingest.queue_tree import build_queue_tree
+from fumarole.runtime.ingest.scheduler_config import config_from_document
+from fumarole.runtime.ingest.yamlpos import load_all
 
 # Authored scenarios: HDRF (no upstream session test fits our tiers) and capacity's dry-run hooks.
 SCENARIOS = [Path(__file__).parent / "scenarios" / area for area in ("hdrf", "capacity")]

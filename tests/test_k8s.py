@@ -1,4 +1,4 @@
-"""Tests for runtime.k8s: the Kubernetes filters and scorers the policies call."""
+"""Tests for fumarole.runtime.k8s.plugins: the Kubernetes filters and scorers the policies call."""
 
 from __future__ import annotations
 
@@ -7,12 +7,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from runtime import k8s
-from runtime.k8s import K8sView
-from runtime.kube import cluster_from_objects, task_from_pod
-from runtime.model import Node, Task
-from runtime.resource import Resource
+from fumarole.runtime.api.model import Node, Task
+from fumarole.runtime.api.resource import Resource
+from fumarole.runtime.ingest.kube import cluster_from_objects, task_from_pod
+from fumarole.runtime.k8s import plugins as k8s
+from fumarole.runtime.k8s.plugins import K8sView
 
 CASES = Path("/work/shared/conformance/cases")
 MI = 1024 * 1024

@@ -1,8 +1,7 @@
 import pytest
-
-from policy_lang import ast as A
-from policy_lang.diagnostics import FumaroleError
-from policy_lang.parser import duration_seconds, parse
+from fumarole.policy_lang import ast as A
+from fumarole.policy_lang.diagnostics import FumaroleError
+from fumarole.policy_lang.parser import duration_seconds, parse
 
 
 def test_spans_and_structure():

@@ -1,6 +1,6 @@
 """The priority queue must pop in Go's container/heap order, even for comparators that tie."""
 
-from runtime.pq import PriorityQueue
+from fumarole.runtime.framework.priority_queue import PriorityQueue
 
 
 def test_pops_in_order():

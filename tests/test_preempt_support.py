@@ -8,16 +8,23 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from runtime import k8s
-from runtime.bundle import build_bundle, hooks_document, load_environment
-from runtime.config import PluginEntry, config_from_document
-from runtime.kube import cluster_from_objects, task_from_pod
-from runtime.library import PolicyRuntimeError
-from runtime.model import DryRunNode, Node
-from runtime.resource import Resource
-from runtime.scenario import decisions_as_expect, load_scenario, run_scenario
-from runtime.session import Session
+from fumarole.runtime.api.model import DryRunNode, Node
+from fumarole.runtime.api.resource import Resource
+from fumarole.runtime.authoring.scenario import (
+    decisions_as_expect,
+    load_scenario,
+    run_scenario,
+)
+from fumarole.runtime.bundles.bundle import (
+    build_bundle,
+    hooks_document,
+    load_environment,
+)
+from fumarole.runtime.framework.namespace import PolicyRuntimeError
+from fumarole.runtime.framework.session import Session
+from fumarole.runtime.ingest.kube import cluster_from_objects, task_from_pod
+from fumarole.runtime.ingest.scheduler_config import PluginEntry, config_from_document
+from fumarole.runtime.k8s import plugins as k8s
 
 CASES = Path("/work/shared/conformance/cases")
 ANTI_AFFINITY_CASE = CASES / "predicates/TestPodAntiAffinity-000-pod-anti-affinity.yaml"

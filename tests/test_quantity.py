@@ -1,8 +1,12 @@
 from fractions import Fraction
 
 import pytest
-
-from runtime.quantity import QuantityError, milli_value, parse_quantity, value
+from fumarole.runtime.api.quantity import (
+    QuantityError,
+    milli_value,
+    parse_quantity,
+    value,
+)
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -1,6 +1,16 @@
-from runtime.resource import (
-    INFINITY, ZERO, Resource, diff, exceeded_part, greater_partly_relevant, less, less_equal,
-    less_equal_partly_with_dimension_zero_filtered, less_equal_with_dimension, res_max, share,
+from fumarole.runtime.api.resource import (
+    INFINITY,
+    ZERO,
+    Resource,
+    diff,
+    exceeded_part,
+    greater_partly_relevant,
+    less,
+    less_equal,
+    less_equal_partly_with_dimension_zero_filtered,
+    less_equal_with_dimension,
+    res_max,
+    share,
 )
 
 

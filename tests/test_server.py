@@ -14,16 +14,25 @@ from pathlib import Path
 import httpx
 import pytest
 import yaml
-
-from policy_lang.diagnostics import FumaroleError
-from runtime import state as state_module
-from runtime.cli import main
-from runtime.server import Options, check_listen
-from runtime.watch import Watcher
-
+from fumarole.policy_lang.diagnostics import FumaroleError
+from fumarole.runtime.cli.main import main
+from fumarole.runtime.serve import state as state_module
+from fumarole.runtime.serve.server import Options, check_listen
+from fumarole.runtime.serve.watch import Watcher
 from serving_helpers import (
-    FAILING_POLICY, GATE_POLICY, ROOT, TOKEN, admin_headers, archive, cluster_text, expected_decisions,
-    make_service, namespaces, new_key, running, write_bundle,
+    FAILING_POLICY,
+    GATE_POLICY,
+    ROOT,
+    TOKEN,
+    admin_headers,
+    archive,
+    cluster_text,
+    expected_decisions,
+    make_service,
+    namespaces,
+    new_key,
+    running,
+    write_bundle,
 )
 
 YAML = {"content-type": "application/yaml"}
@@ -324,7 +333,7 @@ def test_fumarole_serve_end_to_end(bundles, tmp_path) -> None:
     (tmp_path / "token").write_text(TOKEN + "\n")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     process = subprocess.Popen(
-        [sys.executable, "-m", "runtime.cli", "serve", "--bundle", str(bundles["one"]), "--listen",
+        [sys.executable, "-m", "fumarole.runtime.cli.main", "serve", "--bundle", str(bundles["one"]), "--listen",
          f"127.0.0.1:{port}", "--state-dir", str(tmp_path / "state"), "--admin-token-file", str(tmp_path / "token")],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
@@ -349,7 +358,7 @@ def test_fumarole_serve_end_to_end(bundles, tmp_path) -> None:
 
 
 def test_state_folder_problems_are_diagnostics(tmp_path) -> None:
-    from runtime.state import StateDir
+    from fumarole.runtime.serve.state import StateDir
 
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")

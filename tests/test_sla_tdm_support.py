@@ -10,11 +10,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from runtime import combinators, gostd
-from runtime.kube import pod_revocable_zone
-from runtime.scenario import load_scenario, run_scenario
-from runtime.session import Session
+from fumarole.runtime.authoring.scenario import load_scenario, run_scenario
+from fumarole.runtime.framework import dispatch, go_semantics
+from fumarole.runtime.framework.session import Session
+from fumarole.runtime.ingest.kube import pod_revocable_zone
 
 NS = 1e-9
 
@@ -31,7 +30,7 @@ NS = 1e-9
     ("-9223372036854775808ns", -9223372036.854775808),
 ])
 def test_parse_duration_accepts_what_go_accepts(text, seconds):
-    assert gostd.parse_duration(text) == pytest.approx(seconds, abs=1e-9)
+    assert go_semantics.parse_duration(text) == pytest.approx(seconds, abs=1e-9)
 
 
 @pytest.mark.parametrize("text", [
@@ -39,12 +38,12 @@ def test_parse_duration_accepts_what_go_accepts(text, seconds):
     "9223372036854775808ns", "9223372036854775.808us", "9223372036854ms775us808ns", "-9223372036854775809ns",
 ])
 def test_parse_duration_rejects_what_go_rejects(text):
-    assert gostd.parse_duration(text) is None
+    assert go_semantics.parse_duration(text) is None
 
 
 def test_parse_duration_keeps_nanoseconds():
-    assert gostd._duration_nanos(b"1h2m3s4ms5us6ns") == 3_723_004_005_006
-    assert gostd._duration_nanos(b"0.3333333333333333333h") == 20 * 60 * 10**9
+    assert go_semantics._duration_nanos(b"1h2m3s4ms5us6ns") == 3_723_004_005_006
+    assert go_semantics._duration_nanos(b"0.3333333333333333333h") == 20 * 60 * 10**9
 
 
 # -- time.Parse("15:04"), strings.TrimSpace --------------------------------------------------
@@ -53,18 +52,18 @@ def test_parse_duration_keeps_nanoseconds():
     ("0:00", 0), ("00:00", 0), ("7:05", 425), ("07:05", 425), ("23:59", 1439), ("12:30", 750),
 ])
 def test_parse_clock(text, minutes):
-    assert gostd.parse_clock(text) == minutes
+    assert go_semantics.parse_clock(text) == minutes
 
 
 @pytest.mark.parametrize("text", ["", "0", "1:0", "1:000", "24:00", "63:59", "12:60", " 1:00", "1:00 ",
                                   "001:00", "1.00", "a:00", "-1:00", "1:-0"])
 def test_parse_clock_rejects(text):
-    assert gostd.parse_clock(text) is None
+    assert go_semantics.parse_clock(text) is None
 
 
 def test_trim_space_is_gos():
-    assert gostd.trim_space("  \t1:00-0:00\u00a0\n") == "1:00-0:00"
-    assert gostd.trim_space("\x1c1:00") == "\x1c1:00"  # not white space for Go
+    assert go_semantics.trim_space("  \t1:00-0:00\u00a0\n") == "1:00-0:00"
+    assert go_semantics.trim_space("\x1c1:00") == "\x1c1:00"  # not white space for Go
 
 
 # -- time.Date in time.Local -------------------------------------------------------------------
@@ -85,15 +84,15 @@ def paris():
 
 def test_local_time_is_the_wall_clock_of_the_local_date(paris):
     t = dt.datetime(2026, 3, 29, 15, 45, 12).timestamp()  # clocks went forward at 02:00
-    assert gostd.local_time(t, 0, 0) == dt.datetime(2026, 3, 29, 0, 0).timestamp()
-    assert gostd.local_time(t, 0, 10 * 60 + 30) == dt.datetime(2026, 3, 29, 10, 30).timestamp()
-    assert gostd.local_time(t, 1, 0) - gostd.local_time(t, 0, 0) == 23 * 3600
-    assert gostd.local_time(t, 1, 0) == dt.datetime(2026, 3, 30, 0, 0).timestamp()
+    assert go_semantics.local_time(t, 0, 0) == dt.datetime(2026, 3, 29, 0, 0).timestamp()
+    assert go_semantics.local_time(t, 0, 10 * 60 + 30) == dt.datetime(2026, 3, 29, 10, 30).timestamp()
+    assert go_semantics.local_time(t, 1, 0) - go_semantics.local_time(t, 0, 0) == 23 * 3600
+    assert go_semantics.local_time(t, 1, 0) == dt.datetime(2026, 3, 30, 0, 0).timestamp()
 
 
 def test_local_time_crosses_month_ends():
     t = dt.datetime(2026, 12, 31, 23, 59).timestamp()
-    assert gostd.local_time(t, 1, 60) == dt.datetime(2027, 1, 1, 1, 0).timestamp()
+    assert go_semantics.local_time(t, 1, 60) == dt.datetime(2027, 1, 1, 1, 0).timestamp()
 
 
 # -- IntOrString budgets ------------------------------------------------------------------------
@@ -104,7 +103,7 @@ def test_local_time_crosses_month_ends():
     ("", 5, None), ("abc", 5, None), ("3.5", 5, None), ("3.5%", 5, None), (" 3", 5, None), ("1_0", 5, None),
 ])
 def test_int_or_percent(value, total, want):
-    assert gostd.int_or_percent(value, total) == want
+    assert go_semantics.int_or_percent(value, total) == want
 
 
 # -- pod annotations, combinator ------------------------------------------------------------------
@@ -120,9 +119,9 @@ def test_pod_revocable_zone(annotations, zone):
 
 
 def test_a_failing_node_order_plugin_zeroes_the_score():
-    score = combinators.sum_([[lambda t, n: 30.0], [lambda t, n: None, lambda t, n: 5]])
+    score = dispatch.sum_([[lambda t, n: 30.0], [lambda t, n: None, lambda t, n: 5]])
     assert score("t", "n") == 0.0
-    assert combinators.sum_([[lambda t, n: 30.0, lambda t, n: 5]])("t", "n") == 35.0
+    assert dispatch.sum_([[lambda t, n: 30.0, lambda t, n: 5]])("t", "n") == 35.0
 
 
 # -- the policies in a session ---------------------------------------------------------------------

@@ -7,11 +7,18 @@ import json
 from pathlib import Path
 
 import httpx
-
-from runtime.artifacts import read_archive
-
-from serving_helpers import archive, expected_decisions, make_service, namespaces, new_key, running, soak, \
-    soak_plan, write_bundle
+from fumarole.runtime.bundles.archive import read_archive
+from serving_helpers import (
+    archive,
+    expected_decisions,
+    make_service,
+    namespaces,
+    new_key,
+    running,
+    soak,
+    soak_plan,
+    write_bundle,
+)
 
 ROUNDS = 12      # 36 uploads: 24 good, 12 broken
 CLIENTS = 4

@@ -7,10 +7,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-
-from policy_lang.checker import check
-from policy_lang.compiler import compile_module
-from policy_lang.parser import parse
+from fumarole.policy_lang.checker import check
+from fumarole.policy_lang.compiler import compile_module
+from fumarole.policy_lang.parser import parse
 
 ROOT = Path(__file__).resolve().parent.parent
 CLUSTER = ROOT / "examples" / "two-queues" / "cluster.yaml"
@@ -132,8 +131,8 @@ def test_failure_names_the_rule_that_decided(cli, wrong_expectation):
 
 def test_probes_cost_nothing_when_off():
     """Without a probe the compiled code is exactly what it was: no calls, no names added."""
-    from runtime.bundle import load_environment, standard_library
-    from runtime.probes import Probes
+    from fumarole.runtime.authoring.probes import Probes
+    from fumarole.runtime.bundles.bundle import load_environment, standard_library
 
     checked = check(load_environment(), parse(GUARD, "m.policy"), dict(standard_library().checked))
     plain = compile_module(checked).source

@@ -6,8 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from runtime.scenario import run_file, scenario_files
+from fumarole.runtime.authoring.scenario import run_file, scenario_files
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 FILES = scenario_files([SCENARIOS]) if SCENARIOS.exists() else []

@@ -1,0 +1,1 @@
+"""The standard library of policies, shipped as package data (``volcano/``)."""

@@ -1,0 +1,343 @@
+"""The scheduler's view of a cluster: Task, Job, Queue, Node and their accounting.
+
+These mirror Volcano's ``TaskInfo``, ``JobInfo``, ``QueueInfo`` and ``NodeInfo``
+(``pkg/scheduler/api``).  Everything is keyed by UID; a task is one object
+shared by its job and its node, and the node remembers the status a task had
+when it was added, because Volcano's node accounting is reversed by the status
+of the copy the node holds, not the task's current one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fumarole.runtime.api.resource import (
+    ZERO,
+    Resource,
+    exceeded_part,
+    less_equal,
+    less_equal_with_names,
+)
+
+PENDING, ALLOCATED, PIPELINED, BINDING, BOUND = "Pending", "Allocated", "Pipelined", "Binding", "Bound"
+RUNNING, RELEASING, SUCCEEDED, FAILED, UNKNOWN = "Running", "Releasing", "Succeeded", "Failed", "Unknown"
+
+ALLOCATED_STATUS = frozenset({BOUND, BINDING, RUNNING, ALLOCATED})
+COMPLETED_STATUS = frozenset({SUCCEEDED, FAILED})
+SCHEDULED_STATUS = frozenset({RUNNING, BOUND, FAILED, SUCCEEDED})
+_VALID_STATUS = ALLOCATED_STATUS | {SUCCEEDED, PIPELINED, PENDING}
+
+PG_PENDING, PG_INQUEUE, PG_RUNNING, PG_UNKNOWN, PG_COMPLETED = "Pending", "Inqueue", "Running", "Unknown", "Completed"
+
+
+class Task:
+    """One pod.  ``request`` / ``init_request`` are Volcano's ``Resreq`` / ``InitResreq``."""
+
+    __slots__ = (
+        "uid", "name", "namespace", "key", "job_id", "role", "request", "init_request",
+        "best_effort", "preemptable", "priority", "pod_priority", "gated", "node_name",
+        "status", "eviction_occurred", "preemption_policy", "nominated_node", "priority_class",
+        "creation", "labels", "annotations", "pod", "revocable_zone", "derived", "__weakref__",
+    )
+
+    def __init__(self, **fields: Any) -> None:
+        self.eviction_occurred = False
+        self.revocable_zone = ""
+        self.derived: dict = {}  # facts computed from the pod spec once per session (runtime/k8s/plugins.py)
+        for name, value in fields.items():
+            setattr(self, name, value)
+
+    def __repr__(self) -> str:
+        return f"<Task {self.key} {self.status}>"
+
+
+class Job:
+    """A PodGroup and its tasks, with Volcano's status index and gang counters."""
+
+    __slots__ = (
+        "uid", "name", "namespace", "queue", "min_available", "task_min_available",
+        "task_min_available_total", "priority", "creation", "min_resources", "preemptable",
+        "tasks", "status_index", "allocated", "total_request", "fit_errors", "phase",
+        "conditions", "pod_group", "annotations", "labels", "priority_class",
+    )
+
+    def __init__(self, **fields: Any) -> None:
+        self.tasks: dict[str, Task] = {}
+        self.status_index: dict[str, dict[str, Task]] = {}
+        self.allocated = Resource()
+        self.total_request = Resource()
+        self.fit_errors: dict[str, Any] = {}
+        self.conditions: list[dict] = []
+        for name, value in fields.items():
+            setattr(self, name, value)
+
+    def __repr__(self) -> str:
+        return f"<Job {self.uid}>"
+
+    # -- task bookkeeping ------------------------------------------------------
+    def add_task(self, task: Task) -> None:
+        self.tasks[task.uid] = task
+        self.status_index.setdefault(task.status, {})[task.uid] = task
+        if task.status in ALLOCATED_STATUS:
+            self.allocated.add(task.request)
+        self.total_request.add(task.request)
+
+    def _remove_task(self, task: Task) -> None:
+        bucket = self.status_index.get(task.status)
+        if bucket is not None:
+            bucket.pop(task.uid, None)
+            if not bucket:
+                del self.status_index[task.status]
+        if task.status in ALLOCATED_STATUS:
+            self.allocated.sub(task.request)
+        self.total_request.sub(task.request)
+        del self.tasks[task.uid]
+
+    def update_task_status(self, task: Task, status: str) -> None:
+        """Volcano's UpdateTaskStatus: every status change goes through here."""
+        self._remove_task(task)
+        task.status = status
+        self.add_task(task)
+
+    def tasks_in(self, status: str) -> list[Task]:
+        return list(self.status_index.get(status, {}).values())
+
+    def count(self, *statuses: str) -> int:
+        index = self.status_index
+        return sum(len(index[s]) for s in statuses if s in index)
+
+    # -- gang counters (job_info.go) -------------------------------------------
+    @property
+    def ready_task_num(self) -> int:
+        return self.count(BOUND, BINDING, RUNNING, ALLOCATED, SUCCEEDED)
+
+    @property
+    def waiting_task_num(self) -> int:
+        return self.count(PIPELINED)
+
+    @property
+    def pending_best_effort_task_num(self) -> int:
+        return sum(1 for t in self.status_index.get(PENDING, {}).values() if t.best_effort)
+
+    @property
+    def valid_task_num(self) -> int:
+        return self.count(*_VALID_STATUS)
+
+    @property
+    def scheduled_task_num(self) -> int:
+        return self.count(*SCHEDULED_STATUS)
+
+    @property
+    def allocated_task_num(self) -> int:
+        return self.count(*ALLOCATED_STATUS)
+
+    @property
+    def releasing_scheduled_task_num(self) -> int:
+        return sum(1 for t in self.status_index.get(RELEASING, {}).values() if t.node_name)
+
+    @property
+    def is_ready(self) -> bool:
+        return self.ready_task_num + self.pending_best_effort_task_num >= self.min_available
+
+    @property
+    def is_pipelined(self) -> bool:
+        return (self.waiting_task_num + self.ready_task_num
+                + self.pending_best_effort_task_num >= self.min_available)
+
+    @property
+    def is_starving(self) -> bool:
+        return self.waiting_task_num + self.ready_task_num < self.min_available
+
+    @property
+    def is_pending(self) -> bool:
+        return self.phase in (PG_PENDING, "")
+
+    def _role_counts(self, statuses: frozenset, empty_pending: bool) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for task in self.tasks.values():
+            if task.status in statuses or (empty_pending and task.status == PENDING
+                                           and task.init_request.is_empty()):
+                counts[task.role] = counts.get(task.role, 0) + 1
+        return counts
+
+    @property
+    def check_task_valid(self) -> bool:
+        if self.min_available < self.task_min_available_total:
+            return True
+        counts = self._role_counts(_VALID_STATUS, False)
+        return all(counts.get(role, 0) >= m for role, m in self.task_min_available.items() if m > 0)
+
+    def allocated_roles(self) -> dict[str, int]:
+        return self._role_counts(ALLOCATED_STATUS | {SUCCEEDED}, True)
+
+    @property
+    def check_task_ready(self) -> bool:
+        if self.min_available < self.task_min_available_total:
+            return True
+        counts = self.allocated_roles()
+        return all(counts.get(role, 0) >= m for role, m in self.task_min_available.items())
+
+    @property
+    def check_task_pipelined(self) -> bool:
+        if self.min_available < self.task_min_available_total:
+            return True
+        counts = self._role_counts(ALLOCATED_STATUS | {SUCCEEDED, PIPELINED}, True)
+        return all(counts.get(role, 0) >= m for role, m in self.task_min_available.items())
+
+    @property
+    def elastic_resources(self) -> Resource:
+        """GetElasticResources: allocated beyond minResources (all of it without minResources)."""
+        return exceeded_part(self.allocated, self.min_resources or Resource())
+
+    # -- fit-error bookkeeping (§6.2.6) ----------------------------------------
+    def task_has_fit_errors(self, task: Task) -> bool:
+        if not task.role:
+            return False
+        return any(t.role == task.role for uid, t in self.tasks.items() if uid in self.fit_errors)
+
+    def need_continue_allocating(self) -> bool:
+        if self.min_available == len(self.tasks):
+            return False
+        failed_roles = {t.role for uid, t in self.tasks.items() if uid in self.fit_errors}
+        if self.min_available < self.task_min_available_total:
+            pending: dict[str, int] = {}
+            for t in self.status_index.get(PENDING, {}).values():
+                pending[t.role] = pending.get(t.role, 0) + 1
+            left = sum(n for role, n in pending.items() if role not in failed_roles)
+            return self.ready_task_num + left >= self.min_available
+        allocated = self.allocated_roles()
+        for role in failed_roles:
+            m = self.task_min_available.get(role, 0)
+            if m != 0 and allocated.get(role, 0) < m:
+                return False
+        return True
+
+
+class Queue:
+    """A Volcano Queue (``QueueInfo``)."""
+
+    __slots__ = ("uid", "name", "weight", "capability", "deserved", "guarantee", "priority",
+                 "parent", "reclaimable", "state", "annotations", "labels", "creation", "raw")
+
+    def __init__(self, **fields: Any) -> None:
+        for name, value in fields.items():
+            setattr(self, name, value)
+
+    def __repr__(self) -> str:
+        return f"<Queue {self.name}>"
+
+
+class NodeError(Exception):
+    """A node refused a task (resource or duplicate); the statement rolls back."""
+
+
+class Node:
+    """A node with Volcano's idle / used / releasing / pipelined accounting."""
+
+    __slots__ = ("name", "allocatable", "capacity", "idle", "used", "releasing", "pipelined",
+                 "tasks", "added_status", "labels", "annotations", "taints", "unschedulable",
+                 "images", "raw", "view_pods", "view_cache", "revocable_zone")
+
+    def __init__(self, name: str, allocatable: Resource, capacity: Resource, raw: dict,
+                 labels: dict, annotations: dict, taints: list, unschedulable: bool,
+                 images: list) -> None:
+        self.name = name
+        self.allocatable = allocatable
+        self.capacity = capacity
+        self.idle = allocatable.clone()
+        self.used = Resource()
+        self.releasing = Resource()
+        self.pipelined = Resource()
+        self.tasks: dict[str, Task] = {}
+        self.added_status: dict[str, str] = {}
+        self.labels = labels
+        self.annotations = annotations
+        self.taints = taints
+        self.unschedulable = unschedulable
+        self.images = images
+        self.raw = raw
+        self.view_pods: dict[str, Task] = {}  # the Kubernetes NodeInfo view (§2.2)
+        self.view_cache: dict = {}  # sums over view_pods; cleared whenever the view changes
+        self.revocable_zone = labels.get("volcano.sh/revocable-zone", "")
+
+    def __repr__(self) -> str:
+        return f"<Node {self.name}>"
+
+    @property
+    def future_idle(self) -> Resource:
+        """idle + releasing - pipelined (Volcano's FutureIdle), as a new vector."""
+        out = self.idle.clone()
+        idle, releasing, pipelined = out, self.releasing, self.pipelined
+        if releasing.milli_cpu or releasing.memory or releasing.scalars:
+            idle.add(releasing)
+        if pipelined.milli_cpu or pipelined.memory or pipelined.scalars:
+            idle.sub(pipelined)
+        return out
+
+    def add_task(self, task: Task) -> None:
+        if task.node_name and task.node_name != self.name:
+            raise NodeError(f"task {task.key} is on node {task.node_name}, not {self.name}")
+        if task.key in self.tasks:
+            raise NodeError(f"task {task.key} already on node {self.name}")
+        req, status = task.request, task.status
+        if status == RELEASING:
+            self.idle.sub(req)
+            self.used.add(req)
+            self.releasing.add(req)
+        elif status == PIPELINED:
+            self.pipelined.add(req)
+        else:
+            if status == BINDING:
+                ok, _ = less_equal_with_names(req, self.idle, ZERO)
+                if not ok:
+                    raise NodeError(f"not enough idle resources on {self.name} for {task.key}")
+            self.idle.sub(req)
+            self.used.add(req)
+        self.tasks[task.key] = task
+        self.added_status[task.key] = status
+
+    def remove_task(self, task: Task) -> None:
+        status = self.added_status.pop(task.key, None)
+        if status is None:
+            raise NodeError(f"task {task.key} is not on node {self.name}")
+        del self.tasks[task.key]
+        req = task.request
+        if status == RELEASING:
+            self.idle.add(req)
+            self.used.sub(req)
+            self.releasing.sub(req)
+        elif status == PIPELINED:
+            self.pipelined.sub(req)
+        else:
+            self.idle.add(req)
+            self.used.sub(req)
+
+    def update_task(self, task: Task) -> None:
+        self.remove_task(task)
+        self.add_task(task)
+
+    def fits_idle(self, request: Resource) -> bool:
+        return less_equal(request, self.idle, ZERO)
+
+
+class DryRunNode(Node):
+    """A copy of a node for a dry run: tasks come off and go back without touching the session.
+
+    Topology-aware preemption tries victims on copies (Volcano clones the
+    ``NodeInfo``); accounting, task map and Kubernetes view are the copy's own,
+    everything else (labels, taints, allocatable) is shared with the node.
+    """
+
+    __slots__ = ()
+
+    @classmethod
+    def of(cls, node: Node) -> "DryRunNode":
+        copy = cls.__new__(cls)
+        for name in Node.__slots__:
+            setattr(copy, name, getattr(node, name))
+        copy.idle, copy.used = node.idle.clone(), node.used.clone()
+        copy.releasing, copy.pipelined = node.releasing.clone(), node.pipelined.clone()
+        copy.tasks, copy.added_status = dict(node.tasks), dict(node.added_status)
+        copy.view_pods = dict(node.view_pods)
+        copy.view_cache = {}
+        return copy

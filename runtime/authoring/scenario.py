@@ -1,0 +1,325 @@
+"""Scenario files: a cluster, a scheduler configuration, and what one session must decide.
+
+The format is ../shared/conformance/FORMAT.md (``expect`` and ``expectHooks``
+cases), extended for site bundles: ``bundle: DIR`` (relative to the scenario
+file) may replace ``scheduler``, ``cluster: FILE`` may replace ``objects``, and
+``now`` fixes the session clock.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError, Span
+from fumarole.runtime.bundles.bundle import Bundle, build_bundle, load_bundle
+from fumarole.runtime.framework.namespace import PolicyRuntimeError
+from fumarole.runtime.framework.session import Decisions, Session
+from fumarole.runtime.ingest.kube import (
+    Cluster,
+    cluster_from_objects,
+    empty_task,
+    job_from_pod_group,
+    load_cluster,
+    parse_time,
+    task_from_pod,
+)
+from fumarole.runtime.ingest.scheduler_config import config_from_document
+from fumarole.runtime.ingest.yamlpos import YamlError, load, position
+
+EXPECT_KEYS = ("binds", "bindCount", "evicted", "pipelined", "podGroupPhase", "taskStatusCount")
+
+
+@dataclass
+class Scenario:
+    name: str
+    file: str
+    doc: dict
+    bundle: Bundle
+    cluster: Cluster
+    now: float | None = None
+
+
+@dataclass
+class Outcome:
+    """One case's result: passed, or the first difference (or why it could not run)."""
+
+    name: str
+    file: str
+    passed: bool
+    difference: str = ""
+    line: int = 1
+    decisions: Decisions | None = field(default=None, repr=False)
+
+
+def load_scenario(path: Path) -> Scenario:
+    file = str(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise FumaroleError([Diagnostic("F001", f"cannot read {path}: {exc.strerror}", file)]) from None
+    try:
+        doc = load(text)
+    except YamlError as exc:
+        raise FumaroleError([Diagnostic("S001", exc.message, file, Span(exc.line, exc.col))], {file: text}) from None
+    if not isinstance(doc, dict):
+        raise FumaroleError([Diagnostic("S002", "a scenario must be a mapping", file)], {file: text})
+    if "expect" not in doc and "expectHooks" not in doc:
+        raise FumaroleError([Diagnostic("S002", "a scenario needs `expect` or `expectHooks`", file,
+                                        Span(*position(doc)))], {file: text})
+    try:
+        if "bundle" in doc:
+            bundle = load_bundle(path.parent / str(doc["bundle"]))
+        elif "scheduler" in doc:
+            config = config_from_document(doc["scheduler"], file)
+            bundle = build_bundle(config)
+        else:
+            raise FumaroleError([Diagnostic("S002", "a scenario needs `scheduler` or `bundle`", file,
+                                            Span(*position(doc)))])
+        if "cluster" in doc:
+            cluster_path = path.parent / str(doc["cluster"])
+            try:
+                cluster = load_cluster(cluster_path.read_text(), str(cluster_path))
+            except OSError as exc:
+                raise FumaroleError([Diagnostic("F001", f"cannot read {cluster_path}: {exc.strerror}", file,
+                                                Span(*position(doc, "cluster")))]) from None
+        else:
+            cluster = cluster_from_objects(list(doc.get("objects") or []), file, text)
+    except FumaroleError as err:
+        err.sources.setdefault(file, text)
+        raise
+    now = parse_time(doc["now"]) if doc.get("now") is not None else None
+    return Scenario(str(doc.get("name") or path.stem), file, doc, bundle, cluster, now)
+
+
+# -- expect ---------------------------------------------------------------------------
+
+def decisions_as_expect(decisions: Decisions) -> dict[str, Any]:
+    """The session's decisions in the shape of a scenario's `expect` block."""
+    return {
+        "binds": {pod: node for pod, node in decisions.binds},
+        "evicted": [pod for pod, _reason in decisions.evictions],
+        "pipelined": {job: sorted({node for _pod, node in tasks}) for job, tasks in decisions.pipelined.items()},
+        "podGroupPhase": dict(decisions.phases),
+        "taskStatusCount": {job: counts for job, counts in decisions.status_counts.items() if counts},
+    }
+
+
+def compare_expect(expect: dict, decisions: Decisions) -> str | None:
+    """The first difference between `expect` and the decisions, or None."""
+    got_binds = {pod: node for pod, node in decisions.binds}
+    if "bindCount" in expect:
+        if len(decisions.binds) != int(expect["bindCount"]):
+            return f"bindCount: expected {expect['bindCount']}, got {len(decisions.binds)} ({_fmt(got_binds)})"
+    else:
+        want_binds = dict(expect.get("binds") or {})
+        if want_binds != got_binds:
+            return f"binds: expected {_fmt(want_binds)}, got {_fmt(got_binds)}"
+    want_evicted = Counter(expect.get("evicted") or [])
+    got_evicted = Counter(pod for pod, _ in decisions.evictions)
+    if want_evicted != got_evicted:
+        return f"evicted: expected {sorted(want_evicted.elements())}, got {sorted(got_evicted.elements())}"
+    for job, nodes in (expect.get("pipelined") or {}).items():
+        tasks = decisions.pipelined.get(job, [])
+        if not tasks:
+            return f"pipelined[{job}]: expected a pipelined task on {list(nodes)}, got none"
+        for pod, node in tasks:
+            if node not in nodes:
+                return f"pipelined[{job}]: {pod} is pipelined on {node}, expected one of {list(nodes)}"
+    for job, phase in (expect.get("podGroupPhase") or {}).items():
+        got = decisions.phases.get(job)
+        if got != phase:
+            return f"podGroupPhase[{job}]: expected {phase}, got {got}"
+    for job, counts in (expect.get("taskStatusCount") or {}).items():
+        got_counts = decisions.status_counts.get(job, {})
+        for status, count in counts.items():
+            if got_counts.get(status, 0) != count:
+                return f"taskStatusCount[{job}][{status}]: expected {count}, got {got_counts.get(status, 0)}"
+    return None
+
+
+def _fmt(mapping: dict) -> str:
+    return "{" + ", ".join(f"{k}: {v}" for k, v in sorted(mapping.items())) + "}"
+
+
+# -- expectHooks --------------------------------------------------------------------------
+
+class _HookCalls:
+    """Runs the `expectHooks` calls of one case against an open session."""
+
+    def __init__(self, ssn: Session, scenario: Scenario) -> None:
+        self.ssn = ssn
+        self.priorities = scenario.cluster.priorities()
+
+    def task(self, ref: Any):
+        if ref is None:
+            return empty_task()
+        if isinstance(ref, dict):
+            return task_from_pod(ref)
+        for job in self.ssn.job_list:
+            for task in job.tasks.values():
+                if task.key == ref:
+                    return task
+        for node in self.ssn.node_list:
+            if ref in node.tasks:
+                return node.tasks[ref]
+        raise LookupError(f"no task {ref!r} in the session")
+
+    def job(self, ref: Any):
+        if isinstance(ref, dict):
+            values, default = self.priorities
+            return job_from_pod_group(ref, values, default)
+        job = self.ssn.jobs.get(ref)
+        if job is None:
+            raise LookupError(f"no job {ref!r} in the session")
+        return job
+
+    def node(self, name: str):
+        node = self.ssn.nodes.get(name)
+        if node is None:
+            raise LookupError(f"no node {name!r} in the session")
+        return node
+
+    def call(self, entry: dict) -> str | None:
+        H, hook = self.ssn.H, entry.get("hook")
+        handler = getattr(self, "_" + str(hook), None)
+        if handler is None:
+            return f"hook call '{hook}' is not supported by fumarole"
+        return handler(H, entry)
+
+    def _nodeOrder(self, H, e):
+        task = self.task(e["task"])
+        tolerance = float(e.get("tolerance", 0))
+        for name, want in (e.get("scores") or {}).items():
+            got = H.node_order(task, self.node(name))
+            if abs(got - float(want)) > tolerance:
+                return f"nodeOrder({e['task']}, {name}): expected {want}, got {got}"
+        return None
+
+    def _predicate(self, H, e):
+        task = self.task(e["task"])
+        got = {n.name for n in self.ssn.node_list if H.predicate(task, n) is None}
+        want = set(e.get("feasible") or [])
+        return None if got == want else f"predicate({_ref(e['task'])}): expected feasible {sorted(want)}, got {sorted(got)}"
+
+    def _jobEnqueued(self, H, e):
+        H.job_enqueued(self.job(e["job"]))
+        return None
+
+    def _jobEnqueueable(self, H, e):
+        got = H.job_enqueueable(self.job(e["job"]))
+        return None if got == bool(e["result"]) else f"jobEnqueueable({_ref(e['job'])}): expected {e['result']}, got {got}"
+
+    def _jobOrder(self, H, e):
+        got = H.job_order(self.job(e["left"]), self.job(e["right"]))
+        return None if got == bool(e["result"]) else \
+            f"jobOrder({_ref(e['left'])}, {_ref(e['right'])}): expected {e['result']}, got {got}"
+
+    def _jobOrderCompare(self, H, e):
+        got = H.job_order_compare(self.job(e["left"]), self.job(e["right"]))
+        return None if got == int(e["result"]) else \
+            f"jobOrderCompare({_ref(e['left'])}, {_ref(e['right'])}): expected {e['result']}, got {got}"
+
+    def _preemptable(self, H, e):
+        preemptor = self.task(e.get("preemptor"))
+        candidates = [self.task(c) for c in e.get("candidates") or []]
+        got = [t.key for t in H.preemptable(preemptor, candidates)]
+        want = list(e.get("result") or [])
+        return None if got == want else f"preemptable: expected {want}, got {got}"
+
+    def _victimTasks(self, H, e):
+        got = len({id(t) for t in H.victim_tasks([])})
+        return None if got == int(e["count"]) else f"victimTasks: expected {e['count']} tasks, got {got}"
+
+    def _victimsQueue(self, H, e):
+        framework = self.ssn.bundle.library.modules["framework"].instantiate(self.ssn, H, {})
+        preemptor = self.task(e.get("preemptor"))
+        victims = [self.task(v) for v in e.get("victims") or []]
+        first = framework["victims_queue"](victims, preemptor).pop()
+        return None if first.key == e["first"] else f"victimsQueue: expected {e['first']} first, got {first.key}"
+
+    def _potentialNodes(self, H, e):
+        from fumarole.runtime.api.fit import UNRESOLVABLE, FitError, FitErrors
+
+        task = self.task(e["task"])
+        job = self.ssn.jobs.get(task.job_id)
+        if e.get("unresolvableNodes") and job is not None:
+            errors = FitErrors({n: FitError([(UNRESOLVABLE, "injected by the test")]) for n in e["unresolvableNodes"]})
+            job.fit_errors[task.uid] = errors
+        got = [n.name for n in self.ssn.filter_out_unresolvable_nodes(task)]
+        want = list(e.get("result") or [])
+        return None if got == want else f"potentialNodes({e['task']}): expected {want}, got {got}"
+
+
+def _ref(ref: Any) -> str:
+    if isinstance(ref, dict):
+        meta = ref.get("metadata") or {}
+        return f"<inline {meta.get('namespace', '')}/{meta.get('name', '')}>"
+    return str(ref)
+
+
+# -- running -------------------------------------------------------------------------------
+
+def run_scenario(scenario: Scenario) -> Outcome:
+    doc = scenario.doc
+    ssn = Session(scenario.bundle, scenario.cluster, now=scenario.now)
+    if "expectHooks" in doc:
+        ssn.open()
+        calls = _HookCalls(ssn, scenario)
+        for i, entry in enumerate(doc["expectHooks"] or []):
+            try:
+                difference = calls.call(entry)
+            except LookupError as exc:
+                difference = str(exc.args[0])
+            if difference:
+                line, _ = position(doc["expectHooks"], i)
+                return Outcome(scenario.name, scenario.file, False, difference, line)
+        ssn.close()
+        return Outcome(scenario.name, scenario.file, True)
+    decisions = ssn.run()
+    difference = compare_expect(doc.get("expect") or {}, decisions)
+    line = position(doc, "expect")[0]
+    return Outcome(scenario.name, scenario.file, difference is None, difference or "", line, decisions)
+
+
+def run_file(path: Path, prepare: Callable[[Scenario], Scenario] | None = None) -> Outcome:
+    """Load and run one scenario file; a case that cannot run is a failure, never a skip.
+
+    ``prepare`` may change the loaded scenario before it runs (``fumarole test
+    --coverage`` swaps in an instrumented copy of the bundle's policies).
+    """
+    try:
+        scenario = load_scenario(path)
+    except FumaroleError as err:
+        first = err.diagnostics[0]
+        return Outcome(path.stem, str(path), False, f"cannot run: {first.headline()}", first.span.line)
+    try:
+        return run_scenario(prepare(scenario) if prepare else scenario)
+    except PolicyRuntimeError as exc:
+        where = f"{exc.file}:{exc.line}:{exc.col}: " if exc.file else ""
+        return Outcome(scenario.name, scenario.file, False, f"cannot run: {where}{exc.message}")
+    except Exception as exc:  # noqa: BLE001 - one broken case must not stop the others
+        return Outcome(scenario.name, scenario.file, False, f"cannot run: internal error: {type(exc).__name__}: {exc}")
+
+
+def scenario_files(paths: list[Path]) -> list[Path]:
+    """The scenarios to run: files as given, and in folders (recursively) every YAML file
+    except those that are plainly something else (cluster dumps, bundle manifests,
+    scheduler configurations), so a scenario that is merely broken still counts as failed."""
+    from fumarole.runtime.authoring.check import classify
+
+    out: list[Path] = []
+    for path in paths:
+        if not path.is_dir():
+            out.append(path)
+            continue
+        for file in sorted(p for p in path.rglob("*.yaml") if p.is_file()):
+            try:
+                kind = classify(file, file.read_text())
+            except (OSError, UnicodeDecodeError):
+                kind = None
+            if kind not in ("cluster", "bundle", "conf", "hooks"):
+                out.append(file)
+    return out

@@ -1,0 +1,542 @@
+"""Bundles: policy files compiled once, wired by validated YAML, immutable afterwards.
+
+A :class:`Library` is a set of compiled policy files (the standard library in
+``policies/volcano`` plus a bundle's own sources).  A :class:`Bundle` adds the
+wiring: the action pipeline, plugin tiers with typed arguments, and how each
+session function combines its plugins.  Sessions hold a reference to one
+Bundle; nothing in it changes after loading, so swapping bundles is swapping
+one reference.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+import jsonschema
+import yaml
+from fumarole.policy_lang.checker import CheckedModule, check
+from fumarole.policy_lang.compiler import CompiledModule, compile_module
+from fumarole.policy_lang.diagnostics import (
+    Diagnostic,
+    FumaroleError,
+    Span,
+    did_you_mean,
+)
+from fumarole.policy_lang.env import Environment, build_environment
+from fumarole.policy_lang.parser import duration_seconds, parse
+from fumarole.runtime.framework.dispatch import COMBINATORS
+from fumarole.runtime.framework.namespace import namespace
+from fumarole.runtime.ingest.kube import parse_go_bool
+from fumarole.runtime.ingest.scheduler_config import (
+    PluginEntry,
+    SchedulerConfig,
+    config_from_document,
+    load_config,
+)
+from fumarole.runtime.ingest.yamlpos import (
+    YamlError,
+    key_position,
+    load,
+    position,
+    walk_path,
+)
+
+# The standard library and the schemas are package data, found the same way in a
+# checkout, an editable install and a wheel.
+STDLIB = Path(str(resources.files("fumarole.policies").joinpath("volcano")))
+SCHEMA_FILE = Path(str(resources.files("fumarole.runtime").joinpath("schema.yaml")))
+SCHEMAS = Path(str(resources.files("fumarole.runtime").joinpath("schemas")))
+MANIFEST = "bundle.yaml"
+
+
+# -- environment -------------------------------------------------------------------
+
+def _json_schema(name: str) -> dict:
+    return json.loads((SCHEMAS / name).read_text())
+
+
+def _validator(name: str) -> jsonschema.protocols.Validator:
+    from referencing import Registry, Resource
+
+    registry = Registry().with_resources(
+        (schema["$id"].rsplit("/", 1)[-1], Resource.from_contents(schema))
+        for schema in (_json_schema("hooks.schema.json"), _json_schema("bundle.schema.json")))
+    schema = _json_schema(name)
+    return jsonschema.Draft202012Validator(schema, registry=registry)
+
+
+def schema_diagnostics(doc: Any, schema_name: str, file: str, code: str) -> list[Diagnostic]:
+    """Every JSON Schema violation of a YAML document, at the YAML line and column of the offending key."""
+    out = []
+    for err in sorted(_validator(schema_name).iter_errors(doc), key=lambda e: list(map(str, e.absolute_path))):
+        line, col = walk_path(doc, iter(err.absolute_path))
+        where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
+        message = err.message
+        if err.validator == "additionalProperties":
+            extra = [k for k in (err.instance or {}) if k not in (err.schema.get("properties") or {})]
+            if extra and isinstance(err.instance, dict):
+                line, col = key_position(err.instance, extra[0])
+                known = list((err.schema.get("properties") or {}).keys())
+                out.append(Diagnostic(code, f"unknown key '{extra[0]}' at {where}", file, Span(line, col),
+                                      hint=did_you_mean(extra[0], known)))
+                continue
+        hint = did_you_mean(err.instance, map(str, err.validator_value)) \
+            if err.validator == "enum" and isinstance(err.instance, str) else None
+        out.append(Diagnostic(code, f"{where}: {message}", file, Span(line, col), hint=hint))
+    return out
+
+
+@lru_cache(maxsize=1)
+def load_environment() -> Environment:
+    schema = yaml.load(SCHEMA_FILE.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    hooks_file = STDLIB / "hooks.yaml"
+    hooks_doc = load(hooks_file.read_text())
+    diags = schema_diagnostics(hooks_doc, "hooks.schema.json", str(hooks_file), "B001")
+    if diags:
+        raise FumaroleError(diags)
+    return build_environment(schema, hooks_doc)
+
+
+def hooks_document() -> dict:
+    return load((STDLIB / "hooks.yaml").read_text())
+
+
+# -- compiling policy files ----------------------------------------------------------
+
+@dataclass(frozen=True)
+class CompiledPolicy:
+    """A compiled plugin or action: call :meth:`instantiate` once per session."""
+
+    module: CompiledModule
+    builder: Callable
+
+    @property
+    def name(self) -> str:
+        return self.module.name
+
+    def instantiate(self, session: Any, hooks: Any, args: Mapping[str, Any]) -> dict[str, Callable]:
+        return self.builder(session, hooks, args)
+
+
+@dataclass(frozen=True)
+class Library:
+    plugins: Mapping[str, CompiledPolicy]
+    actions: Mapping[str, CompiledPolicy]
+    modules: Mapping[str, CompiledPolicy]
+    modules_by_filename: Mapping[str, CompiledModule]
+    sources: Mapping[str, str]
+    warnings: tuple[Diagnostic, ...] = ()
+    checked: Mapping[str, CheckedModule] = field(default_factory=dict)
+
+
+def _display(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def policy_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*.policy") if p.is_file())
+
+
+@dataclass
+class CheckedSources:
+    """Policy files parsed and checked, modules first so that `use` resolves; never raises."""
+
+    checked: list[CheckedModule]  # the files that parsed, modules first
+    modules: dict[str, CheckedModule]  # every module by name, the base's included
+    diagnostics: list[Diagnostic]
+    sources: dict[str, str]  # file -> text of the files given
+
+
+def check_sources(files: Iterable[tuple[str, str]],
+                  base_modules: Mapping[str, CheckedModule] | None = None) -> CheckedSources:
+    """Parse and check policy files (over the modules of a base); every diagnostic of every file.
+
+    Shared by the loader (which compiles when there is no error) and ``fumarole
+    check`` (which reports everything and compiles nothing).
+    """
+    env = load_environment()
+    diags: list[Diagnostic] = []
+    sources: dict[str, str] = {}
+    parsed = []
+    for file, text in files:
+        sources[file] = text
+        try:
+            parsed.append(parse(text, file))
+        except FumaroleError as err:
+            diags.extend(err.diagnostics)
+    modules: dict[str, CheckedModule] = dict(base_modules or {})
+    by_name: dict[tuple[str, str], str] = {}
+    for module in parsed:
+        key = (module.kind, module.name)
+        if key in by_name:
+            diags.append(Diagnostic("E130", f"{module.kind} '{module.name}' is also defined in {by_name[key]}",
+                                    module.file, module.span))
+        by_name[key] = module.file
+    for module in [m for m in parsed if m.kind == "module"]:
+        checked = check(env, module, modules)
+        modules[module.name] = checked
+        diags.extend(checked.diagnostics)
+    checked_rest = [modules[m.name] for m in parsed if m.kind == "module"]
+    for module in [m for m in parsed if m.kind != "module"]:
+        checked = check(env, module, modules)
+        checked_rest.append(checked)
+        diags.extend(checked.diagnostics)
+    return CheckedSources(checked_rest, modules, diags, sources)
+
+
+def compile_sources(files: Iterable[tuple[str, str]], base: Library | None = None) -> Library:
+    """Parse, check and compile policy files; raise FumaroleError with every diagnostic of every file."""
+    result = check_sources(files, base.checked if base else None)
+    checked_rest, modules, diags = result.checked, result.modules, result.diagnostics
+    sources: dict[str, str] = {**(base.sources if base else {}), **result.sources}
+    errors = [d for d in diags if d.severity == "error"]
+    if errors:
+        raise FumaroleError(diags, sources)
+    plugins = dict(base.plugins) if base else {}
+    actions = dict(base.actions) if base else {}
+    module_builders = dict(base.modules) if base else {}
+    by_filename = dict(base.modules_by_filename) if base else {}
+    for checked in checked_rest:
+        compiled = compile_module(checked)
+        scope = namespace()
+        exec(compiled.code, scope)  # noqa: S102 - code generated by fumarole.policy_lang.compiler from checked policies
+        policy = CompiledPolicy(compiled, scope["__build__"])
+        {"plugin": plugins, "action": actions, "module": module_builders}[compiled.kind][compiled.name] = policy
+        by_filename[compiled.filename] = compiled
+    warnings = (tuple(base.warnings) if base else ()) + tuple(d for d in diags if d.severity != "error")
+    return Library(plugins, actions, module_builders, by_filename, sources, warnings, modules)
+
+
+@lru_cache(maxsize=1)
+def standard_library() -> Library:
+    return compile_sources((_display(p), p.read_text()) for p in policy_files(STDLIB))
+
+
+# -- arguments -------------------------------------------------------------------------
+
+def _convert(value: Any, type_name: str) -> tuple[bool, Any]:
+    if type_name == "int":
+        return (isinstance(value, int) and not isinstance(value, bool)), value
+    if type_name == "float":
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        return ok, float(value) if ok else value
+    if type_name == "bool":
+        parsed = parse_go_bool(value) if isinstance(value, (bool, str)) else None
+        return parsed is not None, parsed
+    if type_name == "string":
+        ok = isinstance(value, (str, int, float)) and not isinstance(value, bool)
+        return ok, str(value) if ok else value
+    if type_name == "duration":
+        if isinstance(value, str) and duration_seconds(value) > 0 or value in ("0", "0s"):
+            return True, duration_seconds(value)
+        return False, value
+    if type_name == "list":
+        if isinstance(value, str):
+            return True, [v.strip() for v in value.split(",") if v.strip()]
+        ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+        return ok, list(value) if ok else value
+    return False, value
+
+
+def resolve_arguments(policy: CompiledPolicy, raw: Mapping[str, Any], file: str,
+                      where: tuple[int, int], what: str) -> tuple[dict[str, Any], list[Diagnostic]]:
+    """Typed arguments for one plugin or action entry; every problem becomes a diagnostic."""
+    diags: list[Diagnostic] = []
+    out: dict[str, Any] = {}
+    used: set[str] = set()
+    for name, decl in policy.module.args.items():
+        type_expr = decl.type
+        key = decl.key or name
+        if decl.prefix:
+            values = {}
+            for raw_key, value in raw.items():
+                if isinstance(raw_key, str) and raw_key.startswith(key):
+                    used.add(raw_key)
+                    ok, converted = _convert(value, type_expr.args[1].name)
+                    if not ok:
+                        diags.append(_arg_error(raw, raw_key, value, type_expr.args[1].name, file, what))
+                    values[raw_key[len(key):]] = converted
+            out[name] = values
+            continue
+        if key in raw:
+            used.add(key)
+            ok, converted = _convert(raw[key], type_expr.name)
+            if not ok:
+                diags.append(_arg_error(raw, key, raw[key], str(type_expr.name), file, what))
+            out[name] = converted
+        elif decl.default is not None:
+            out[name] = _literal_default(decl.default, type_expr.name)
+        else:
+            diags.append(Diagnostic("C011", f"{what} needs argument '{key}' ({type_expr.name})", file, Span(*where)))
+    for raw_key in raw:
+        if raw_key not in used:
+            known = [d.key or n for n, d in policy.module.args.items()]
+            diags.append(Diagnostic("C010", f"{what} has no argument '{raw_key}'", file,
+                                    Span(*key_position(raw, raw_key)), hint=did_you_mean(str(raw_key), known)))
+    return out, diags
+
+
+def _arg_error(raw: Mapping, key: str, value: Any, type_name: str, file: str, what: str) -> Diagnostic:
+    article = "an" if type_name[0] in "aeiou" else "a"
+    return Diagnostic("C012", f"argument '{key}' of {what} must be {article} {type_name}, not {value!r}", file,
+                      Span(*position(raw, key)))
+
+
+def _literal_default(expr, type_name: str) -> Any:
+    from fumarole.policy_lang import ast as A
+
+    if isinstance(expr, A.Literal):
+        return float(expr.value) if type_name == "float" and expr.kind == "int" else expr.value
+    if isinstance(expr, A.Unary):
+        return -_literal_default(expr.operand, type_name)
+    if isinstance(expr, A.ListLit):
+        return [_literal_default(i, "string") for i in expr.items]
+    if isinstance(expr, A.MapLit):
+        return {_literal_default(k, "string"): _literal_default(v, "string") for k, v in expr.entries}
+    raise ValueError("argument defaults are literals")
+
+
+# -- bundles -----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Bundle:
+    """Everything a session needs; immutable."""
+
+    name: str
+    revision: str
+    digest: str
+    library: Library
+    config: SchedulerConfig
+    tiers: tuple[tuple[PluginEntry, ...], ...]
+    dispatch: Mapping[str, Mapping[str, str]]
+    hook_gates: Mapping[str, str | list[str] | None]  # a list: any of the switches (PluginEntry.enabled)
+    action_arguments: Mapping[str, Mapping[str, Any]]
+
+    @property
+    def plugins(self) -> Mapping[str, CompiledPolicy]:
+        return self.library.plugins
+
+    @property
+    def actions(self) -> Mapping[str, CompiledPolicy]:
+        return self.library.actions
+
+    @property
+    def modules_by_filename(self) -> Mapping[str, CompiledModule]:
+        return self.library.modules_by_filename
+
+
+def _digest(sources: Mapping[str, str], config: SchedulerConfig, overrides: Mapping) -> str:
+    h = hashlib.sha256()
+    for file in sorted(sources):
+        h.update(file.encode() + b"\0" + sources[file].encode() + b"\0")
+    wiring = {"actions": config.actions,
+              "tiers": [[{"name": e.name, "switches": dict(e.switches), "arguments": dict(e.arguments)}
+                         for e in tier] for tier in config.tiers],
+              "configurations": {k: dict(v) for k, v in config.configurations.items()},
+              "hooks": {k: dict(v) for k, v in overrides.items()}}
+    h.update(json.dumps(wiring, sort_keys=True, default=str).encode())
+    return "sha256:" + h.hexdigest()
+
+
+# Plugins Volcano registers that fumarole does not model (devices, topology, DRA...):
+# running without them could change decisions, so they are errors with their own message.
+VOLCANO_ONLY_PLUGINS = frozenset({
+    "deviceshare", "resource-strategy-fit", "task-topology", "numa-aware", "cdp", "rescheduling", "usage",
+    "pdb", "nodegroup", "network-topology-aware", "extender", "resourcequota",
+})
+VOLCANO_ONLY_ACTIONS = frozenset({"gangpreempt", "gangreclaim"})
+
+
+def _unknown_plugin(entry: PluginEntry, library: Library, file: str) -> Diagnostic:
+    if entry.name in VOLCANO_ONLY_PLUGINS:
+        return Diagnostic("C021", f"plugin '{entry.name}' is a Volcano plugin fumarole does not implement",
+                          file, Span(*entry.pos),
+                          hint="remove it from the tiers to run the session without it (its decisions then "
+                               "may differ from Volcano's)")
+    return Diagnostic("C021", f"unknown plugin '{entry.name}'", file, Span(*entry.pos),
+                      hint=did_you_mean(entry.name, library.plugins)
+                      or f"available: {', '.join(sorted(library.plugins))}")
+
+
+def build_bundle(config: SchedulerConfig, library: Library | None = None, name: str = "volcano",
+                 revision: str = "", hook_overrides: Mapping[str, Mapping[str, str]] | None = None,
+                 overrides_file: str = "") -> Bundle:
+    """Validate a configuration against a library and resolve it into a Bundle."""
+    library = library or standard_library()
+    hooks_doc = hooks_document()
+    file = config.file
+    diags: list[Diagnostic] = []
+    for action in config.actions:
+        if action in VOLCANO_ONLY_ACTIONS and action not in library.actions:
+            diags.append(Diagnostic("C020", f"action '{action}' is a Volcano action fumarole does not implement",
+                                    file, Span(*config.action_pos),
+                                    hint="remove it from the actions to run the session without it"))
+        elif action not in library.actions:
+            diags.append(Diagnostic("C020", f"unknown action '{action}'", file, Span(*config.action_pos),
+                                    hint=did_you_mean(action, library.actions) or
+                                    f"available: {', '.join(sorted(library.actions))}"))
+    tiers = []
+    for tier in config.tiers:
+        entries = []
+        for entry in tier:
+            plugin = library.plugins.get(entry.name)
+            if plugin is None:
+                diags.append(_unknown_plugin(entry, library, file))
+                continue
+            args, arg_diags = resolve_arguments(plugin, entry.arguments, file, entry.pos, f"plugin '{entry.name}'")
+            diags.extend(arg_diags)
+            entries.append(replace(entry, arguments=args))
+        tiers.append(tuple(entries))
+    for tier in config.tiers:
+        names = [e.name for e in tier]
+        if "proportion" in names and any(e.name == "drf" and e.switches.get("enableHierarchy") for e in tier):
+            diags.append(Diagnostic("C022", "proportion and drf with enableHierarchy cannot share a tier "
+                                    "(Volcano rejects this configuration)", file, Span(*tier[0].pos)))
+    action_arguments: dict[str, dict[str, Any]] = {}
+    for action in config.actions:
+        policy = library.actions.get(action)
+        if policy is None:
+            continue
+        raw = config.configurations.get(action, {})
+        args, arg_diags = resolve_arguments(policy, raw, file, config.configuration_pos.get(action, (1, 1)),
+                                            f"action '{action}'")
+        diags.extend(arg_diags)
+        action_arguments[action] = args
+    for conf_name in config.configurations:
+        if conf_name not in library.actions:
+            diags.append(Diagnostic("C020", f"configuration for unknown action '{conf_name}'", file,
+                                    Span(*config.configuration_pos.get(conf_name, (1, 1))),
+                                    hint=did_you_mean(conf_name, library.actions)))
+    dispatch = {name: dict(spec) for name, spec in hooks_doc["dispatch"].items()}
+    hook_kinds = {name: spec["kind"] for name, spec in hooks_doc["hooks"].items()}
+    for function, override in (hook_overrides or {}).items():
+        if function not in dispatch:
+            diags.append(Diagnostic("B010", f"unknown session function '{function}' in hooks", overrides_file or file,
+                                    Span(*key_position(hook_overrides, function)), hint=did_you_mean(function, dispatch)))
+            continue
+        combine = override.get("combine")
+        kind = hook_kinds[dispatch[function]["hook"]]
+        if combine not in COMBINATORS:
+            diags.append(Diagnostic("B011", f"unknown combinator '{combine}' for '{function}'", overrides_file or file,
+                                    Span(*position(override, "combine")), hint=did_you_mean(str(combine), COMBINATORS)))
+        elif kind not in COMBINATORS[combine][1]:
+            diags.append(Diagnostic("B012", f"combinator '{combine}' cannot combine '{function}' ({kind} hook)",
+                                    overrides_file or file, Span(*position(override, "combine"))))
+        else:
+            dispatch[function] = {**dispatch[function], **override}
+    if diags:
+        raise FumaroleError(diags)
+    gates = {name: spec.get("gate") for name, spec in hooks_doc["hooks"].items()}
+    digest = _digest(library.sources, config, hook_overrides or {})
+    return Bundle(name, revision, digest, library, config, tuple(tiers), dispatch, gates, action_arguments)
+
+
+def default_config() -> SchedulerConfig:
+    path = STDLIB / "volcano-scheduler.conf"
+    return load_config(path.read_text(), _display(path))
+
+
+@lru_cache(maxsize=1)
+def default_bundle() -> Bundle:
+    return build_bundle(default_config())
+
+
+def bundle_from_volcano_conf(path: Path) -> Bundle:
+    text = _read(path)
+    try:
+        return build_bundle(load_config(text, _display(path)))
+    except FumaroleError as err:
+        err.sources.setdefault(_display(path), text)
+        raise
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError as exc:
+        raise FumaroleError([Diagnostic("F001", f"cannot read {path}: {exc.strerror}", str(path))]) from None
+
+
+def load_bundle_dir(folder: Path) -> Bundle:
+    """Load a bundle folder (``bundle.yaml`` plus its sources) into a Bundle, or raise with every problem."""
+    manifest_path = folder / MANIFEST if folder.is_dir() else folder
+    folder = manifest_path.parent
+    file = _display(manifest_path)
+    text = _read(manifest_path)
+    try:
+        doc = load(text)
+    except YamlError as exc:
+        raise FumaroleError([Diagnostic("B000", exc.message, file, Span(exc.line, exc.col))], {file: text}) from None
+    diags = schema_diagnostics(doc, "bundle.schema.json", file, "B001") if isinstance(doc, dict) else \
+        [Diagnostic("B001", "a bundle manifest must be a mapping", file)]
+    if diags:
+        raise FumaroleError(diags, {file: text})
+    files, diags = manifest_sources(doc, folder, file)
+    if diags:
+        raise FumaroleError(diags, {file: text})
+    base = standard_library() if "volcano" in (doc.get("uses") or ["volcano"]) else None
+    library = compile_sources(files, base) if files else (base or compile_sources([]))
+    try:
+        config = config_from_document(manifest_config_document(doc), file)
+    except FumaroleError as err:
+        err.sources.setdefault(file, text)
+        raise
+    try:
+        return build_bundle(config, library, doc["metadata"]["name"], str(doc["metadata"].get("revision", "")),
+                            doc.get("hooks") or {}, file)
+    except FumaroleError as err:
+        err.sources.setdefault(file, text)
+        raise
+
+
+def manifest_sources(doc: Any, folder: Path, file: str) -> tuple[list[tuple[str, str]], list[Diagnostic]]:
+    """The policy files (display name, text) a manifest's `sources` globs name; B002 for a glob matching none."""
+    files: list[tuple[str, str]] = []
+    diags: list[Diagnostic] = []
+    for pattern in doc.get("sources") or []:
+        matches = sorted(glob.glob(str(folder / pattern), recursive=True))
+        if not matches:
+            line, col = walk_path(doc, iter(["sources", doc["sources"].index(pattern)]))
+            diags.append(Diagnostic("B002", f"source '{pattern}' matches no file", file, Span(line, col)))
+        for match in matches:
+            files.append((_display(Path(match)), Path(match).read_text()))
+    return files, diags
+
+
+def manifest_config_document(doc: Any) -> Any:
+    """A manifest's wiring in the shape of a volcano-scheduler.conf, at the manifest's positions."""
+    conf_doc = {"actions": doc.get("actions", "")}
+    if isinstance(conf_doc["actions"], list):
+        # Items that are not names were reported by the schema check; leave them out here.
+        conf_doc["actions"] = ", ".join(a for a in conf_doc["actions"] if isinstance(a, str))
+    conf_doc["tiers"] = doc.get("tiers") or []
+    conf_doc["configurations"] = doc.get("configurations") or []
+    return _with_positions(doc, conf_doc)
+
+
+def _with_positions(doc: Any, conf: dict) -> Any:
+    """Give the derived configuration document the manifest's positions."""
+    from fumarole.runtime.ingest.yamlpos import PosDict
+
+    out = PosDict(conf)
+    out.pos = doc.pos
+    out.key_pos = {k: doc.key_pos.get(k, doc.pos) for k in conf}
+    out.value_pos = {k: doc.value_pos.get(k, doc.pos) for k in conf}
+    return out
+
+
+def load_bundle(path: Path) -> Bundle:
+    """A bundle folder, a bundle.yaml, or a volcano-scheduler.conf."""
+    if path.is_dir() or path.name == MANIFEST:
+        return load_bundle_dir(path)
+    return bundle_from_volcano_conf(path)

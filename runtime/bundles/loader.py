@@ -1,0 +1,124 @@
+"""From archive bytes to a compiled, immutable Bundle: the one path every bundle takes.
+
+Uploads, the watched folder, ``--bundle`` and the persisted last-known-good all
+go through :func:`load_artifact`: archive safety and digests
+(``artifacts.py``), the signature when trusted keys are configured
+(``signing.py``), then the manifest schema and every policy checked and
+compiled (``bundle.py``).  A folder is packed in memory first, so a folder and
+the archive built from it have the same digest and are verified alike.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePosixPath
+from typing import Sequence
+
+import yaml
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError
+from fumarole.runtime.bundles.archive import (
+    DEFAULT_LIMITS,
+    Archive,
+    Limits,
+    folder_files,
+    pack,
+    read_archive,
+)
+from fumarole.runtime.bundles.bundle import MANIFEST, Bundle, load_bundle_dir
+from fumarole.runtime.bundles.signing import verify_signature
+
+
+@dataclass(frozen=True)
+class LoadedBundle:
+    """A verified, compiled bundle and the exact archive bytes it came from."""
+
+    bundle: Bundle
+    archive: bytes
+    signed_by: str | None
+    source: str
+    compiled_from: str
+
+    @property
+    def digest(self) -> str:
+        return self.bundle.digest
+
+    def label(self, file: str) -> str:
+        """A policy file name as users should read it (for errors raised while sessions run)."""
+        return archive_label(file, self.compiled_from, self.source)
+
+
+def source_bytes(path: Path, limits: Limits = DEFAULT_LIMITS) -> bytes:
+    """The archive bytes of a bundle folder (packed in memory) or of an archive file."""
+    if path.is_dir():
+        return pack(folder_files(path))
+    try:
+        size = path.stat().st_size
+        if size > limits.archive_bytes:
+            raise FumaroleError([Diagnostic("A001", f"{path} is {size} bytes, more than the limit of "
+                                            f"{limits.archive_bytes}", str(path))])
+        return path.read_bytes()
+    except OSError as exc:
+        raise FumaroleError([Diagnostic("F001", f"cannot read {path}: {exc.strerror}", str(path))]) from None
+
+
+def _check_source_patterns(archive: Archive, source: str) -> None:
+    """Source globs must stay inside the bundle: an upload must not compile (and quote) host files."""
+    try:
+        doc = yaml.safe_load(archive.files[MANIFEST])
+    except yaml.YAMLError:
+        return  # the bundle loader reports the syntax error with its position
+    patterns = doc.get("sources") if isinstance(doc, dict) else None
+    for pattern in patterns if isinstance(patterns, list) else []:
+        text = str(pattern)
+        if text.startswith(("/", "\\")) or ".." in PurePosixPath(text).parts or "\\" in text:
+            raise FumaroleError([Diagnostic("A022", f"source pattern {text!r} leaves the bundle folder", source,
+                                            hint="use paths relative to bundle.yaml, without '..'")])
+
+
+def archive_label(file: str, folder: str, source: str) -> str:
+    """``ARCHIVE!/path`` for a file of the temporary folder an archive was compiled in."""
+    try:
+        return f"{source}!/{Path(file).resolve().relative_to(folder).as_posix()}"
+    except (ValueError, OSError):
+        return file
+
+
+def _relabel(err: FumaroleError, folder: str, source: str) -> FumaroleError:
+    diags = [replace(d, file=archive_label(d.file, folder, source)) for d in err.diagnostics]
+    return FumaroleError(diags, {archive_label(k, folder, source): v for k, v in err.sources.items()})
+
+
+def compile_archive(archive: Archive, source: str) -> tuple[Bundle, str]:
+    """Compile verified archive content in a temporary folder, removed afterwards.
+
+    Returns the Bundle, whose digest becomes the archive's bundle digest, and the folder's
+    name, which compiled policies keep as their file name (see :func:`archive_label`).
+    """
+    if MANIFEST not in archive.files:
+        raise FumaroleError([Diagnostic("A020", f"the archive has no {MANIFEST} at its top level", source)])
+    _check_source_patterns(archive, source)
+    folder = Path(tempfile.mkdtemp(prefix="fumarole-bundle-")).resolve()
+    try:
+        for name, data in archive.files.items():
+            target = folder / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        try:
+            bundle = load_bundle_dir(folder)
+        except FumaroleError as err:
+            raise _relabel(err, str(folder), source) from None
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return replace(bundle, digest=archive.digest), str(folder)
+
+
+def load_artifact(data: bytes, source: str, trusted: Sequence[Ed25519PublicKey] = (),
+                  limits: Limits = DEFAULT_LIMITS) -> LoadedBundle:
+    """Verify (safety, digests, signature if ``trusted``) and compile; raise FumaroleError on any failure."""
+    archive = read_archive(data, source, limits)
+    signed_by = verify_signature(archive.signature, archive.digest, trusted, source) if trusted else None
+    bundle, folder = compile_archive(archive, source)
+    return LoadedBundle(bundle, data, signed_by, source, folder)

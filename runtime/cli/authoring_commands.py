@@ -1,0 +1,134 @@
+"""The policy-author commands: ``check``, ``fmt`` and ``schema`` (argument parsing and exit codes).
+
+The work is elsewhere -- :mod:`fumarole.runtime.authoring.check` finds the problems,
+:mod:`fumarole.runtime.authoring.reporting` writes them, :mod:`fumarole.policy_lang.fmt` formats -- so each
+command here is only its options, its output and its exit code: 0 clean,
+1 problems found (or files that would be reformatted), 2 the command could
+not do its job (bad arguments, unreadable or unparsable input).
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import sys
+from pathlib import Path
+
+from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError
+from fumarole.runtime.cli.exit_codes import EXIT_ERROR, EXIT_FAILED, EXIT_OK
+
+CHECK_FORMATS = ("text", "json", "sarif", "github", "junit")
+SCHEMAS = ("bundle", "hooks")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    check = sub.add_parser("check", help="report every problem in policies, bundles and configurations",
+                           description="Check policy files, bundle folders and manifests, volcano-scheduler.conf "
+                                       "files, scenarios and cluster dumps (folders recursively), reporting "
+                                       "every problem of every file in one run.")
+    check.add_argument("paths", nargs="+", metavar="PATH")
+    check.add_argument("--strict", action="store_true",
+                       help="also warn about unused arguments and definitions, shadowed names, rules that can "
+                            "never match and plugins listed twice")
+    check.add_argument("--format", choices=CHECK_FORMATS, default="text")
+    check.add_argument("--fail-on", choices=("error", "warning"), default="error",
+                       help="the least severity that makes the exit code 1 (default: error)")
+    check.set_defaults(func=cmd_check)
+
+    fmt = sub.add_parser("fmt", help="format policy files canonically",
+                         description="Rewrite policy files in the canonical layout (folders recursively; "
+                                     "'-' formats standard input to standard output).")
+    fmt.add_argument("paths", nargs="+", metavar="PATH")
+    mode = fmt.add_mutually_exclusive_group()
+    mode.add_argument("--check", action="store_true", help="change nothing; exit 1 naming the files that would change")
+    mode.add_argument("--diff", action="store_true", help="change nothing; print what would change as a diff")
+    fmt.set_defaults(func=cmd_fmt)
+
+    schema = sub.add_parser("schema", help="print a JSON Schema (for editors: yaml-language-server, IDEs)")
+    schema.add_argument("name", nargs="?", choices=SCHEMAS, default="bundle",
+                        help="bundle (bundle.yaml, the default) or hooks (the hook catalogue)")
+    schema.set_defaults(func=cmd_schema)
+
+
+def add_test_arguments(test: argparse.ArgumentParser) -> None:
+    """The options ``fumarole test`` gains here (its runner is fumarole.runtime.cli.test_command)."""
+    test.add_argument("--coverage", action="store_true",
+                      help="report which policy rules the scenarios exercised (branch coverage per file)")
+    test.add_argument("--threshold", type=float, metavar="P",
+                      help="fail when the total coverage is below P percent (implies --coverage)")
+    test.add_argument("--format", choices=("text", "json", "junit"), default="text")
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from fumarole.runtime.authoring.check import check_paths
+    from fumarole.runtime.authoring.reporting import FORMATS, failing
+
+    report = check_paths(args.paths, strict=args.strict)
+    sys.stdout.write(FORMATS[args.format](report, args.fail_on))
+    if report.unable_to_run:
+        return EXIT_ERROR
+    return EXIT_FAILED if any(failing(d, args.fail_on) for d in report.diagnostics) else EXIT_OK
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from fumarole.runtime.authoring.schema_export import published_schema
+
+    print(json.dumps(published_schema(args.name), indent=2))
+    return EXIT_OK
+
+
+def _policy_paths(paths: list[str]) -> tuple[list[Path], list[Diagnostic]]:
+    files: list[Path] = []
+    problems: list[Diagnostic] = []
+    for text in paths:
+        path = Path(text)
+        if path.is_dir():
+            files += sorted(p for p in path.rglob("*.policy") if p.is_file())
+        elif path.suffix == ".policy" and path.is_file():
+            files.append(path)
+        elif not path.exists():
+            problems.append(Diagnostic("F002", f"no such file or folder: {path}", str(path)))
+        else:
+            problems.append(Diagnostic("F003", "fmt formats policy files (*.policy)", str(path)))
+    return files, problems
+
+
+def cmd_fmt(args: argparse.Namespace) -> int:
+    from fumarole.policy_lang.fmt import format_source
+    from fumarole.runtime.authoring.check import display
+
+    if args.paths == ["-"]:
+        sys.stdout.write(format_source(sys.stdin.read(), "<stdin>"))
+        return EXIT_OK
+    files, problems = _policy_paths(args.paths)
+    for d in problems:
+        print(d.headline(), file=sys.stderr)
+    changed = 0
+    for path in files:
+        file = display(path)
+        try:
+            source = path.read_text()
+            formatted = format_source(source, file)
+        except OSError as exc:
+            problems.append(Diagnostic("F001", f"cannot read {path}: {exc.strerror}", file))
+            print(problems[-1].headline(), file=sys.stderr)
+            continue
+        except FumaroleError as err:  # a syntax error: nothing to format
+            problems += err.diagnostics
+            print(err.render(), file=sys.stderr)
+            continue
+        if formatted == source:
+            continue
+        changed += 1
+        if args.check:
+            print(f"would reformat {file}")
+        elif args.diff:
+            sys.stdout.writelines(difflib.unified_diff(source.splitlines(True), formatted.splitlines(True),
+                                                       f"{file} (original)", f"{file} (formatted)"))
+        else:
+            path.write_text(formatted)
+            print(f"reformatted {file}")
+    if problems:
+        return EXIT_ERROR
+    return EXIT_FAILED if args.check and changed else EXIT_OK

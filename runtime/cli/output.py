@@ -1,0 +1,36 @@
+"""Human-readable rendering of a session's decisions (``fumarole run``)."""
+
+from __future__ import annotations
+
+from fumarole.runtime.framework.session import Decisions, Session
+
+
+def _table(headers: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    line = lambda cells: "  " + "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
+    return [line(headers)] + [line(r) for r in rows]
+
+
+def render_table(session: Session, decisions: Decisions) -> str:
+    bundle = session.bundle
+    revision = f" revision {bundle.revision}" if bundle.revision else ""
+    out = [f"Session: bundle {bundle.name}{revision}; actions {', '.join(bundle.config.actions) or '(none)'}; "
+           f"{len(session.node_list)} nodes, {len(session.queue_list)} queues, {len(session.job_list)} jobs", ""]
+
+    def section(title: str, headers: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+        out.append(f"{title} ({len(rows)})")
+        out.extend(_table(headers, rows) if rows else ["  none"])
+        out.append("")
+
+    section("Enqueued", ("PODGROUP",), [(j,) for j in decisions.enqueued])
+    section("Binds", ("POD", "NODE"), [(p, n) for p, n in decisions.binds])
+    section("Pipelined", ("POD", "NODE", "PODGROUP"),
+            [(p, n, j) for j, tasks in sorted(decisions.pipelined.items()) for p, n in tasks])
+    section("Evictions", ("POD", "REASON"), [(p, r) for p, r in decisions.evictions])
+    rows = []
+    for job in session.job_list:
+        counts = decisions.status_counts.get(job.uid, {})
+        tasks = ", ".join(f"{s} {n}" for s, n in sorted(counts.items()))
+        rows.append((job.uid, job.queue, decisions.phases.get(job.uid, ""), tasks))
+    section("PodGroups", ("PODGROUP", "QUEUE", "PHASE", "TASKS"), rows)
+    return "\n".join(out).rstrip()

@@ -1,0 +1,78 @@
+"""Volcano's predicate helper (``util/predicate_helper.go``): which nodes a task fits.
+
+Two behaviours matter for decisions: on clusters above 100 nodes only a sample
+of feasible nodes is collected, starting from a rotating index shared by the
+whole session; and failures of earlier tasks of the same job and role are
+remembered per helper.  Volcano evaluates nodes on 16 workers, so its result
+order is random; fumarole returns nodes in visiting order.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Protocol
+
+from fumarole.runtime.api.fit import FitError, FitErrors
+from fumarole.runtime.api.model import Node, Task
+
+
+class NodeScan(Protocol):
+    """Where the rotating node scan starts; the session holds it (Volcano: a package variable)."""
+
+    predicate_start_index: int
+
+MIN_NODES_TO_FIND = 100
+MIN_PERCENTAGE_OF_NODES_TO_FIND = 5
+
+
+def num_feasible_nodes_to_find(total: int, percentage: int = 0) -> int:
+    if total <= MIN_NODES_TO_FIND or percentage >= 100:
+        return total
+    pct = percentage if percentage > 0 else max(50 - total // 125, MIN_PERCENTAGE_OF_NODES_TO_FIND)
+    return max(total * pct // 100, MIN_NODES_TO_FIND)
+
+
+class PredicateResult:
+    __slots__ = ("nodes", "errors")
+
+    def __init__(self, nodes: list, errors: FitErrors) -> None:
+        self.nodes, self.errors = nodes, errors
+
+
+class PredicateHelper:
+    __slots__ = ("ssn", "cache")
+
+    def __init__(self, ssn: NodeScan) -> None:
+        self.ssn = ssn
+        self.cache: dict[str, dict[str, FitError]] = {}
+
+    def predicate_nodes(self, task: Task, nodes: list[Node],
+                        check: Callable[[Task, Node], FitError | None], cache: bool) -> PredicateResult:
+        ssn = self.ssn
+        errors = FitErrors()
+        feasible: list = []
+        total = len(nodes)
+        if total == 0:
+            return PredicateResult(feasible, errors)
+        wanted = num_feasible_nodes_to_find(total)
+        use_cache = cache and bool(task.role)
+        key = f"{task.job_id}/{task.role}"
+        cached = self.cache.get(key) if use_cache else None
+        start = ssn.predicate_start_index
+        processed = 0
+        for i in range(total):
+            if len(feasible) >= wanted:
+                break
+            node = nodes[(start + i) % total]
+            processed += 1
+            if cached is not None and node.name in cached:
+                errors.nodes[node.name] = cached[node.name]
+                continue
+            failure = check(task, node)
+            if failure is not None:
+                errors.nodes[node.name] = failure
+                if use_cache:
+                    self.cache.setdefault(key, {})[node.name] = failure
+                continue
+            feasible.append(node)
+        ssn.predicate_start_index = (start + processed) % total
+        return PredicateResult(feasible, errors)

@@ -1,0 +1,483 @@
+"""One scheduling session: open, the configured actions in order, close.
+
+The :class:`Session` is the runtime every compiled policy closes over (``_rt``
+in generated code).  It owns the snapshot (jobs, queues, nodes), the hook
+dispatchers built from the bundle's tiers (``_H``), the event handlers, and the
+decisions made so far.  Scheduling logic lives in the policies; this module
+keeps only Volcano's framework: plugin registration, hook dispatch, the
+statement's effects, and the PodGroup status update at close.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from types import SimpleNamespace
+from typing import Any, Callable, Mapping, Protocol
+
+from fumarole.runtime.api.fit import UNRESOLVABLE, UNSCHEDULABLE, FitError, FitErrors
+from fumarole.runtime.api.model import (
+    ALLOCATED,
+    BINDING,
+    FAILED,
+    PENDING,
+    PG_COMPLETED,
+    PG_INQUEUE,
+    PG_PENDING,
+    PG_RUNNING,
+    PG_UNKNOWN,
+    PIPELINED,
+    RELEASING,
+    RUNNING,
+    SUCCEEDED,
+    DryRunNode,
+    Job,
+    Node,
+    NodeError,
+    Queue,
+    Task,
+)
+from fumarole.runtime.api.resource import Resource
+from fumarole.runtime.framework import dispatch as C
+from fumarole.runtime.framework.namespace import PolicyRuntimeError
+from fumarole.runtime.framework.predicate_helper import PredicateHelper
+from fumarole.runtime.framework.priority_queue import PriorityQueue
+from fumarole.runtime.framework.statement import Statement
+from fumarole.runtime.ingest.kube import Cluster, parse_time
+from fumarole.runtime.ingest.queue_tree import (
+    HierarchyProblem,
+    QueueTree,
+    build_queue_tree,
+)
+from fumarole.runtime.ingest.scheduler_config import PluginEntry, SchedulerConfig
+from fumarole.runtime.k8s.plugins import UNRESOLVABLE_REASONS, K8sView, PodView
+
+
+class CompiledBundle(Protocol):
+    """What a session runs: a bundle's wiring and compiled policies (``bundles.bundle.Bundle``)."""
+
+    name: str
+    config: SchedulerConfig
+    tiers: tuple[tuple[PluginEntry, ...], ...]
+    dispatch: Mapping[str, Mapping[str, str]]
+    hook_gates: Mapping[str, str | list[str] | None]
+    action_arguments: Mapping[str, Mapping[str, Any]]
+
+    @property
+    def plugins(self) -> Mapping[str, Any]: ...
+    @property
+    def actions(self) -> Mapping[str, Any]: ...
+    @property
+    def modules_by_filename(self) -> Mapping[str, Any]: ...
+
+
+# -- fallback orders (framework/session_plugins.go) ------------------------------
+
+def job_fallback(l: Job, r: Job) -> bool:
+    if l.creation != r.creation:
+        return l.creation < r.creation
+    return l.uid < r.uid
+
+
+def queue_fallback(l: Queue, r: Queue) -> bool:
+    if l.creation != r.creation:
+        return l.creation < r.creation
+    return l.uid < r.uid
+
+
+def _pod_index(name: str) -> int | None:
+    parts = name.split("-")
+    if len(parts) < 3:
+        return None
+    try:
+        return int(parts[-1])
+    except ValueError:
+        return None
+
+
+def compare_task(l: Task, r: Task) -> bool:
+    """CompareTask (controllers/job/helpers): numeric pod-name suffix, then creation, then UID."""
+    li, ri = _pod_index(l.name), _pod_index(r.name)
+    if li is None or ri is None or li == ri:
+        if l.creation == r.creation:
+            return l.uid < r.uid
+        return l.creation < r.creation
+    return li < ri
+
+
+class Decisions:
+    """What the outside world sees of a session."""
+
+    def __init__(self) -> None:
+        self.binds: list[tuple[str, str]] = []
+        self.evictions: list[tuple[str, str]] = []
+        self.enqueued: list[str] = []
+        self.phases: dict[str, str] = {}
+        self.pipelined: dict[str, list[tuple[str, str]]] = {}
+        self.status_counts: dict[str, dict[str, int]] = {}
+
+
+class Session:
+    """The session runtime (Volcano's ``framework.Session``)."""
+
+    def __init__(self, bundle: CompiledBundle, cluster: Cluster, now: float | None = None) -> None:
+        snap = cluster.snapshot()
+        self.bundle = bundle
+        self.uid = str(uuid.uuid4())
+        self.nodes: dict[str, Node] = snap.nodes
+        self.node_list: list[Node] = list(snap.nodes.values())
+        self.queues: dict[str, Queue] = snap.queues
+        self.queue_list: list[Queue] = list(snap.queues.values())
+        self.jobs: dict[str, Job] = snap.jobs
+        self.job_list: list[Job] = list(snap.jobs.values())
+        self.total_resource = Resource()
+        for node in self.node_list:
+            self.total_resource.add(node.allocatable)
+        self.action_names = list(bundle.config.actions)
+        self.now = time.time() if now is None else now
+        self.decisions = Decisions()
+        self.predicate_start_index = 0
+        self.k8s = K8sView(self.node_list)
+        self.H = SimpleNamespace()
+        self._allocate_handlers: list[Callable] = []
+        self._deallocate_handlers: list[Callable] = []
+        self._plugins: list[tuple[str, dict]] = []
+        self._detached_queues: dict[str, Queue] = {}
+        self.problems: list[HierarchyProblem] = []  # configuration problems policies found
+        self._opening_phases = {job.uid: job.phase for job in self.job_list}
+
+    # -- lifecycle -----------------------------------------------------------------
+    def open(self) -> None:
+        bundle = self.bundle
+        registered: dict[str, dict[str, Callable]] = {}
+        for tier in bundle.tiers:
+            for entry in tier:
+                hooks = self._guard(lambda: bundle.plugins[entry.name].instantiate(self, self.H, entry.arguments))
+                registered[entry.name] = hooks
+                self._plugins.append((entry.name, hooks))
+                if "allocate" in hooks:
+                    self._allocate_handlers.append(hooks["allocate"])
+                if "deallocate" in hooks:
+                    self._deallocate_handlers.append(hooks["deallocate"])
+        self._build_dispatchers(registered)
+        for _name, hooks in self._plugins:
+            if "open" in hooks:
+                self._guard(hooks["open"])
+
+    def _build_dispatchers(self, registered: dict[str, dict[str, Callable]]) -> None:
+        bundle = self.bundle
+        H = self.H
+        fallbacks = {
+            "job": job_fallback,
+            "queue": queue_fallback,
+            "task": compare_task,
+            "reverse-queue-order": lambda a, b, _p: not H.queue_order(a, b),
+        }
+        for name, spec in bundle.dispatch.items():
+            hook = bundle.hook_gates[spec["hook"]]
+            tiers = [[registered[e.name][spec["hook"]] for e in tier
+                      if spec["hook"] in registered.get(e.name, {}) and e.enabled(hook)]
+                     for tier in bundle.tiers]
+            builder, _kinds = C.COMBINATORS[spec["combine"]]
+            if spec["combine"] == "order":
+                fn = builder(tiers, fallbacks[spec.get("fallback", "job")])
+            else:
+                fn = builder(tiers)
+            setattr(H, name, fn)
+
+    def run_actions(self) -> None:
+        for name in self.bundle.config.actions:
+            action = self.bundle.actions[name]
+            args = self.bundle.action_arguments.get(name, {})
+            hooks = self._guard(lambda: action.instantiate(self, self.H, args))
+            self._guard(hooks["execute"])
+
+    def close(self) -> Decisions:
+        """Job status update (what the decisions report), then the plugins' close hooks."""
+        decisions = self.decisions
+        for job in self.job_list:
+            if self._opening_phases[job.uid] in (PG_PENDING, "") and job.phase == PG_INQUEUE:
+                decisions.enqueued.append(job.uid)
+            decisions.phases[job.uid] = self.pod_group_phase(job)
+            decisions.status_counts[job.uid] = {s: len(b) for s, b in job.status_index.items() if b}
+            pipelined = job.status_index.get(PIPELINED)
+            if pipelined:
+                decisions.pipelined[job.uid] = [(t.key, t.node_name) for t in pipelined.values()]
+        for _name, hooks in self._plugins:
+            if "close" in hooks:
+                self._guard(hooks["close"])
+        return decisions
+
+    def run(self) -> Decisions:
+        self.open()
+        self.run_actions()
+        return self.close()
+
+    def pod_group_phase(self, job: Job) -> str:
+        """jobStatus / getPodGroupPhase (framework/session.go)."""
+        unschedulable = any(c.get("type") == "Unschedulable" and c.get("status") == "True"
+                            and c.get("transitionID") == self.uid for c in job.conditions)
+        if job.count(RUNNING) and unschedulable:
+            return PG_UNKNOWN
+        scheduled = job.scheduled_task_num + job.releasing_scheduled_task_num
+        completed = job.count(SUCCEEDED, FAILED)
+        if scheduled >= job.min_available:
+            return PG_COMPLETED if scheduled == completed else PG_RUNNING
+        return PG_PENDING if job.phase != PG_INQUEUE else PG_INQUEUE
+
+    def _guard(self, fn: Callable[[], Any]) -> Any:
+        """Run policy code; turn a Python failure into a PolicyRuntimeError naming the policy line."""
+        try:
+            return fn()
+        except PolicyRuntimeError as exc:
+            if not exc.file:
+                exc.file, exc.line, exc.col = self._policy_location(exc.__traceback__, exc.line, exc.col)
+            raise
+        except (NodeError, KeyError, TypeError, ValueError, AttributeError, IndexError, ZeroDivisionError,
+                RecursionError) as exc:
+            file, line, col = self._policy_location(exc.__traceback__)
+            raise PolicyRuntimeError(f"{type(exc).__name__}: {exc}", file, line, col) from exc
+
+    def _policy_location(self, tb, line: int = 0, col: int = 0) -> tuple[str, int, int]:
+        found = ("", line, col)
+        while tb is not None:
+            code = tb.tb_frame.f_code
+            module = self.bundle.modules_by_filename.get(code.co_filename)
+            if module is not None:
+                pline, pcol = module.policy_position(tb.tb_lineno)
+                found = (module.file, pline or line, pcol or col)
+            tb = tb.tb_next
+        return found
+
+    # -- event handlers ------------------------------------------------------------
+    def fire_allocate(self, task: Task) -> None:
+        for handler in self._allocate_handlers:
+            handler(task)
+
+    def fire_deallocate(self, task: Task) -> None:
+        for handler in self._deallocate_handlers:
+            handler(task)
+
+    # -- statement effects (statement.go / session.go) -----------------------------
+    def undo_placement(self, task: Task, on_node: bool = True) -> None:
+        """Un-allocate / un-pipeline: back to Pending, off the node, deallocate handlers."""
+        job = self.jobs.get(task.job_id)
+        if job is not None:
+            job.update_task_status(task, PENDING)
+        node = self.nodes.get(task.node_name)
+        if on_node and node is not None and task.key in node.tasks:
+            node.remove_task(task)
+        if on_node:
+            self.fire_deallocate(task)
+        task.node_name = ""
+
+    def place(self, task: Task, node: Node, status: str) -> bool:
+        """Put a task on a node as Allocated or Pipelined: its status, the node's accounting,
+        the allocate handlers.  False, with nothing changed, if its job is gone or the node refuses it."""
+        job = self.jobs.get(task.job_id)
+        if job is None:
+            return False
+        job.update_task_status(task, status)
+        task.node_name = node.name
+        try:
+            node.add_task(task)
+        except NodeError:
+            self.undo_placement(task, on_node=False)
+            return False
+        self.fire_allocate(task)
+        return True
+
+    def _restatus_on_node(self, task: Task, status: str) -> None:
+        """Change a placed task's status and re-account it on its node (evict / unevict)."""
+        job = self.jobs.get(task.job_id)
+        if job is not None:
+            job.update_task_status(task, status)
+        node = self.nodes.get(task.node_name)
+        if node is not None:
+            node.update_task(task)
+
+    def evict_in_session(self, task: Task) -> None:
+        """The in-session effect of an eviction: Releasing, re-accounted, deallocate handlers."""
+        self._restatus_on_node(task, RELEASING)
+        self.fire_deallocate(task)
+
+    def unevict(self, task: Task) -> None:
+        """Undo an eviction: the task is Running again (always Running, as in Volcano)."""
+        self._restatus_on_node(task, RUNNING)
+        self.fire_allocate(task)
+
+    def bind(self, task: Task) -> None:
+        self.decisions.binds.append((task.key, task.node_name))
+        job = self.jobs.get(task.job_id)
+        if job is not None:
+            job.update_task_status(task, BINDING)
+
+    def record_eviction(self, task: Task, reason: str) -> None:
+        self.decisions.evictions.append((task.key, reason))
+
+    def session_allocate(self, task: Task, node: Node) -> bool:
+        """Session.Allocate: allocate now, and bind the job's Allocated tasks once it is ready."""
+        if not self.place(task, node, ALLOCATED):
+            return False
+        job = self.jobs[task.job_id]
+        if self.H.job_ready(job):
+            for ready in job.tasks_in(ALLOCATED):
+                self.bind(ready)
+        return True
+
+    def session_evict(self, task: Task, reason: str) -> bool:
+        """Session.Evict: evict at once (shuffle)."""
+        self.record_eviction(task, reason)
+        self.evict_in_session(task)
+        return True
+
+    # -- library functions used by compiled policies (runtime/schema.yaml) ---------
+    def statement(self) -> Statement:
+        return Statement(self)
+
+    def priority_queue(self, less: Callable, items: list | None = None) -> PriorityQueue:
+        return PriorityQueue(less, items or ())
+
+    def predicate_helper(self) -> PredicateHelper:
+        return PredicateHelper(self)
+
+    def queue_of(self, job: Job) -> Queue:
+        queue = self.queues.get(job.queue)
+        if queue is None:
+            queue = self._detached_queues.get(job.queue)
+            if queue is None:
+                queue = Queue(uid=job.queue, name=job.queue, weight=0, capability=None, deserved=None,
+                              guarantee=None, priority=0, parent="", reclaimable=True, state="",
+                              annotations={}, labels={}, creation=0.0, raw={})
+                self._detached_queues[job.queue] = queue
+        return queue
+
+    def queue_tree(self, queues: list[Queue]) -> QueueTree:
+        """The queue hierarchy; its problems are kept for whoever runs the session (``fumarole run``)."""
+        tree = build_queue_tree(queues)
+        self.problems.extend(p for p in tree.problems if p not in self.problems)
+        return tree
+
+    def hierarchy_enabled(self, plugin: str) -> bool:
+        """Session.HierarchyEnabled: the enableHierarchy switch of the first tier entry naming the plugin."""
+        for tier in self.bundle.tiers:
+            for entry in tier:
+                if entry.name == plugin:
+                    return entry.switches.get("enableHierarchy", False)
+        return False
+
+    def queue_of_task(self, task: Task) -> Queue | None:
+        job = self.jobs.get(task.job_id)
+        return None if job is None else self.queue_of(job)
+
+    def start_time(self, task: Task) -> float:
+        started = (task.pod.get("status") or {}).get("startTime")
+        return parse_time(started) if started else task.creation
+
+    def min_resource_names(self, job: Job) -> list[str]:
+        spec = job.pod_group.get("spec") or {}
+        return [str(name) for name in (spec.get("minResources") or {})]
+
+    def deduct_gated(self, job: Job, res: Resource) -> Resource:
+        out = res.clone()
+        for task in job.tasks.values():
+            if task.gated and task.status == PENDING:
+                out.sub(task.request)
+        out.milli_cpu = max(out.milli_cpu, 0.0)
+        out.memory = max(out.memory, 0.0)
+        if out.scalars:
+            for name, amount in out.scalars.items():
+                out.scalars[name] = max(amount, 0.0)
+        return out
+
+    def record_fit_errors(self, job: Job, task: Task, errors: FitErrors) -> None:
+        job.fit_errors[task.uid] = errors
+
+    def record_fit_error(self, job: Job, task: Task, message: str) -> None:
+        job.fit_errors[task.uid] = FitErrors(message=message)
+
+    def set_condition(self, job: Job, kind: str, status: str, reason: str) -> None:
+        condition = {"type": kind, "status": status, "transitionID": self.uid, "reason": reason}
+        job.conditions = [c for c in job.conditions if c.get("type") != kind] + [condition]
+
+    def fit_error(self, reason: str) -> FitError:
+        return FitError([(UNSCHEDULABLE, reason)])
+
+    def fit_errors_for_all(self, task: Task, error: FitError) -> FitErrors:
+        return FitErrors({node.name: error for node in self.node_list})
+
+    def filter_out_unresolvable_nodes(self, task: Task) -> list[Node]:
+        """FilterOutUnschedulableAndUnresolvableNodesForTask."""
+        job = self.jobs.get(task.job_id)
+        errors = job.fit_errors.get(task.uid) if job is not None else None
+        if errors is None:
+            return list(self.node_list)
+        return [n for n in self.node_list
+                if not (n.name in errors.nodes and errors.nodes[n.name].has_unresolvable_status)]
+
+    @staticmethod
+    def select_best(scores: dict) -> Node | None:
+        best, best_score = None, None
+        for node, score in scores.items():
+            if best_score is None or score > best_score:
+                best, best_score = node, score
+        return best
+
+    @staticmethod
+    def sort_by_score(scores: dict) -> list[Node]:
+        return sorted(scores, key=lambda node: -scores[node])
+
+    def node_view_add(self, task: Task) -> None:
+        node = self.nodes.get(task.node_name)
+        if node is not None:
+            node.view_pods[task.key] = task
+            node.view_cache.clear()
+            self.k8s.placed(task, node)
+
+    def node_view_remove(self, task: Task) -> None:
+        node = self.nodes.get(task.node_name)
+        if node is not None:
+            node.view_pods.pop(task.key, None)
+            node.view_cache.clear()
+            self.k8s.removed(task)
+
+    def pod_view(self, task: Task) -> PodView:
+        return self.k8s.pod_view(task)
+
+    # -- dry runs (topology-aware preemption) ------------------------------------------
+    @staticmethod
+    def dry_run_copy(node: Node) -> DryRunNode:
+        return DryRunNode.of(node)
+
+    @staticmethod
+    def dry_run_remove_task(node: Node, task: Task) -> None:
+        Session._dry_run_only(node, "remove_task").remove_task(task)
+
+    @staticmethod
+    def dry_run_add_task(node: Node, task: Task) -> None:
+        Session._dry_run_only(node, "add_task").add_task(task)
+
+    @staticmethod
+    def _dry_run_only(node: Node, what: str) -> DryRunNode:
+        """A policy changes a node's tasks only through statements; a dry-run copy is the exception."""
+        if not isinstance(node, DryRunNode):
+            raise PolicyRuntimeError(f"{what} on node {node.name}: only a dry_run_copy() can be changed directly")
+        return node
+
+    # -- Kubernetes filters with Volcano's status codes ------------------------------
+    def pod_affinity_failure(self, task: Task, node: Node, view: PodView | None = None) -> FitError | None:
+        """InterPodAffinity over the live view or a PodView: unmet required affinity is
+        unresolvable, anti-affinity conflicts are not."""
+        return _k8s_failure(self.k8s.pod_affinity_failure(task, node, view.placed if view is not None else None))
+
+    def topology_spread_failure(self, task: Task, node: Node, view: PodView | None = None) -> FitError | None:
+        """PodTopologySpread over the live view or a PodView: a node without the topology label
+        is unresolvable, skew is not."""
+        return _k8s_failure(self.k8s.topology_spread_failure(task, node, view.placed if view is not None else None))
+
+
+def _k8s_failure(reason: str | None) -> FitError | None:
+    """A Kubernetes filter's refusal as a fit error with the status code Kubernetes gives it."""
+    if reason is None:
+        return None
+    return FitError([(UNRESOLVABLE if reason in UNRESOLVABLE_REASONS else UNSCHEDULABLE, reason)])

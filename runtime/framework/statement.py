@@ -1,0 +1,80 @@
+"""Volcano's Statement (``framework/statement.go``): a transaction over the session.
+
+Operations take effect in the session at once (statuses, node accounting,
+plugin event handlers); ``commit`` turns them into decisions the outside world
+sees (binds, evictions), ``discard`` undoes them in reverse order.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from fumarole.runtime.api.model import ALLOCATED, PIPELINED, Node, Task
+
+
+class SessionOperations(Protocol):
+    """The session operations a statement records and undoes (implemented by ``Session``)."""
+
+    def evict_in_session(self, task: Task) -> None: ...
+    def unevict(self, task: Task) -> None: ...
+    def place(self, task: Task, node: Node, status: str) -> bool: ...
+    def undo_placement(self, task: Task, on_node: bool = True) -> None: ...
+    def record_eviction(self, task: Task, reason: str) -> None: ...
+    def bind(self, task: Task) -> None: ...
+
+EVICT, PIPELINE, ALLOCATE = "evict", "pipeline", "allocate"
+
+
+class Statement:
+    __slots__ = ("ssn", "operations")
+
+    def __init__(self, ssn: SessionOperations) -> None:
+        self.ssn = ssn
+        self.operations: list[tuple[str, Task, str]] = []
+
+    # -- operations -------------------------------------------------------------
+    def evict(self, task: Task, reason: str) -> bool:
+        self.ssn.evict_in_session(task)
+        self.operations.append((EVICT, task, reason))
+        return True
+
+    def pipeline(self, task: Task, node: Node, eviction_occurred: bool) -> bool:
+        task.eviction_occurred = eviction_occurred
+        if not self.ssn.place(task, node, PIPELINED):
+            return False
+        self.operations.append((PIPELINE, task, ""))
+        return True
+
+    def allocate(self, task: Task, node: Node) -> bool:
+        if not self.ssn.place(task, node, ALLOCATED):
+            return False
+        self.operations.append((ALLOCATE, task, ""))
+        return True
+
+    def unpipeline(self, task: Task) -> None:
+        """Undo a pipeline directly, recording nothing (backfill uses this)."""
+        self.ssn.undo_placement(task)
+
+    def merge(self, other: "Statement") -> None:
+        self.operations.extend(other.operations)
+        other.operations = []
+
+    # -- outcome --------------------------------------------------------------------
+    def commit(self) -> None:
+        ssn = self.ssn
+        for kind, task, reason in self.operations:
+            if kind == EVICT:
+                ssn.record_eviction(task, reason)
+            elif kind == ALLOCATE:
+                ssn.bind(task)
+        self.operations = []
+
+    def discard(self) -> None:
+        ssn = self.ssn
+        for kind, task, _reason in reversed(self.operations):
+            if kind == EVICT:
+                ssn.unevict(task)
+            else:
+                ssn.undo_placement(task)
+        self.operations = []
+

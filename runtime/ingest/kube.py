@@ -1,0 +1,509 @@
+"""Kubernetes objects in, the scheduler's model out.
+
+``load_cluster`` reads what ``kubectl get nodes,pods,podgroups,queues,
+priorityclasses -A -o yaml`` prints (multi-document YAML or a ``kind: List``),
+validates every object and parses every quantity up front, so that a bad
+input is reported with its ``file:line:col`` before anything runs.  A
+:class:`Cluster` is immutable; each session calls :meth:`Cluster.snapshot`
+for fresh Task / Job / Queue / Node objects, as Volcano's cache snapshot does.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass, field
+from typing import Any
+
+from fumarole.policy_lang.diagnostics import (
+    Diagnostic,
+    FumaroleError,
+    Span,
+    did_you_mean,
+)
+from fumarole.runtime.api.model import (
+    BOUND,
+    COMPLETED_STATUS,
+    FAILED,
+    PENDING,
+    RELEASING,
+    RUNNING,
+    SUCCEEDED,
+    UNKNOWN,
+    Job,
+    Node,
+    Queue,
+    Task,
+)
+from fumarole.runtime.api.quantity import QuantityError
+from fumarole.runtime.api.resource import Resource
+from fumarole.runtime.ingest.yamlpos import (
+    PosDict,
+    YamlError,
+    key_position,
+    load_all,
+    position,
+)
+
+GROUP_NAME = "scheduling.k8s.io/group-name"
+TASK_SPEC = "volcano.sh/task-spec"
+TASK_PRIORITY = "volcano.sh/task-priority"
+PREEMPTABLE = "volcano.sh/preemptable"
+REVOCABLE_ZONE = "volcano.sh/revocable-zone"
+DEFAULT_QUEUE = "default"
+KINDS = ("Node", "Pod", "PodGroup", "Queue", "PriorityClass", "ResourceQuota")
+
+_TRUE = {"1", "t", "T", "TRUE", "true", "True"}
+_FALSE = {"0", "f", "F", "FALSE", "false", "False"}
+
+
+def parse_go_bool(value: object) -> bool | None:
+    """Go's strconv.ParseBool; None when the text is not a boolean."""
+    if isinstance(value, bool):
+        return value
+    text = str(value)
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    return None
+
+
+def pod_revocable_zone(annotations: dict) -> str:
+    """GetPodRevocableZone: "*" when the pod may run on revocable nodes (tdm), else "".
+
+    Only the annotation counts: volcano.sh/revocable-zone must be exactly "*";
+    without it, volcano.sh/preemptable: "true" means "*" too.
+    """
+    if REVOCABLE_ZONE in annotations:
+        return "*" if annotations[REVOCABLE_ZONE] == "*" else ""
+    return "*" if parse_go_bool(annotations.get(PREEMPTABLE, "")) else ""
+
+
+def parse_time(value: object) -> float:
+    """creationTimestamp as seconds since the epoch (0 when unset)."""
+    if value in (None, ""):
+        return 0.0
+    if isinstance(value, _dt.datetime):
+        stamp = value if value.tzinfo else value.replace(tzinfo=_dt.timezone.utc)
+        return stamp.timestamp()
+    text = str(value).replace("Z", "+00:00")
+    return _dt.datetime.fromisoformat(text).timestamp()
+
+
+class _Reader:
+    """Collects diagnostics while reading one file's objects."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.diagnostics: list[Diagnostic] = []
+
+    def fail(self, code: str, message: str, where: Any, key: Any = None, hint: str | None = None) -> None:
+        line, col = position(where, key) if key is not None else position(where)
+        self.diagnostics.append(Diagnostic(code, message, self.file, Span(line, col), hint=hint))
+
+    def resources(self, owner: dict, key: str, what: str) -> Resource | None:
+        raw = owner.get(key) if isinstance(owner, dict) else None
+        if raw is None:
+            return None
+        if not isinstance(raw, dict):
+            self.fail("K004", f"{what}.{key} must be a map of resource quantities", owner, key)
+            return Resource()
+        for name, amount in raw.items():
+            try:
+                Resource.from_list({name: amount})
+            except QuantityError as exc:
+                self.fail("K003", f"bad quantity in {what}.{key}.{name}: {exc}", raw, name)
+                return Resource()
+        return Resource.from_list(raw)
+
+
+def _mapping(obj: Any, key: str) -> dict:
+    value = obj.get(key) if isinstance(obj, dict) else None
+    return value if isinstance(value, dict) else {}
+
+
+def pod_request(spec: dict, reader: _Reader | None = None, where: str = "pod") -> Resource:
+    """Volcano's pod request: containers, init containers (sidecars included), pods: 1, overhead."""
+    def requests(container: dict, index: int, group: str) -> Resource:
+        resources = _mapping(container, "resources")
+        if reader is not None:
+            return reader.resources(resources, "requests", f"{where}.spec.{group}[{index}].resources") or Resource()
+        return Resource.from_list(resources.get("requests") or {})
+
+    total = Resource()
+    for i, container in enumerate(spec.get("containers") or []):
+        total.add(requests(container, i, "containers"))
+    sidecars = Resource()
+    peak = Resource()
+    for i, container in enumerate(spec.get("initContainers") or []):
+        req = requests(container, i, "initContainers")
+        if container.get("restartPolicy") == "Always":
+            total.add(req)
+            sidecars.add(req)
+            peak.set_max(sidecars)
+        else:
+            peak.set_max(req.clone().add(sidecars))
+    total.set_max(peak)
+    total.add(Resource(scalars={"pods": 1.0}))
+    overhead = spec.get("overhead")
+    if overhead:
+        total.add(Resource.from_list(overhead))
+    return total
+
+
+def _task_status(phase: str, deleting: bool, node_name: str) -> str:
+    if phase == "Running":
+        return RELEASING if deleting else RUNNING
+    if phase == "Pending":
+        if deleting:
+            return RELEASING
+        return BOUND if node_name else PENDING
+    if phase == "Succeeded":
+        return SUCCEEDED
+    if phase == "Failed":
+        return FAILED
+    return UNKNOWN
+
+
+def task_from_pod(pod: dict, reader: _Reader | None = None) -> Task:
+    """Volcano's NewTaskInfo for one Pod object."""
+    meta, spec, status = _mapping(pod, "metadata"), _mapping(pod, "spec"), _mapping(pod, "status")
+    labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
+    name, namespace = str(meta.get("name") or ""), str(meta.get("namespace") or "default")
+    group = annotations.get(GROUP_NAME) or ""
+    request = pod_request(spec, reader, f"Pod {namespace}/{name}")
+    priority = spec.get("priority")
+    task_priority = 1 if priority is None else int(priority)
+    override = annotations.get(TASK_PRIORITY)
+    if override is not None:
+        try:
+            value = int(str(override))
+            if -2**31 <= value < 2**31:
+                task_priority = value
+        except ValueError:
+            pass
+    raw_preemptable = annotations.get(PREEMPTABLE, labels.get(PREEMPTABLE))
+    preemptable = True if raw_preemptable is None else bool(parse_go_bool(raw_preemptable))
+    node_name = str(spec.get("nodeName") or "")
+    return Task(
+        uid=str(meta.get("uid") or f"{namespace}-{name}"),
+        name=name,
+        namespace=namespace,
+        key=f"{namespace}/{name}",
+        job_id=f"{namespace}/{group}" if group else "",
+        role=str(annotations.get(TASK_SPEC) or labels.get(TASK_SPEC) or ""),
+        request=request,
+        init_request=request.clone(),
+        best_effort=request.is_empty(),
+        preemptable=preemptable,
+        priority=task_priority,
+        pod_priority=0 if priority is None else int(priority),
+        gated=bool(spec.get("schedulingGates")),
+        node_name=node_name,
+        status=_task_status(str(status.get("phase") or ""), bool(meta.get("deletionTimestamp")), node_name),
+        preemption_policy=str(spec.get("preemptionPolicy") or "PreemptLowerPriority"),
+        nominated_node=str(status.get("nominatedNodeName") or ""),
+        priority_class=str(spec.get("priorityClassName") or ""),
+        creation=parse_time(meta.get("creationTimestamp")),
+        labels=dict(labels),
+        annotations=dict(annotations),
+        pod=pod,
+        revocable_zone=pod_revocable_zone(annotations),
+    )
+
+
+def empty_task() -> Task:
+    """The `preemptor: null` of hook cases: no pod, no job, no resources."""
+    return task_from_pod({"metadata": {"name": "", "namespace": "", "uid": ""}, "spec": {}})
+
+
+def job_from_pod_group(pg: dict, priorities: dict[str, int], default_priority: int | None,
+                       reader: _Reader | None = None) -> Job:
+    """Volcano's JobInfo for one PodGroup (without tasks)."""
+    meta, spec, status = _mapping(pg, "metadata"), _mapping(pg, "spec"), _mapping(pg, "status")
+    name, namespace = str(meta.get("name") or ""), str(meta.get("namespace") or "default")
+    where = f"PodGroup {namespace}/{name}"
+    if reader is not None:
+        min_resources = reader.resources(spec, "minResources", f"{where}.spec")
+    else:
+        min_resources = Resource.parse(spec.get("minResources"))
+    task_min = {str(k): int(v) for k, v in (spec.get("minTaskMember") or {}).items()}
+    class_name = spec.get("priorityClassName") or ""
+    priority = priorities.get(class_name) if class_name else None
+    if priority is None:
+        priority = default_priority if default_priority is not None else 0
+    annotations, labels = meta.get("annotations") or {}, meta.get("labels") or {}
+    raw_preemptable = annotations.get(PREEMPTABLE, labels.get(PREEMPTABLE))
+    return Job(
+        uid=f"{namespace}/{name}",
+        name=name,
+        namespace=namespace,
+        queue=str(spec.get("queue") or DEFAULT_QUEUE),
+        min_available=int(spec.get("minMember") or 0),
+        task_min_available=task_min,
+        task_min_available_total=sum(task_min.values()),
+        priority=priority,
+        priority_class=str(class_name),
+        creation=parse_time(meta.get("creationTimestamp")),
+        min_resources=min_resources,
+        preemptable=bool(parse_go_bool(raw_preemptable)) if raw_preemptable is not None else False,
+        phase=str(status.get("phase") or ""),
+        conditions=list(status.get("conditions") or []),
+        pod_group=pg,
+        annotations=dict(annotations),
+        labels=dict(labels),
+    )
+
+
+def queue_from_object(obj: dict, reader: _Reader | None = None) -> Queue:
+    meta, spec, status = _mapping(obj, "metadata"), _mapping(obj, "spec"), _mapping(obj, "status")
+    name = str(meta.get("name") or "")
+    where = f"Queue {name}.spec"
+
+    def res(owner: dict, key: str, what: str) -> Resource | None:
+        """An absent or empty list means unset (Volcano tests len(...) != 0)."""
+        if not owner.get(key):
+            return None
+        if reader is not None:
+            return reader.resources(owner, key, what)
+        return Resource.parse(owner.get(key))
+
+    reclaimable = spec.get("reclaimable")
+    return Queue(
+        uid=name,
+        name=name,
+        weight=int(spec.get("weight") or 0),
+        capability=res(spec, "capability", where),
+        deserved=res(spec, "deserved", where),
+        guarantee=res(_mapping(spec, "guarantee"), "resource", where + ".guarantee"),
+        priority=int(spec.get("priority") or 0),
+        parent=str(spec.get("parent") or ""),
+        reclaimable=True if reclaimable is None else bool(reclaimable),
+        state=str(status.get("state") or ""),
+        annotations=dict(meta.get("annotations") or {}),
+        labels=dict(meta.get("labels") or {}),
+        creation=parse_time(meta.get("creationTimestamp")),
+        raw=obj,
+    )
+
+
+def _node_from_object(obj: dict, reader: _Reader) -> Node:
+    meta, spec, status = _mapping(obj, "metadata"), _mapping(obj, "spec"), _mapping(obj, "status")
+    name = str(meta.get("name") or "")
+    allocatable = reader.resources(status, "allocatable", f"Node {name}.status") or Resource()
+    capacity = reader.resources(status, "capacity", f"Node {name}.status") or allocatable.clone()
+    images = [n for image in status.get("images") or [] for n in (image.get("names") or [])]
+    return Node(name, allocatable, capacity, obj, dict(meta.get("labels") or {}),
+                dict(meta.get("annotations") or {}), list(spec.get("taints") or []),
+                bool(spec.get("unschedulable")), images)
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """Validated Kubernetes objects, in the order they were read."""
+
+    nodes: tuple = ()
+    pods: tuple = ()
+    pod_groups: tuple = ()
+    queues: tuple = ()
+    priority_classes: tuple = ()
+    resource_quotas: tuple = ()
+    warnings: tuple = field(default=())
+
+    def priorities(self) -> tuple[dict[str, int], int | None]:
+        values: dict[str, int] = {}
+        default = None
+        for pc in self.priority_classes:
+            name = str(_mapping(pc, "metadata").get("name") or "")
+            values[name] = int(pc.get("value") or 0)
+            if pc.get("globalDefault"):
+                default = values[name]
+        return values, default
+
+    def snapshot(self) -> "Snapshot":
+        """Fresh model objects for one session (Volcano's cache.Snapshot)."""
+        nodes: dict[str, Node] = {}
+        for obj in self.nodes:
+            node = _node_from_object(obj, _Reader("<cluster>"))
+            nodes[node.name] = node
+        queues = {q.name: q for q in (queue_from_object(obj) for obj in self.queues)}
+        priorities, default = self.priorities()
+        all_jobs: dict[str, Job] = {}
+        for obj in self.pod_groups:
+            job = job_from_pod_group(obj, priorities, default)
+            all_jobs[job.uid] = job
+        for pod in self.pods:
+            task = task_from_pod(pod)
+            if task.node_name and task.status not in COMPLETED_STATUS:
+                node = nodes.get(task.node_name)
+                if node is not None and task.key not in node.tasks:
+                    node.add_task(task)
+            job = all_jobs.get(task.job_id)
+            if job is not None:
+                job.add_task(task)
+        for node in nodes.values():
+            node.view_pods = dict(node.tasks)
+        jobs = {uid: job for uid, job in all_jobs.items() if job.queue in queues}
+        return Snapshot(nodes, queues, jobs)
+
+
+@dataclass
+class Snapshot:
+    nodes: dict[str, Node]
+    queues: dict[str, Queue]
+    jobs: dict[str, Job]
+
+
+def _objects(doc: Any, reader: _Reader) -> list[dict]:
+    if not isinstance(doc, dict):
+        reader.fail("K005", "expected a Kubernetes object (a mapping with apiVersion and kind)", doc)
+        return []
+    if doc.get("kind") == "List" or (doc.get("kind", "").endswith("List") and "items" in doc):
+        items = doc.get("items") or []
+        out = []
+        for item in items:
+            out.extend(_objects(item, reader))
+        return out
+    return [doc]
+
+
+def _check_object(obj: dict, reader: _Reader) -> str | None:
+    kind = obj.get("kind")
+    if kind is None:
+        reader.fail("K002", "object has no kind", obj)
+        return None
+    if kind not in KINDS:
+        reader.fail("K002", f"unknown kind {kind!r}", obj, "kind",
+                    hint=did_you_mean(str(kind), KINDS) or f"fumarole reads {', '.join(KINDS)}")
+        return None
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict) or not meta.get("name"):
+        reader.fail("K004", f"{kind} has no metadata.name", obj, "metadata" if meta else None)
+        return None
+    return kind
+
+
+def load_cluster(text: str, file: str = "<cluster>") -> Cluster:
+    """Parse and validate a cluster; raises FumaroleError listing every problem found."""
+    try:
+        docs = load_all(text)
+    except YamlError as exc:
+        raise FumaroleError([Diagnostic("K001", exc.message, file, Span(exc.line, exc.col))],
+                            {file: text}) from None
+    return cluster_from_objects(docs, file, text)
+
+
+# Fields the model reads with a type, per kind: a value of another type is reported
+# (K007) at its place instead of failing later while the session is built.
+_COMMON_FIELDS = ((("metadata", "creationTimestamp"), "time"), (("metadata", "labels"), "map"),
+                  (("metadata", "annotations"), "map"))
+_TYPED_FIELDS: dict[str, tuple] = {
+    "Node": ((("spec", "taints"), "list"), (("spec", "unschedulable"), "bool"), (("status", "images"), "list")),
+    "Pod": ((("metadata", "deletionTimestamp"), "time"), (("spec", "priority"), "int"),
+            (("spec", "containers"), "list"), (("spec", "initContainers"), "list"),
+            (("spec", "nodeSelector"), "map"), (("spec", "tolerations"), "list"),
+            (("spec", "schedulingGates"), "list"), (("status", "startTime"), "time")),
+    "PodGroup": ((("spec", "minMember"), "int"), (("spec", "minTaskMember"), "int-map")),
+    "Queue": ((("spec", "weight"), "int"), (("spec", "priority"), "int"), (("spec", "reclaimable"), "bool")),
+    "PriorityClass": ((("value",), "int"),),
+    "ResourceQuota": (),
+}
+_TYPE_NAMES = {"time": "an RFC 3339 time", "map": "a mapping", "list": "a list", "bool": "true or false",
+               "int": "an integer", "int-map": "a mapping of integers"}
+
+
+def _is_typed(value: Any, kind: str) -> bool:
+    if kind == "int":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "bool":
+        return isinstance(value, bool)
+    if kind == "map":
+        return isinstance(value, dict)
+    if kind == "list":
+        return isinstance(value, list)
+    if kind == "int-map":
+        return isinstance(value, dict) and all(_is_typed(v, "int") for v in value.values())
+    try:
+        parse_time(value)
+        return True
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
+def _fields_are_typed(kind: str, obj: dict, reader: _Reader) -> bool:
+    ok = True
+    for path, type_name in _COMMON_FIELDS + _TYPED_FIELDS[kind]:
+        owner: Any = obj
+        for part in path[:-1]:
+            owner = owner.get(part) if isinstance(owner, dict) else None
+        if not isinstance(owner, dict) or owner.get(path[-1]) is None:
+            continue
+        value = owner[path[-1]]
+        if not _is_typed(value, type_name):
+            name = obj["metadata"].get("name", "")
+            reader.fail("K007", f"{'.'.join(path)} of {kind} {name} must be {_TYPE_NAMES[type_name]}, "
+                        f"not {value!r}", owner, path[-1])
+            ok = False
+    return ok
+
+
+def cluster_from_objects(docs: list, file: str = "<cluster>", text: str | None = None) -> Cluster:
+    reader = _Reader(file)
+    groups: dict[str, list] = {kind: [] for kind in KINDS}
+    for doc in docs:
+        for obj in _objects(doc, reader):
+            kind = _check_object(obj, reader)
+            if kind is not None:
+                groups[kind].append(obj)
+    seen: set[tuple[str, str]] = set()
+    for kind, objs in groups.items():
+        for obj in objs:
+            meta = obj["metadata"]
+            ident = (kind, f"{meta.get('namespace', '')}/{meta['name']}")
+            if ident in seen:
+                reader.fail("K006", f"duplicate {kind} {ident[1].lstrip('/')}", obj, "metadata")
+            seen.add(ident)
+    for kind, objs in groups.items():
+        groups[kind] = [obj for obj in objs if _fields_are_typed(kind, obj, reader)]
+    for obj in groups["Node"]:
+        _node_from_object(obj, reader)
+    for obj in groups["Queue"]:
+        queue_from_object(obj, reader)
+    for obj in groups["PodGroup"]:
+        job_from_pod_group(obj, {}, None, reader)
+    for obj in groups["Pod"]:
+        task_from_pod(obj, reader)
+    if reader.diagnostics:
+        raise FumaroleError(reader.diagnostics, {file: text} if text is not None else {})
+    warnings = _referential_warnings(groups, file)
+    return Cluster(tuple(groups["Node"]), tuple(groups["Pod"]), tuple(groups["PodGroup"]),
+                   tuple(groups["Queue"]), tuple(groups["PriorityClass"]),
+                   tuple(groups["ResourceQuota"]), tuple(warnings))
+
+
+def _referential_warnings(groups: dict[str, list], file: str) -> list[Diagnostic]:
+    """Dangling references are legal (Volcano ignores them) but worth telling the user."""
+    out = []
+    queues = {o["metadata"]["name"] for o in groups["Queue"]}
+    pgs = {f"{o['metadata'].get('namespace') or 'default'}/{o['metadata']['name']}" for o in groups["PodGroup"]}
+    for pg in groups["PodGroup"]:
+        queue = _mapping(pg, "spec").get("queue") or DEFAULT_QUEUE
+        if queue not in queues:
+            line, col = key_position(pg, "spec")
+            out.append(Diagnostic("K101", f"PodGroup {pg['metadata']['name']} names queue {queue!r}, "
+                                  "which does not exist: Volcano leaves the group out of the session",
+                                  file, Span(line, col), severity="warning"))
+    for pod in groups["Pod"]:
+        meta = pod["metadata"]
+        group = (meta.get("annotations") or {}).get(GROUP_NAME)
+        ns = meta.get("namespace") or "default"
+        if group and f"{ns}/{group}" not in pgs:
+            line, col = key_position(pod, "metadata")
+            out.append(Diagnostic("K102", f"Pod {ns}/{meta['name']} names PodGroup {group!r}, which does "
+                                  "not exist: Volcano does not schedule it", file, Span(line, col),
+                                  severity="warning"))
+    return out
+
+
+__all__ = ["Cluster", "Snapshot", "load_cluster", "cluster_from_objects", "task_from_pod",
+           "job_from_pod_group", "queue_from_object", "empty_task", "PosDict", "parse_go_bool"]

@@ -1,0 +1,165 @@
+"""Volcano's scheduler configuration (``volcano-scheduler.conf``), read as Volcano reads it.
+
+``actions`` is a comma-separated string; ``tiers`` a list of plugin lists; every
+``enable...`` switch left out of a plugin entry is on, except ``enableHierarchy``
+and ``enabledClusterOrder`` (``plugins.ApplyPluginConfDefaults``);
+``configurations`` carries per-action arguments.  Unlike Volcano, a misspelt
+switch or a switch that is not a boolean is an error, not silently ignored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from fumarole.policy_lang.diagnostics import (
+    Diagnostic,
+    FumaroleError,
+    Span,
+    did_you_mean,
+)
+from fumarole.runtime.ingest.yamlpos import YamlError, key_position, load, position
+
+SWITCHES = (
+    "enableJobOrder", "enableTaskOrder", "enableQueueOrder", "enabledClusterOrder", "enableJobReady",
+    "enableJobPipelined", "enableJobStarving", "enableJobEnqueued", "enablePredicate", "enableBestNode",
+    "enableNodeOrder", "enablePreemptable", "enableReclaimable", "enablePreemptive", "enabledOverused",
+    "enabledAllocatable", "enableTargetJob", "enableReservedNodes", "enabledVictim", "enabledHyperNodeOrder",
+    "enabledHyperNodeGradient", "enabledSubJobReady", "enabledSubJobPipelined", "enabledSubJobOrder",
+    "enableHierarchy",
+)
+OFF_BY_DEFAULT = frozenset({"enableHierarchy", "enabledClusterOrder"})
+
+
+@dataclass(frozen=True)
+class PluginEntry:
+    """One plugin of a tier: its name, switches (all resolved) and raw arguments."""
+
+    name: str
+    switches: Mapping[str, bool]
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    pos: tuple[int, int] = (1, 1)
+
+    def enabled(self, gate: str | Sequence[str] | None) -> bool:
+        """Whether the hook a gate guards is on for this entry: no gate is always on, a list is any of them.
+
+        A list exists because some Volcano dispatchers accept either switch
+        (``SimulateAddTaskFn`` runs a plugin when enablePreemptable or
+        enabledAllocatable is on).
+        """
+        if gate is None:
+            return True
+        if isinstance(gate, str):
+            return self.switches.get(gate, False)
+        return any(self.switches.get(g, False) for g in gate)
+
+
+@dataclass(frozen=True)
+class SchedulerConfig:
+    actions: tuple[str, ...]
+    tiers: tuple[tuple[PluginEntry, ...], ...]
+    configurations: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    file: str = "<config>"
+    action_pos: tuple[int, int] = (1, 1)
+    configuration_pos: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+
+
+def _fail(diags: list, code: str, message: str, file: str, where: tuple[int, int], hint: str | None = None) -> None:
+    diags.append(Diagnostic(code, message, file, Span(*where), hint=hint))
+
+
+def config_from_document(doc: Any, file: str = "<config>", defaults_on: bool = True) -> SchedulerConfig:
+    """Read a parsed volcano-scheduler.conf; raises FumaroleError listing every problem."""
+    config, diags = read_config(doc, file, defaults_on)
+    if diags:
+        raise FumaroleError(diags)
+    return config
+
+
+def read_config(doc: Any, file: str = "<config>",
+                defaults_on: bool = True) -> tuple[SchedulerConfig, list[Diagnostic]]:
+    """The configuration without its broken parts, and every problem found.
+
+    ``fumarole check`` goes on from here to validate the parts that are fine
+    (plugin names, arguments), so one run reports everything.
+    """
+    diags: list[Diagnostic] = []
+    if not isinstance(doc, dict):
+        return SchedulerConfig((), (), file=file), [
+            Diagnostic("C001", "a scheduler configuration must be a mapping", file, Span(*position(doc)))]
+    known_top = ("actions", "tiers", "configurations", "metrics")
+    for key in doc:
+        if key not in known_top:
+            _fail(diags, "C002", f"unknown configuration key '{key}'", file, key_position(doc, key),
+                  did_you_mean(str(key), known_top))
+    raw_actions = doc.get("actions", "")
+    actions: tuple[str, ...] = ()
+    if not isinstance(raw_actions, str):
+        _fail(diags, "C003", "actions must be a comma-separated string, e.g. \"enqueue, allocate, backfill\"",
+              file, position(doc, "actions"))
+    else:
+        actions = tuple(a.strip() for a in raw_actions.split(",") if a.strip())
+    tiers = []
+    raw_tiers = doc.get("tiers") or []
+    if not isinstance(raw_tiers, list):
+        _fail(diags, "C003", "tiers must be a list of {plugins: [...]}", file, position(doc, "tiers"))
+        raw_tiers = []
+    for tier in raw_tiers:
+        if not isinstance(tier, dict) or not isinstance(tier.get("plugins") or [], list):
+            _fail(diags, "C003", "a tier must be a mapping with a list of plugins", file, position(tier))
+            continue
+        entries = []
+        for plugin in tier.get("plugins") or []:
+            entry = _plugin_entry(plugin, file, diags, defaults_on)
+            if entry is not None:
+                entries.append(entry)
+        tiers.append(tuple(entries))
+    configurations: dict[str, Mapping[str, Any]] = {}
+    configuration_pos: dict[str, tuple[int, int]] = {}
+    for conf in doc.get("configurations") or []:
+        if not isinstance(conf, dict) or not isinstance(conf.get("name"), str):
+            _fail(diags, "C003", "a configuration needs a name and arguments", file, position(conf))
+            continue
+        arguments = conf.get("arguments") or {}
+        if not isinstance(arguments, dict):
+            _fail(diags, "C003", "configuration arguments must be a mapping", file, position(conf, "arguments"))
+            arguments = {}
+        configurations[conf["name"]] = arguments
+        configuration_pos[conf["name"]] = position(conf)
+    return SchedulerConfig(actions, tuple(tiers), configurations, file, position(doc, "actions"),
+                           configuration_pos), diags
+
+
+def _plugin_entry(plugin: Any, file: str, diags: list, defaults_on: bool) -> PluginEntry | None:
+    if not isinstance(plugin, dict) or not isinstance(plugin.get("name"), str):
+        _fail(diags, "C003", "a plugin entry needs a name", file, position(plugin))
+        return None
+    switches: dict[str, bool] = {s: defaults_on and s not in OFF_BY_DEFAULT for s in SWITCHES}
+    for key, value in plugin.items():
+        if key in ("name", "arguments"):
+            continue
+        if key not in SWITCHES:
+            _fail(diags, "C004", f"unknown plugin switch '{key}' on plugin '{plugin['name']}'", file,
+                  key_position(plugin, key), did_you_mean(str(key), SWITCHES))
+            continue
+        if not isinstance(value, bool):
+            _fail(diags, "C005", f"switch '{key}' must be true or false, not {value!r}", file, position(plugin, key))
+            continue
+        switches[key] = value
+    arguments = plugin.get("arguments") or {}
+    if not isinstance(arguments, dict):
+        _fail(diags, "C003", "plugin arguments must be a mapping", file, position(plugin, "arguments"))
+        arguments = {}
+    return PluginEntry(plugin["name"], switches, arguments, position(plugin))
+
+
+def load_config(text: str, file: str = "<config>") -> SchedulerConfig:
+    try:
+        doc = load(text)
+    except YamlError as exc:
+        raise FumaroleError([Diagnostic("C000", exc.message, file, Span(exc.line, exc.col))], {file: text}) from None
+    try:
+        return config_from_document(doc, file)
+    except FumaroleError as err:
+        err.sources.setdefault(file, text)
+        raise

@@ -1,0 +1,231 @@
+"""The server side of Volcano's ``extender`` plugin, answered by the active bundle.
+
+Each verb evaluates the bundle's own session function (``predicate``,
+``reclaimable``, ...: the tiered combination of its plugins) in a fumarole
+session.  Which session: the one opened by the last ``onSessionOpen`` (its
+snapshot is the whole cluster, so queue- and job-aware policies see what
+they need) until ``onSessionClose``; without one, a session over just the
+objects the request carries.  A Volcano session therefore pins one bundle
+from open to close, like ``POST /v1/sessions`` does.
+
+Answers follow the Go structs exactly (docs/volcano-extender.md):
+victims are echoed as received, and ``jobEnqueueable`` never answers Permit,
+because a Permit in an early tier would skip Volcano's proportion and
+capacity checks in later tiers.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable
+
+from fumarole.runtime.api.fit import ERROR, UNRESOLVABLE, UNSCHEDULABLE, FitError
+from fumarole.runtime.api.model import Job, Node, Queue, Task
+from fumarole.runtime.bundles.bundle import Bundle
+from fumarole.runtime.framework.session import Session
+from fumarole.runtime.ingest.kube import (
+    cluster_from_objects,
+    job_from_pod_group,
+    queue_from_object,
+    task_from_pod,
+)
+from fumarole.runtime.serve.extender_codec import (
+    PayloadError,
+    field,
+    job_pod_group,
+    job_pods,
+    job_priority,
+    node_object,
+    node_pods,
+    queue_object,
+    session_objects,
+    task_pod,
+    unique,
+)
+from fumarole.runtime.serve.registry import BundleRegistry, Revision
+
+PREFIX = "/v1/extender"
+# api/types.go status codes; a fumarole status Volcano does not know counts as an error
+_CODES = {ERROR: 1, UNSCHEDULABLE: 2, UNRESOLVABLE: 3, "Wait": 4, "Skip": 5}
+
+
+def implements(bundle: Bundle, hook: str) -> bool:
+    """Whether any enabled plugin of the bundle implements ``hook`` (else Volcano must hear Abstain)."""
+    gate = bundle.hook_gates.get(hook)
+    return any(hook in bundle.plugins[e.name].module.hooks and e.enabled(gate) for tier in bundle.tiers for e in tier)
+
+
+def predicate_response(failure: FitError | None) -> dict[str, Any]:
+    """``PredicateResponse``: the reason under ``status``; a preemption-blocking code wins over 2."""
+    if failure is None:
+        return {"status": "", "code": 0}
+    codes = [_CODES.get(code, 1) for code, _ in failure.statuses] or [1]
+    blocking = [c for c in codes if c != 2]
+    return {"status": "; ".join(failure.reasons) or "rejected by fumarole", "code": blocking[0] if blocking else 2}
+
+
+class _Context:
+    """A fumarole session over Volcano's objects, and lookups by Volcano identity."""
+
+    def __init__(self, revision: Revision, objects: list[dict], priorities: dict[str, int] | None = None) -> None:
+        self.revision = revision
+        self.ssn = Session(revision.bundle, cluster_from_objects(unique(objects), "extender"))
+        for uid, priority in (priorities or {}).items():
+            if uid in self.ssn.jobs:
+                self.ssn.jobs[uid].priority = priority
+        self.ssn.open()
+        self.tasks: dict[str, Task] = {}
+        for job in self.ssn.job_list:
+            self.tasks.update(job.tasks)
+        for node in self.ssn.node_list:
+            for task in node.tasks.values():
+                self.tasks.setdefault(task.uid, task)
+        self.lock = threading.Lock()
+
+    @property
+    def H(self) -> Any:  # noqa: N802 - the session's dispatcher namespace, as policies call it
+        return self.ssn.H
+
+    def task(self, info: Any, what: str) -> Task:
+        found = self.tasks.get(field(info, "UID", str, what))
+        if found is not None:
+            return found
+        pod = task_pod(info, what)
+        cluster_from_objects([pod], "extender")  # validate quantities before building
+        return task_from_pod(pod)
+
+    def node(self, info: Any, what: str) -> Node:
+        name = field(info, "Name", str, what)
+        found = self.ssn.nodes.get(name)
+        if found is not None:
+            return found
+        snapshot = cluster_from_objects(unique([node_object(info, what)] + node_pods(info, what)),
+                                        "extender").snapshot()
+        return snapshot.nodes[name]
+
+    def queue(self, info: Any, what: str) -> Queue:
+        found = self.ssn.queues.get(field(info, "Name", str, what))
+        if found is not None:
+            return found
+        obj = queue_object(info, what)
+        cluster_from_objects([obj], "extender")
+        return queue_from_object(obj)
+
+    def job(self, info: Any, what: str) -> Job:
+        found = self.ssn.jobs.get(field(info, "UID", str, what))
+        if found is not None:
+            return found
+        pg, pods = job_pod_group(info, what), job_pods(info, what)
+        cluster_from_objects(unique([pg] + pods), "extender")
+        job = job_from_pod_group(pg, {}, None)
+        job.priority = job_priority(info, what)
+        for pod in unique(pods):
+            job.add_task(task_from_pod(pod))
+        return job
+
+
+class Extender:
+    """Answers one verb at a time; holds the session between onSessionOpen and onSessionClose."""
+
+    def __init__(self, registry: BundleRegistry) -> None:
+        self.registry = registry
+        self._open: _Context | None = None
+        self._open_lock = threading.Lock()
+
+    def handle(self, verb: str, body: Any) -> tuple[dict[str, Any], Revision]:
+        """The response body and the revision that answered (``verb`` is one of VERBS).
+
+        Raises PayloadError or FumaroleError for a body of the wrong shape, PolicyRuntimeError
+        when the bundle fails.
+        """
+        handler = _VERBS[verb]
+        if not isinstance(body, dict):
+            raise PayloadError("the request body must be a JSON object")
+        return handler(self, body)
+
+    def _context(self, objects: Callable[[], list[dict]]) -> _Context:
+        opened = self._open
+        return opened if opened is not None else _Context(self.registry.active, objects())
+
+    def _session_open(self, body: dict) -> tuple[dict, Revision]:
+        objects, priorities = session_objects(body)
+        context = _Context(self.registry.active, objects, priorities)
+        with self._open_lock:
+            self._open = context
+        return {}, context.revision
+
+    def _session_close(self, body: dict) -> tuple[dict, Revision]:
+        with self._open_lock:
+            context, self._open = self._open, None
+        return {}, context.revision if context is not None else self.registry.active
+
+    def _predicate(self, body: dict) -> tuple[dict, Revision]:
+        task, node = field(body, "task", dict, "request"), field(body, "node", dict, "request")
+        ctx = self._context(lambda: [task_pod(task), node_object(node)] + node_pods(node))
+        with ctx.lock:
+            t, n = ctx.task(task, "task"), ctx.node(node, "node")
+            failure = ctx.H.pre_predicate(t) or ctx.H.predicate(t, n)
+        return predicate_response(failure), ctx.revision
+
+    def _prioritize(self, body: dict) -> tuple[dict, Revision]:
+        task, nodes = field(body, "task", dict, "request"), field(body, "nodes", list, "request")
+        ctx = self._context(lambda: [task_pod(task)] + [o for n in nodes for o in [node_object(n)] + node_pods(n)])
+        with ctx.lock:
+            t = ctx.task(task, "task")
+            candidates = [ctx.node(n, f"nodes[{i}]") for i, n in enumerate(nodes)]
+            scores = {n.name: ctx.H.node_order(t, n) for n in candidates}
+            batch = ctx.H.batch_node_order(t, candidates)
+        if batch is None:
+            return {"nodeScore": {}, "errorMessage": "a batch_node_order plugin failed"}, ctx.revision
+        for node, score in batch.items():
+            scores[node.name] = scores.get(node.name, 0.0) + score
+        return {"nodeScore": scores, "errorMessage": ""}, ctx.revision
+
+    def _victims(self, hook: str, body: dict) -> tuple[dict, Revision]:
+        evictor, evictees = field(body, "evictor", dict, "request"), field(body, "evictees", list, "request")
+        ctx = self._context(lambda: [task_pod(evictor, "evictor")] +
+                            [task_pod(e, f"evictees[{i}]") for i, e in enumerate(evictees)])
+        if not implements(ctx.revision.bundle, hook):
+            return {"status": 0}, ctx.revision
+        with ctx.lock:
+            actor = ctx.task(evictor, "evictor")
+            candidates = [ctx.task(e, f"evictees[{i}]") for i, e in enumerate(evictees)]
+            chosen = {id(t) for t in getattr(ctx.H, hook)(actor, candidates)}
+        # Go may use the returned objects as they are, so they must be the evictees exactly as received
+        return {"status": 1, "victims": [evictees[i] for i, t in enumerate(candidates) if id(t) in chosen]}, \
+            ctx.revision
+
+    def _queue_overused(self, body: dict) -> tuple[dict, Revision]:
+        queue = field(body, "queue", dict, "request")
+        ctx = self._context(lambda: [queue_object(queue)])
+        with ctx.lock:
+            overused = bool(ctx.H.overused(ctx.queue(queue, "queue")))
+        return {"overused": overused}, ctx.revision
+
+    def _job_enqueueable(self, body: dict) -> tuple[dict, Revision]:
+        job = field(body, "job", dict, "request")
+        ctx = self._context(lambda: [job_pod_group(job)] + job_pods(job))
+        with ctx.lock:
+            allowed = ctx.H.job_enqueueable(ctx.job(job, "job"))
+        return {"status": 0 if allowed else -1}, ctx.revision
+
+    def _job_ready(self, body: dict) -> tuple[dict, Revision]:
+        job = field(body, "job", dict, "request")
+        ctx = self._context(lambda: [job_pod_group(job)] + job_pods(job))
+        with ctx.lock:
+            ready = bool(ctx.H.job_ready(ctx.job(job, "job")))
+        return {"status": ready}, ctx.revision
+
+
+_VERBS: dict[str, Callable[[Extender, dict], tuple[dict, Revision]]] = {
+    "onSessionOpen": Extender._session_open,
+    "onSessionClose": Extender._session_close,
+    "predicate": Extender._predicate,
+    "prioritize": Extender._prioritize,
+    "preemptable": lambda self, body: self._victims("preemptable", body),
+    "reclaimable": lambda self, body: self._victims("reclaimable", body),
+    "queueOverused": Extender._queue_overused,
+    "jobEnqueueable": Extender._job_enqueueable,
+    "jobReady": Extender._job_ready,
+}
+VERBS = tuple(_VERBS)

@@ -1,0 +1,162 @@
+"""The hot-swap registry: which compiled bundle is active, which came before, which shadows it.
+
+Sessions read :attr:`BundleRegistry.active` once and keep that reference for
+their whole run; activation replaces the reference in one assignment after the
+candidate is verified, compiled, smoke-run and persisted.  So no session sees
+two revisions, none waits for a compile (compiling happens before the swap,
+outside anything a session touches), and any failure leaves the old bundle
+active.  One activation runs at a time: a concurrent one is refused at once
+(:class:`Busy`) rather than queued, so the caller learns its upload lost.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError
+from fumarole.runtime.bundles.archive import DEFAULT_LIMITS, Limits
+from fumarole.runtime.bundles.bundle import Bundle
+from fumarole.runtime.bundles.loader import LoadedBundle, load_artifact
+from fumarole.runtime.serve.metrics import Metrics
+from fumarole.runtime.serve.state import StateDir
+
+
+class Busy(Exception):
+    """Another activation, rollback or shadow change is in progress."""
+
+
+def _iso(stamp: float) -> str:
+    return _dt.datetime.fromtimestamp(stamp, _dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def diagnostics_json(diagnostics: Sequence[Diagnostic]) -> list[dict[str, Any]]:
+    return [{"code": d.code, "severity": d.severity, "message": d.message, "file": d.file,
+             "line": d.span.line, "col": d.span.col, **({"hint": d.hint} if d.hint else {})} for d in diagnostics]
+
+
+@dataclass(frozen=True)
+class Revision:
+    """A bundle as it was activated (or installed as shadow)."""
+
+    loaded: LoadedBundle
+    activated_at: float
+
+    @property
+    def bundle(self) -> Bundle:
+        return self.loaded.bundle
+
+    @property
+    def digest(self) -> str:
+        return self.loaded.digest
+
+    def stamp(self) -> dict[str, str]:
+        """What decisions are stamped with."""
+        return {"name": self.bundle.name, "revision": self.bundle.revision, "digest": self.digest}
+
+    def describe(self) -> dict[str, Any]:
+        return {**self.stamp(), "activatedAt": _iso(self.activated_at), "source": self.loaded.source,
+                "signedBy": self.loaded.signed_by}
+
+
+class BundleRegistry:
+    def __init__(self, trusted: Sequence[Ed25519PublicKey] = (), state: StateDir | None = None,
+                 metrics: Metrics | None = None, limits: Limits = DEFAULT_LIMITS,
+                 smoke: Callable[[LoadedBundle], None] | None = None, keep: int = 10) -> None:
+        self.trusted = tuple(trusted)
+        self.state = state
+        self.metrics = metrics or Metrics()
+        self.limits = limits
+        self.smoke = smoke
+        self.active: Revision | None = None
+        self.shadow: Revision | None = None
+        self.last_attempt: dict[str, Any] | None = None
+        self._previous: list[Revision] = []
+        self._keep = keep
+        self._lock = threading.Lock()
+
+    def _exclusive(self) -> None:
+        if not self._lock.acquire(blocking=False):
+            raise Busy("another bundle change is in progress; retry when it has finished")
+
+    def _record(self, source: str, outcome: str, digest: str | None = None,
+                diagnostics: Sequence[Diagnostic] = ()) -> None:
+        self.last_attempt = {"at": _iso(time.time()), "source": source, "outcome": outcome, "digest": digest,
+                             "diagnostics": diagnostics_json(diagnostics)}
+
+    def record_failure(self, source: str, origin: str, err: FumaroleError) -> None:
+        """A bundle that could not be activated (or not even read): status and metrics say so."""
+        self._record(source, "rejected", None, err.diagnostics)
+        self.metrics.activation_failures.inc(origin=origin)
+
+    def activate(self, data: bytes, source: str, origin: str = "upload", persist: bool = True,
+                 smoke: bool = True) -> tuple[str, Revision]:
+        """Verify, compile, smoke-run, persist, swap.  Returns ("activated" | "unchanged", active revision).
+
+        Raises FumaroleError (the old bundle stays active) or Busy.
+        """
+        self._exclusive()
+        started = time.perf_counter()
+        try:
+            try:
+                loaded = load_artifact(data, source, self.trusted, self.limits)
+                if self.active is not None and loaded.digest == self.active.digest:
+                    self._record(source, "unchanged", loaded.digest)
+                    return "unchanged", self.active
+                if smoke and self.smoke is not None:
+                    self.smoke(loaded)
+                if persist and self.state is not None:
+                    self.state.save_last_known_good(data)
+            except FumaroleError as err:
+                self.record_failure(source, origin, err)
+                raise
+            revision = Revision(loaded, time.time())
+            if self.active is not None:
+                self._previous = (self._previous + [self.active])[-self._keep:]
+            self.active = revision
+            self.metrics.swaps.inc(kind="activate")
+            self._record(source, "activated", loaded.digest)
+            return "activated", revision
+        finally:
+            self.metrics.activation_seconds.observe(time.perf_counter() - started)
+            self._lock.release()
+
+    def rollback(self) -> Revision:
+        """Back to the previous good revision; FumaroleError when there is none."""
+        self._exclusive()
+        try:
+            if not self._previous:
+                raise FumaroleError([Diagnostic("S010", "no previous revision to roll back to", "rollback")])
+            target = self._previous[-1]
+            if self.state is not None:
+                self.state.save_last_known_good(target.loaded.archive)
+            self._previous.pop()
+            self.active = Revision(target.loaded, time.time())
+            self.metrics.swaps.inc(kind="rollback")
+            self._record("rollback", "activated", target.digest)
+            return self.active
+        finally:
+            self._lock.release()
+
+    def set_shadow(self, data: bytes | None, source: str) -> Revision | None:
+        """Install (verified like an activation) or, with ``data=None``, remove the shadow bundle."""
+        self._exclusive()
+        try:
+            self.shadow = None if data is None else Revision(load_artifact(data, source, self.trusted, self.limits),
+                                                             time.time())
+            return self.shadow
+        finally:
+            self._lock.release()
+
+    def status(self) -> dict[str, Any]:
+        active, shadow = self.active, self.shadow
+        return {
+            "active": active.describe() if active else None,
+            "previous": [r.stamp() for r in reversed(self._previous)],
+            "shadow": shadow.describe() if shadow else None,
+            "lastActivation": self.last_attempt,
+        }

@@ -1,0 +1,182 @@
+"""The long-running service behind ``fumarole serve``, without HTTP.
+
+It owns the bundle registry, the decision log and the metrics, runs sessions
+on the bundle that is active when they start (and on the shadow bundle beside
+it), remembers the last cluster a session succeeded on so that activations
+can smoke-run a candidate on it, and decides what to activate at start-up:
+the persisted last-known-good (else ``--bundle``), then the watched bundle on
+top if it is valid.  HTTP (``server.py``) only maps requests onto these
+methods.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError, Span
+from fumarole.runtime.authoring.scenario import decisions_as_expect
+from fumarole.runtime.bundles.loader import LoadedBundle, source_bytes
+from fumarole.runtime.framework.namespace import PolicyRuntimeError
+from fumarole.runtime.framework.session import Session
+from fumarole.runtime.ingest.kube import (
+    Cluster,
+    cluster_from_objects,
+    load_cluster,
+    parse_time,
+)
+from fumarole.runtime.serve.decision_log import DecisionLog
+from fumarole.runtime.serve.metrics import Metrics
+from fumarole.runtime.serve.registry import BundleRegistry, Revision, diagnostics_json
+
+if TYPE_CHECKING:
+    from fumarole.runtime.serve.watch import Watcher
+
+log = logging.getLogger("fumarole")
+
+
+def parse_cluster(body: bytes, content_type: str, file: str = "request") -> Cluster:
+    """A cluster from a request body: JSON (an object, a List or an array of objects) or YAML."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FumaroleError([Diagnostic("K001", f"the body is not UTF-8: {exc.reason}", file)]) from None
+    try:
+        if "json" in content_type:
+            try:
+                doc = json.loads(text)
+            except ValueError as exc:
+                raise FumaroleError([Diagnostic("K001", f"malformed JSON: {exc}", file)]) from None
+            return cluster_from_objects(doc if isinstance(doc, list) else [doc], file)
+        return load_cluster(text, file)
+    except (TypeError, AttributeError, ValueError, KeyError) as exc:
+        # a well-formed document of the wrong shape (a list where a mapping belongs, ...)
+        raise FumaroleError([Diagnostic("K000", f"malformed Kubernetes objects: {type(exc).__name__}: {exc}",
+                                        file)]) from None
+
+
+def _policy_failure(exc: PolicyRuntimeError, loaded: LoadedBundle) -> FumaroleError:
+    return FumaroleError([Diagnostic("R001", f"policy failed while running: {exc.message}",
+                                     loaded.label(exc.file) if exc.file else "session",
+                                     Span(max(exc.line, 1), max(exc.col, 1)))])
+
+
+def decision_diff(active: dict, shadow: dict) -> dict:
+    """Per decision kind, what differs; one level into mappings (binds, phases, ...)."""
+    out: dict[str, Any] = {}
+    for key in sorted(set(active) | set(shadow)):
+        a, s = active.get(key), shadow.get(key)
+        if a == s:
+            continue
+        if isinstance(a, dict) and isinstance(s, dict):
+            out[key] = {k: {"active": a.get(k), "shadow": s.get(k)}
+                        for k in sorted(set(a) | set(s)) if a.get(k) != s.get(k)}
+        else:
+            out[key] = {"active": a, "shadow": s}
+    return out
+
+
+class Service:
+    def __init__(self, registry: BundleRegistry, decisions: DecisionLog, metrics: Metrics) -> None:
+        self.registry = registry
+        self.decisions = decisions
+        self.metrics = metrics
+        self.last_cluster: Cluster | None = None
+        registry.smoke = self.smoke
+
+    # -- start-up ------------------------------------------------------------------
+    def start(self, bundle: Path | None = None, watcher: "Watcher | None" = None) -> None:
+        """Activate what start-up should serve; raise FumaroleError when nothing valid is left."""
+        state = self.registry.state
+        saved = state.last_known_good() if state is not None else None
+        if saved is not None:
+            self._try(saved, f"{state.last_known_good_path}", persist=False)
+        if self.registry.active is None and bundle is not None:
+            self._try(source_bytes(bundle), str(bundle))
+        elif bundle is not None:
+            log.warning("resuming the last-known-good bundle; --bundle %s is used only when the state folder "
+                        "holds none (upload it to activate it)", bundle)
+        if watcher is not None:
+            watcher.poll()
+        if self.registry.active is None:
+            raise self.registry_error()
+
+    def _try(self, data: bytes, source: str, persist: bool = True) -> None:
+        try:
+            self.registry.activate(data, source, origin="startup", persist=persist)
+        except FumaroleError as err:
+            log.warning("bundle %s not activated:\n%s", source, err.render())
+
+    def registry_error(self) -> FumaroleError:
+        attempt = self.registry.last_attempt
+        detail = f" (last attempt: {attempt['source']})" if attempt else ""
+        return FumaroleError([Diagnostic("S020", f"no valid bundle to serve{detail}", "fumarole serve",
+                                         hint="give --bundle, --watch, or a --state-dir holding a last-known-good")])
+
+    # -- sessions ------------------------------------------------------------------
+    @staticmethod
+    def decide(loaded: LoadedBundle, cluster: Cluster, clock: float | None = None) -> dict[str, Any]:
+        """One session's decisions, as ``fumarole run --format json`` prints them.
+
+        Raises FumaroleError when a policy fails (R001) or finds the cluster unusable (a queue
+        hierarchy with a cycle), as ``run`` would.
+        """
+        session = Session(loaded.bundle, cluster, now=clock)
+        try:
+            session.open()
+            if session.problems:
+                raise FumaroleError([p.diagnostic("request") for p in session.problems])
+            session.run_actions()
+            return decisions_as_expect(session.close())
+        except PolicyRuntimeError as exc:
+            raise _policy_failure(exc, loaded) from None
+
+    def smoke(self, loaded: LoadedBundle) -> None:
+        """Run a candidate once on the last cluster a session succeeded on: failing there, it is not activated."""
+        cluster = self.last_cluster
+        if cluster is not None:
+            self.decide(loaded, cluster)
+
+    def run_session(self, cluster: Cluster, now: str | None = None) -> dict[str, Any]:
+        """One session on the bundle active now (and the shadow beside it); the log entry it made."""
+        try:
+            clock = parse_time(now) if now else None
+        except ValueError:
+            raise FumaroleError([Diagnostic("K001", f"now={now!r} is not an RFC 3339 time", "request")]) from None
+        revision = self.registry.active  # pinned: a swap from here on does not concern this session
+        shadow = self.registry.shadow
+        started = time.perf_counter()
+        try:
+            decisions = self.decide(revision.loaded, cluster, clock)
+        except FumaroleError:
+            self.metrics.sessions.inc(outcome="error")
+            raise
+        elapsed = time.perf_counter() - started
+        self.last_cluster = cluster
+        self.metrics.sessions.inc(outcome="ok")
+        self.metrics.session_seconds.observe(elapsed)
+        entry: dict[str, Any] = {"time": time.time(), "bundle": revision.stamp(), "decisions": decisions,
+                                 "durationMs": round(elapsed * 1000, 3)}
+        if shadow is not None:
+            entry["shadow"] = self._shadow(shadow, cluster, clock, decisions)
+        entry_id = self.decisions.append(entry)
+        return {"id": entry_id, **entry, "warnings": diagnostics_json(cluster.warnings)}
+
+    def _shadow(self, shadow: Revision, cluster: Cluster, clock: float | None, active: dict) -> dict[str, Any]:
+        out: dict[str, Any] = {"bundle": shadow.stamp()}
+        try:
+            out["differences"] = decision_diff(active, self.decide(shadow.loaded, cluster, clock))
+        except FumaroleError as err:
+            out["error"] = err.diagnostics[0].headline()
+        return out
+
+    def status(self) -> dict[str, Any]:
+        m = self.metrics
+        counts = {"sessions": int(m.sessions.value(outcome="ok")),
+                  "failedSessions": int(m.sessions.value(outcome="error")),
+                  "swaps": int(m.swaps.total()), "rollbacks": int(m.swaps.value(kind="rollback")),
+                  "failedActivations": int(m.activation_failures.total())}
+        return {**self.registry.status(), "counts": counts, "decisionLog": self.decisions.bounds()}
