@@ -27,6 +27,11 @@ class Span:
             object.__setattr__(self, "end_col", self.col + 1)
 
 
+# The span of a diagnostic about a whole file or a command-line argument: it has no
+# line and column, so it is shown as ``path: error[...]`` rather than ``path:1:1``.
+NO_POSITION = Span(0, 0)
+
+
 @dataclass(frozen=True)
 class Diagnostic:
     code: str
@@ -37,8 +42,13 @@ class Diagnostic:
     hint: str | None = None
 
     @property
+    def positioned(self) -> bool:
+        """False for a diagnostic about a whole file or an argument (:data:`NO_POSITION`)."""
+        return self.span.line > 0
+
+    @property
     def location(self) -> str:
-        return f"{self.file}:{self.span.line}:{self.span.col}"
+        return f"{self.file}:{self.span.line}:{self.span.col}" if self.positioned else self.file
 
     def headline(self) -> str:
         return f"{self.location}: {self.severity}[{self.code}]: {self.message}"

@@ -60,10 +60,10 @@ def member(name: str, kind: bytes = tarfile.REGTYPE, target: str = "") -> tarfil
 # -- build -----------------------------------------------------------------------------
 
 def test_build_is_reproducible_whatever_the_file_times(bundle_dir: Path, tmp_path: Path, capsys) -> None:
-    assert main(["bundle", "build", str(bundle_dir), "-o", str(tmp_path / "a.tar.gz")]) == 0
+    assert main(["bundle", "build", str(bundle_dir), "--out", str(tmp_path / "a.tar.gz")]) == 0
     for path in bundle_dir.rglob("*"):
         os.utime(path, (1_000_000, 1_000_000))
-    assert main(["bundle", "build", str(bundle_dir), "-o", str(tmp_path / "b.tar.gz")]) == 0
+    assert main(["bundle", "build", str(bundle_dir), "--out", str(tmp_path / "b.tar.gz")]) == 0
     assert (tmp_path / "a.tar.gz").read_bytes() == (tmp_path / "b.tar.gz").read_bytes()
     assert "built" in capsys.readouterr().out
 
@@ -87,7 +87,7 @@ def test_hidden_files_are_not_packed(bundle_dir: Path) -> None:
 
 def test_build_refuses_a_broken_bundle(tmp_path: Path, capsys) -> None:
     folder = write_bundle(tmp_path / "bad", "1", [], GATE_POLICY.replace("task.namespace", "task.namespac"))
-    assert main(["bundle", "build", str(folder), "-o", str(tmp_path / "bad.tar.gz")]) == 2
+    assert main(["bundle", "build", str(folder), "--out", str(tmp_path / "bad.tar.gz")]) == 2
     err = capsys.readouterr().err
     assert "bad.tar.gz!/plugins/site.policy:7:" in err and "E101" in err
     assert not (tmp_path / "bad.tar.gz").exists()
@@ -112,7 +112,7 @@ def test_sign_then_verify_with_the_right_key_only(bundle_dir: Path, tmp_path: Pa
     private, public = write_keys(tmp_path, key)
     _, other_public = write_keys(tmp_path, other, "other")
     out = tmp_path / "b.tar.gz"
-    assert main(["bundle", "build", str(bundle_dir), "-o", str(out)]) == 0
+    assert main(["bundle", "build", str(bundle_dir), "--out", str(out)]) == 0
     assert main(["bundle", "verify", str(out), "--key", str(public)]) == 2
     assert "A031" in capsys.readouterr().err
     assert main(["bundle", "sign", str(out), "--key", str(private)]) == 0

@@ -413,10 +413,10 @@ def test_schema_command_prints_a_self_contained_schema(cli):
 
 def test_a020_a030_from_the_bundle_commands(cli, tmp_path):
     (tmp_path / "empty").mkdir()
-    built = cli("bundle", "build", str(tmp_path / "empty"), "-o", str(tmp_path / "x.tar.gz"))
+    built = cli("bundle", "build", str(tmp_path / "empty"), "--out", str(tmp_path / "x.tar.gz"))
     assert built.code == 2 and "error[A020]" in built.err and "Traceback" not in built.err
     archive = tmp_path / "site.tar.gz"
-    assert cli("bundle", "build", str(ROOT / "examples" / "site-min-runtime"), "-o", str(archive)).code == 0
+    assert cli("bundle", "build", str(ROOT / "examples" / "site-min-runtime"), "--out", str(archive)).code == 0
     signed = cli("bundle", "sign", str(archive), "--key", str(ROOT / "README.md"))
     assert signed.code == 2 and "error[A030]" in signed.err and "Traceback" not in signed.err
 

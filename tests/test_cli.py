@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import yaml
 
 NODE = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus:\n  allocatable: {cpu: '2', memory: 1Gi, pods: '10'}\n"
 
@@ -123,11 +124,66 @@ def test_test_command_counts_and_exit_code(cli, tmp_path, root):
     assert lines[0].startswith("FAIL allocate/TestAllocate-004") and "binds: expected" in lines[0]
 
 
-def test_unrunnable_case_counts_as_failed(cli, tmp_path):
+def test_a_case_that_cannot_load_is_reported_and_is_bad_input(cli, tmp_path):
     case = tmp_path / "case.yaml"
     case.write_text("name: x\nscheduler: {actions: 'nosuch', tiers: []}\nobjects: []\nexpect: {}\n")
     result = cli("test", str(case))
-    assert result.code == 1 and "cannot run" in result.out and result.out.strip().endswith("0 passed, 1 failed")
+    assert result.code == 2
+    assert f"{case}:2:22: error[C020]: unknown action 'nosuch'" in result.out
+    assert result.out.strip().endswith("0 passed, 1 failed")
+
+
+def test_an_empty_scenario_file_is_bad_input_not_a_failing_case(cli, tmp_path):
+    (tmp_path / "empty.yaml").write_text("")
+    result = cli("test", str(tmp_path / "empty.yaml"))
+    assert result.code == 2 and "error[S002]: a scenario must be a mapping" in result.out
+
+
+def test_a_failing_case_beside_a_bad_file_still_exits_2(cli, tmp_path, root):
+    (tmp_path / "empty.yaml").write_text("")
+    result = cli("test", str(tmp_path / "empty.yaml"), str(root / "examples" / "site-min-runtime" / "tests"))
+    assert result.code == 2
+
+
+def test_version_command_and_flag(cli):
+    from fumarole.runtime.authoring.reporting import tool_version
+
+    assert cli("version").out.strip().startswith(f"fumarole {tool_version()} (Python ")
+    assert json.loads(cli("version", "-o", "json").out)["fumarole"] == tool_version()
+    flag = cli("--version")
+    assert flag.code == 0 and flag.out.strip() == f"fumarole {tool_version()}"
+
+
+def test_now_must_be_an_rfc3339_time(cli, root):
+    result = cli("run", str(root / "examples" / "cluster.yaml"), "--now", "yesterday")
+    assert result.code == 2 and "argument --now: not an RFC 3339 time: 'yesterday'" in result.err
+
+
+def test_run_output_formats_agree(cli, root):
+    cluster = str(root / "examples" / "cluster.yaml")
+    as_json = json.loads(cli("run", cluster, "-o", "json").out)
+    assert yaml.safe_load(cli("run", cluster, "--output", "yaml").out) == as_json
+    assert json.loads(cli("run", cluster, "--format", "json").out) == as_json
+    assert cli("run", cluster, "-o", "text").out == cli("run", cluster).out
+
+
+def test_run_takes_a_bundle_archive_verified_as_serve_does(cli, root, tmp_path):
+    archive = tmp_path / "site.tar.gz"
+    assert cli("bundle", "build", str(root / "examples" / "site-min-runtime"), "--out", str(archive)).code == 0
+    cluster = str(root / "examples" / "two-queues" / "cluster.yaml")
+    from_folder = cli("run", cluster, "--bundle", str(root / "examples" / "site-min-runtime"), "-o", "json")
+    from_archive = cli("run", cluster, "--bundle", str(archive), "-o", "json")
+    assert from_archive.code == 0 and json.loads(from_archive.out) == json.loads(from_folder.out)
+    archive.write_bytes(archive.read_bytes()[:-20])
+    broken = cli("run", cluster, "--bundle", str(archive))
+    assert broken.code == 2 and "error[A0" in broken.err
+
+
+def test_errors_about_a_path_name_the_path_without_a_position(cli, tmp_path):
+    missing = tmp_path / "nothere.yaml"
+    result = cli("run", str(missing))
+    assert result.code == 2
+    assert result.err.startswith(f"{missing}: error[F001]: cannot read {missing}: No such file or directory")
 
 
 def test_test_command_skips_cluster_dumps_and_manifests_in_folders(cli, root):

@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterable, Sequence
 from fumarole.policy_lang.checker import CheckedModule
 from fumarole.policy_lang.codes import STRICT_ONLY
 from fumarole.policy_lang.compiler import CompiledModule
-from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError, Span
+from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError, Span
 from fumarole.policy_lang.lint import never_matching
 from fumarole.runtime.bundles.bundle import (
     MANIFEST,
@@ -150,7 +150,7 @@ class _Run:
     # -- gathering ---------------------------------------------------------------------------
     def add(self, path: Path) -> None:
         if not path.exists():
-            self.diags.append(Diagnostic("F002", f"no such file or folder: {path}", str(path)))
+            self.diags.append(Diagnostic("F002", f"no such file or folder: {path}", str(path), NO_POSITION))
         elif path.is_dir():
             for found in sorted(path.rglob("*")):
                 parts = found.relative_to(path).parts
@@ -181,7 +181,8 @@ class _Run:
             text = path.read_text()
         except (OSError, UnicodeDecodeError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
-            self.diags.append(Diagnostic("F001", f"cannot read {path}: {reason}", file))
+            where = NO_POSITION if isinstance(exc, OSError) else Span()
+            self.diags.append(Diagnostic("F001", f"cannot read {path}: {reason}", file, where))
             return None
         self.sources[file] = text
         return text
@@ -307,7 +308,7 @@ class _Run:
             try:
                 files, source_diags = manifest_sources(doc, manifest.parent, file)
             except (OSError, UnicodeDecodeError) as exc:
-                files, source_diags = [], [Diagnostic("F001", f"cannot read a source of {file}: {exc}", file)]
+                files, source_diags = [], [Diagnostic("F001", f"cannot read a source of {file}: {exc}", file, NO_POSITION)]
             diags += source_diags
         for source_file, source_text in files:
             self.sources[source_file] = source_text

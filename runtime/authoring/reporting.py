@@ -60,9 +60,11 @@ def check_json(report: CheckReport, fail_on: str) -> str:
 
 
 def diagnostic_json(d: Diagnostic) -> dict[str, Any]:
-    return {"file": d.file, "line": d.span.line, "column": d.span.col, "end_line": d.span.end_line,
-            "end_column": d.span.end_col, "severity": d.severity, "code": d.code, "title": title(d.code),
-            "message": d.message, "hint": d.hint}
+    """One diagnostic; the position fields are null for one about a whole file."""
+    span = d.span if d.positioned else None
+    return {"file": d.file, "line": span and span.line, "column": span and span.col,
+            "end_line": span and span.end_line, "end_column": span and span.end_col,
+            "severity": d.severity, "code": d.code, "title": title(d.code), "message": d.message, "hint": d.hint}
 
 
 def _location(file: str) -> dict[str, str]:
@@ -84,9 +86,10 @@ def check_sarif(report: CheckReport, fail_on: str) -> str:
         result: dict[str, Any] = {"ruleId": d.code, "ruleIndex": index[d.code], "level": _sarif_level(d),
                                   "message": {"text": text}}
         if d.file in known_files:
-            result["locations"] = [{"physicalLocation": {
-                "artifactLocation": _location(d.file),
-                "region": _region(d)}}]
+            physical: dict[str, Any] = {"artifactLocation": _location(d.file)}
+            if d.positioned:
+                physical["region"] = _region(d)
+            result["locations"] = [{"physicalLocation": physical}]
         results.append(result)
     rules = [{"id": code, "name": "".join(w.capitalize() for w in title(code).split()),
               "shortDescription": {"text": title(code)},
@@ -132,9 +135,11 @@ def check_github(report: CheckReport, fail_on: str) -> str:
     lines = []
     for d in report.diagnostics:
         command = "error" if d.severity == "error" else "warning" if d.severity == "warning" else "notice"
-        props = [f"file={_escape_property(d.file)}", f"line={d.span.line}", f"col={d.span.col}"]
-        if d.span.end_line >= d.span.line:
-            props += [f"endLine={d.span.end_line}", f"endColumn={d.span.end_col}"]
+        props = [f"file={_escape_property(d.file)}"]
+        if d.positioned:
+            props += [f"line={d.span.line}", f"col={d.span.col}"]
+            if d.span.end_line >= d.span.line:
+                props += [f"endLine={d.span.end_line}", f"endColumn={d.span.end_col}"]
         props.append(f"title={_escape_property(f'{d.code} {title(d.code)}')}")
         message = d.message + (f"\nhint: {d.hint}" if d.hint else "")
         lines.append(f"::{command} {','.join(props)}::{_escape_data(message)}")

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError, Span
+from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError, Span
 from fumarole.runtime.bundles.bundle import Bundle, build_bundle, load_bundle
 from fumarole.runtime.framework.namespace import PolicyRuntimeError
 from fumarole.runtime.framework.session import Decisions, Session
@@ -52,6 +52,7 @@ class Outcome:
     difference: str = ""
     line: int = 1
     decisions: Decisions | None = field(default=None, repr=False)
+    bad_input: bool = False  # the file is not a scenario that can run (exit 2, not 1)
 
 
 def load_scenario(path: Path) -> Scenario:
@@ -59,7 +60,7 @@ def load_scenario(path: Path) -> Scenario:
     try:
         text = path.read_text()
     except OSError as exc:
-        raise FumaroleError([Diagnostic("F001", f"cannot read {path}: {exc.strerror}", file)]) from None
+        raise FumaroleError([Diagnostic("F001", f"cannot read {path}: {exc.strerror}", file, NO_POSITION)]) from None
     try:
         doc = load(text)
     except YamlError as exc:
@@ -287,6 +288,9 @@ def run_scenario(scenario: Scenario) -> Outcome:
 def run_file(path: Path, prepare: Callable[[Scenario], Scenario] | None = None) -> Outcome:
     """Load and run one scenario file; a case that cannot run is a failure, never a skip.
 
+    A file that is not a valid scenario (empty, unparsable, naming a missing bundle)
+    is marked ``bad_input``: the run reports it like a failure and exits 2.
+
     ``prepare`` may change the loaded scenario before it runs (``fumarole test
     --coverage`` swaps in an instrumented copy of the bundle's policies).
     """
@@ -294,7 +298,8 @@ def run_file(path: Path, prepare: Callable[[Scenario], Scenario] | None = None) 
         scenario = load_scenario(path)
     except FumaroleError as err:
         first = err.diagnostics[0]
-        return Outcome(path.stem, str(path), False, f"cannot run: {first.headline()}", first.span.line)
+        return Outcome(path.stem, str(path), False, f"cannot run: {first.headline()}", first.span.line,
+                       bad_input=True)
     try:
         return run_scenario(prepare(scenario) if prepare else scenario)
     except PolicyRuntimeError as exc:

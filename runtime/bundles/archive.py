@@ -144,7 +144,7 @@ def _gunzip(data: bytes, limits: Limits, source: str) -> bytes:
             raw = gz.read(limits.unpacked_bytes + 1)
     except (OSError, EOFError, zlib.error) as exc:
         raise _fail("A002", f"not a gzip archive: {exc}", source,
-                    hint="build archives with `fumarole bundle build DIR -o B.tar.gz`") from None
+                    hint="build archives with `fumarole bundle build DIR --out B.tar.gz`") from None
     if len(raw) > limits.unpacked_bytes:
         raise _fail("A001", f"archive unpacks to more than {limits.unpacked_bytes} bytes", source)
     return raw

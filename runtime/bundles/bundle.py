@@ -24,6 +24,7 @@ import yaml
 from fumarole.policy_lang.checker import CheckedModule, check
 from fumarole.policy_lang.compiler import CompiledModule, compile_module
 from fumarole.policy_lang.diagnostics import (
+    NO_POSITION,
     Diagnostic,
     FumaroleError,
     Span,
@@ -464,7 +465,7 @@ def _read(path: Path) -> str:
     try:
         return path.read_text()
     except OSError as exc:
-        raise FumaroleError([Diagnostic("F001", f"cannot read {path}: {exc.strerror}", str(path))]) from None
+        raise FumaroleError([Diagnostic("F001", f"cannot read {path}: {exc.strerror}", str(path), NO_POSITION)]) from None
 
 
 def load_bundle_dir(folder: Path) -> Bundle:

@@ -18,7 +18,7 @@ from typing import Sequence
 
 import yaml
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError
+from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
 from fumarole.runtime.bundles.archive import (
     DEFAULT_LIMITS,
     Archive,
@@ -61,7 +61,7 @@ def source_bytes(path: Path, limits: Limits = DEFAULT_LIMITS) -> bytes:
                                             f"{limits.archive_bytes}", str(path))])
         return path.read_bytes()
     except OSError as exc:
-        raise FumaroleError([Diagnostic("F001", f"cannot read {path}: {exc.strerror}", str(path))]) from None
+        raise FumaroleError([Diagnostic("F001", f"cannot read {path}: {exc.strerror}", str(path), NO_POSITION)]) from None
 
 
 def _check_source_patterns(archive: Archive, source: str) -> None:

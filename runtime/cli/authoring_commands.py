@@ -15,8 +15,9 @@ import json
 import sys
 from pathlib import Path
 
-from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError
+from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
 from fumarole.runtime.cli.exit_codes import EXIT_ERROR, EXIT_FAILED, EXIT_OK
+from fumarole.runtime.cli.options import add_output_option
 
 CHECK_FORMATS = ("text", "json", "sarif", "github", "junit")
 SCHEMAS = ("bundle", "hooks")
@@ -31,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     check.add_argument("--strict", action="store_true",
                        help="also warn about unused arguments and definitions, shadowed names, rules that can "
                             "never match and plugins listed twice")
-    check.add_argument("--format", choices=CHECK_FORMATS, default="text")
+    add_output_option(check, CHECK_FORMATS)
     check.add_argument("--fail-on", choices=("error", "warning"), default="error",
                        help="the least severity that makes the exit code 1 (default: error)")
     check.set_defaults(func=cmd_check)
@@ -57,7 +58,7 @@ def add_test_arguments(test: argparse.ArgumentParser) -> None:
                       help="report which policy rules the scenarios exercised (branch coverage per file)")
     test.add_argument("--threshold", type=float, metavar="P",
                       help="fail when the total coverage is below P percent (implies --coverage)")
-    test.add_argument("--format", choices=("text", "json", "junit"), default="text")
+    add_output_option(test, ("text", "json", "junit"))
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -88,7 +89,7 @@ def _policy_paths(paths: list[str]) -> tuple[list[Path], list[Diagnostic]]:
         elif path.suffix == ".policy" and path.is_file():
             files.append(path)
         elif not path.exists():
-            problems.append(Diagnostic("F002", f"no such file or folder: {path}", str(path)))
+            problems.append(Diagnostic("F002", f"no such file or folder: {path}", str(path), NO_POSITION))
         else:
             problems.append(Diagnostic("F003", "fmt formats policy files (*.policy)", str(path)))
     return files, problems
@@ -111,7 +112,7 @@ def cmd_fmt(args: argparse.Namespace) -> int:
             source = path.read_text()
             formatted = format_source(source, file)
         except OSError as exc:
-            problems.append(Diagnostic("F001", f"cannot read {path}: {exc.strerror}", file))
+            problems.append(Diagnostic("F001", f"cannot read {path}: {exc.strerror}", file, NO_POSITION))
             print(problems[-1].headline(), file=sys.stderr)
             continue
         except FumaroleError as err:  # a syntax error: nothing to format

@@ -11,64 +11,94 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import sys
 import traceback
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
-from fumarole.policy_lang.diagnostics import FumaroleError
-from fumarole.runtime.cli.exit_codes import EXIT_ERROR, EXIT_FAILED, EXIT_OK
+from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
+from fumarole.runtime.cli.exit_codes import EXIT_ERROR, EXIT_OK
+from fumarole.runtime.cli.options import add_output_option, session_time
 from fumarole.runtime.framework.namespace import PolicyRuntimeError
 
 
-def _bundle_from_args(args: argparse.Namespace):
-    from fumarole.runtime.bundles.bundle import (
-        bundle_from_volcano_conf,
-        default_bundle,
-        load_bundle,
-    )
+def _bundle_from_args(args: argparse.Namespace) -> tuple[Any, Callable[[str], str]]:
+    """The bundle ``--bundle`` or ``--config`` names (Volcano's default without either), and how
+    to show its policy files' names in errors (an archive's files as ``ARCHIVE!/path``)."""
+    from fumarole.runtime.bundles.bundle import bundle_from_volcano_conf, default_bundle, load_bundle
 
     if args.bundle and args.config:
         raise FumaroleError([_arg_error("give either --bundle or --config, not both")])
-    if args.bundle:
-        return load_bundle(Path(args.bundle))
     if args.config:
-        return bundle_from_volcano_conf(Path(args.config))
-    return default_bundle()
+        return bundle_from_volcano_conf(Path(args.config)), str
+    if not args.bundle:
+        return default_bundle(), str
+    path = Path(args.bundle)
+    if path.is_file() and path.name != "bundle.yaml":  # an archive: verified exactly as serve verifies it
+        from fumarole.runtime.bundles.loader import load_artifact, source_bytes
+        from fumarole.runtime.bundles.signing import load_public_key
+
+        trusted = [load_public_key(Path(k)) for k in args.trusted_key or []]
+        loaded = load_artifact(source_bytes(path), str(path), trusted)
+        return loaded.bundle, loaded.label
+    return load_bundle(path), str
 
 
-def _arg_error(message: str):
-    from fumarole.policy_lang.diagnostics import Diagnostic
-
-    return Diagnostic("F002", message, "fumarole")
+def _arg_error(message: str) -> Diagnostic:
+    return Diagnostic("F002", message, "fumarole", NO_POSITION)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from fumarole.runtime.authoring.scenario import decisions_as_expect
     from fumarole.runtime.cli.output import render_table
     from fumarole.runtime.framework.session import Session
-    from fumarole.runtime.ingest.kube import load_cluster, parse_time
+    from fumarole.runtime.ingest.kube import load_cluster
 
-    bundle = _bundle_from_args(args)
+    bundle, label = _bundle_from_args(args)
     path = Path(args.cluster)
     try:
         text = sys.stdin.read() if args.cluster == "-" else path.read_text()
     except OSError as exc:
-        raise FumaroleError([_arg_error(f"cannot read {path}: {exc.strerror}")]) from None
+        raise FumaroleError([Diagnostic("F001", f"cannot read {path}: {exc.strerror}", args.cluster,
+                                        NO_POSITION)]) from None
     cluster = load_cluster(text, args.cluster)
     for warning in cluster.warnings:
         print(warning.headline(), file=sys.stderr)
-    now = parse_time(args.now) if args.now else None
-    session = Session(bundle, cluster, now=now)
-    session.open()
-    if session.problems:  # e.g. a queue hierarchy with a cycle: Volcano would stop scheduling it
-        raise FumaroleError([p.diagnostic(args.cluster) for p in session.problems], {args.cluster: text})
-    session.run_actions()
-    decisions = session.close()
-    if args.format == "json":
-        print(json.dumps(decisions_as_expect(decisions), indent=2, sort_keys=True))
-    else:
+    session = Session(bundle, cluster, now=args.now)
+    try:
+        session.open()
+        if session.problems:  # e.g. a queue hierarchy with a cycle: Volcano would stop scheduling it
+            raise FumaroleError([p.diagnostic(args.cluster) for p in session.problems], {args.cluster: text})
+        session.run_actions()
+        decisions = session.close()
+    except PolicyRuntimeError as exc:
+        exc.file = label(exc.file) if exc.file else exc.file
+        raise
+    if args.format == "table":
         print(render_table(session, decisions))
+    else:
+        print(render_document(decisions_as_expect(decisions), args.format))
+    return EXIT_OK
+
+
+def render_document(data: Any, fmt: str) -> str:
+    """``-o json`` or ``-o yaml``: the same document either way."""
+    if fmt == "yaml":
+        import yaml
+
+        return yaml.safe_dump(data, sort_keys=True, default_flow_style=False, allow_unicode=True).rstrip("\n")
+    return json.dumps(data, indent=2, sort_keys=True)
+
+
+def cmd_version(args: argparse.Namespace) -> int:
+    from fumarole.runtime.authoring.reporting import tool_version
+
+    info = {"fumarole": tool_version(), "python": platform.python_version()}
+    if args.format == "text":
+        print(f"fumarole {info['fumarole']} (Python {info['python']})")
+    else:
+        print(render_document(info, args.format))
     return EXIT_OK
 
 
@@ -84,13 +114,21 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fumarole", description="Volcano scheduling sessions as policies.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+
     run = sub.add_parser("run", help="run one scheduling session on a cluster dump")
     run.add_argument("cluster", help="Kubernetes objects (YAML, multi-document or kind: List; '-' for stdin)")
     run.add_argument("--config", help="a volcano-scheduler.conf")
-    run.add_argument("--bundle", help="a fumarole bundle folder")
-    run.add_argument("--format", choices=("table", "json"), default="table")
-    run.add_argument("--now", help="session clock (RFC 3339), for time-based policies")
+    run.add_argument("--bundle", help="a fumarole bundle folder or archive (.tar.gz)")
+    run.add_argument("--trusted-key", action="append",
+                     help="with an archive: accept it only if signed by this ed25519 public key; repeatable")
+    add_output_option(run, ("table", "json", "yaml"))
+    run.add_argument("--now", type=session_time, help="session clock (RFC 3339, e.g. 2026-11-23T18:00:00Z)")
     run.set_defaults(func=cmd_run)
+
+    version = sub.add_parser("version", help="print fumarole's version")
+    add_output_option(version, ("text", "json", "yaml"))
+    version.set_defaults(func=cmd_version)
 
     test = sub.add_parser("test", help="run scenario files and compare the decisions")
     test.add_argument("paths", nargs="+", help="scenario files or folders (searched recursively)")
@@ -109,6 +147,12 @@ def build_parser() -> argparse.ArgumentParser:
     from fumarole.runtime.cli.authoring_commands import register  # check, fmt, schema
     register(sub)
     return parser
+
+
+def _version() -> str:
+    from fumarole.runtime.authoring.reporting import tool_version
+
+    return tool_version()
 
 
 def _guarded(func: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:

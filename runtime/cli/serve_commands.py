@@ -14,8 +14,9 @@ import logging
 import sys
 from pathlib import Path
 
-from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError
+from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
 from fumarole.runtime.cli.exit_codes import EXIT_OK
+from fumarole.runtime.cli.options import add_output_option
 
 
 def _write(out: Path, data: bytes) -> None:
@@ -29,7 +30,7 @@ def _write(out: Path, data: bytes) -> None:
 
 
 def _fail(message: str, hint: str | None = None) -> FumaroleError:
-    return FumaroleError([Diagnostic("F002", message, "fumarole", hint=hint)])
+    return FumaroleError([Diagnostic("F002", message, "fumarole", NO_POSITION, hint=hint)])
 
 
 def _bundle_summary(loaded) -> str:
@@ -42,7 +43,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     from fumarole.runtime.bundles.archive import folder_files, pack
     from fumarole.runtime.bundles.loader import load_artifact
 
-    folder, out = Path(args.folder), Path(args.output)
+    folder, out = Path(args.folder), Path(args.out)
     if not folder.is_dir():
         raise _fail(f"{folder} is not a folder")
     data = pack(folder_files(folder))
@@ -61,7 +62,7 @@ def cmd_sign(args: argparse.Namespace) -> int:
     key = load_private_key(Path(args.key))
     archive = read_archive(source_bytes(path), str(path))  # never sign an archive that does not verify
     signature = sign_digest(key, archive.digest)
-    out = Path(args.output) if args.output else path
+    out = Path(args.out) if args.out else path
     _write(out, pack(archive.files, signature))
     print(f"signed {out}: {archive.digest} with key {signature['keyId']}")
     return EXIT_OK
@@ -192,12 +193,12 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     actions = bundle.add_subparsers(dest="bundle_command", required=True, metavar="ACTION")
     build = actions.add_parser("build", help="pack a bundle folder into a reproducible .tar.gz (compiled first)")
     build.add_argument("folder")
-    build.add_argument("-o", "--output", required=True, help="archive to write")
+    build.add_argument("--out", required=True, metavar="FILE", help="archive to write")
     build.set_defaults(func=cmd_build)
     sign = actions.add_parser("sign", help="add an ed25519 signature over the bundle digest")
     sign.add_argument("archive")
     sign.add_argument("--key", required=True, help="ed25519 private key (PEM)")
-    sign.add_argument("-o", "--output", help="write here instead of replacing the archive")
+    sign.add_argument("--out", metavar="FILE", help="write here instead of replacing the archive")
     sign.set_defaults(func=cmd_sign)
     verify = actions.add_parser("verify", help="check archive safety, digests, signature, and compile")
     verify.add_argument("archive", help="a .tar.gz (or a bundle folder)")
@@ -205,7 +206,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     verify.set_defaults(func=cmd_verify)
     inspect = actions.add_parser("inspect", help="print manifest, revision and digest")
     inspect.add_argument("archive")
-    inspect.add_argument("--format", choices=("text", "json"), default="text")
+    add_output_option(inspect, ("text", "json"))
     inspect.set_defaults(func=cmd_inspect)
 
     serve = sub.add_parser("serve", help="run the policy service (sessions, hot swap, Volcano extender)")

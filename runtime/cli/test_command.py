@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
-from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError
+from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
 from fumarole.runtime.authoring.coverage import (
     coverage_json,
     coverage_text,
@@ -38,7 +38,7 @@ from fumarole.runtime.authoring.scenario import (
     scenario_files,
 )
 from fumarole.runtime.bundles.bundle import Library
-from fumarole.runtime.cli.exit_codes import EXIT_FAILED, EXIT_OK
+from fumarole.runtime.cli.exit_codes import EXIT_ERROR, EXIT_FAILED, EXIT_OK
 from fumarole.runtime.ingest.yamlpos import YamlError, load
 
 
@@ -52,7 +52,7 @@ class CaseResult:
 def cmd_test(args: argparse.Namespace) -> int:
     missing = [p for p in args.paths if not Path(p).exists()]
     if missing:
-        raise FumaroleError([Diagnostic("F002", f"no such file or folder: {p}", "fumarole") for p in missing])
+        raise FumaroleError([Diagnostic("F002", f"no such file or folder: {p}", str(p), NO_POSITION) for p in missing])
     covering = args.coverage or args.threshold is not None
     probes = Probes() if covering else None
     prepare = _instrumenting(probes) if probes else None
@@ -83,6 +83,8 @@ def cmd_test(args: argparse.Namespace) -> int:
         if below:
             print(f"coverage {percent(covered, branches):.1f}% is below the threshold {args.threshold:g}%")
         print(f"{len(results) - failed} passed, {failed} failed")
+    if any(r.outcome.bad_input for r in results):
+        return EXIT_ERROR
     return EXIT_FAILED if failed or below else EXIT_OK
 
 

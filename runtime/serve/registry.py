@@ -36,7 +36,8 @@ def _iso(stamp: float) -> str:
 
 def diagnostics_json(diagnostics: Sequence[Diagnostic]) -> list[dict[str, Any]]:
     return [{"code": d.code, "severity": d.severity, "message": d.message, "file": d.file,
-             "line": d.span.line, "col": d.span.col, **({"hint": d.hint} if d.hint else {})} for d in diagnostics]
+             "line": d.span.line if d.positioned else None, "col": d.span.col if d.positioned else None,
+             **({"hint": d.hint} if d.hint else {})} for d in diagnostics]
 
 
 @dataclass(frozen=True)
