@@ -99,11 +99,12 @@ class Compiler:
         for name, t in c.states.items():
             o.emit(1, f"s_{name} = {_default_value(t)}")
         # Session globals do not change during a session: read each once.
-        hoisted = sorted({ref.py for m in [c, *c.uses] for ref in m.refs.values() if ref.kind == "global"})
+        uses = _used_modules(c)
+        hoisted = sorted({ref.py for m in [c, *uses] for ref in m.refs.values() if ref.kind == "global"})
         self.globals = {py: f"g_{i}" for i, py in enumerate(hoisted)}
         for py, local in self.globals.items():
             o.emit(1, f"{local} = {py}")
-        for used in c.uses:
+        for used in uses:
             self.info = used
             self._emit_definitions(used)
         self.info = c
@@ -453,3 +454,17 @@ def compile_module(checked: CheckedModule, probe: ProbeSite | None = None) -> Co
     """Compile a module that checked without errors (instrumented when given a ``probe``)."""
     assert checked.ok, "compile_module needs a module without check errors"
     return Compiler(checked, probe).compile()
+
+
+def _used_modules(c: CheckedModule) -> list[CheckedModule]:
+    """Every module c uses, directly or through another module, each once and before its users
+    (a module's definitions call those of the modules it uses)."""
+    ordered: list[CheckedModule] = []
+
+    def visit(m: CheckedModule) -> None:
+        for used in m.uses:
+            if all(used is not seen for seen in ordered):
+                visit(used)
+                ordered.append(used)
+    visit(c)
+    return ordered

@@ -198,4 +198,42 @@ def test_volcano_plugins_fumarole_does_not_model_are_named_as_such(cli, tmp_path
     result = cli("run", str(root / "examples/cluster.yaml"), "--config", str(conf))
     assert result.code == 2
     assert "error[C021]: plugin 'deviceshare' is a Volcano plugin fumarole does not implement" in result.err
-    assert "error[C020]: action 'gangpreempt' is a Volcano action fumarole does not implement" in result.err
+    assert "gangpreempt" not in result.err  # modelled: policies/volcano/actions/gangpreempt.policy
+
+
+GANG_CONF = """actions: "enqueue, allocate, gangpreempt, gangreclaim"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+  - name: conformance
+- plugins:
+  - name: drf
+  - name: predicates
+  - name: capacity
+configurations:
+- name: gangpreempt
+  arguments:
+    allowWholeBundle: false
+    maxDomains: 4
+- name: gangreclaim
+  arguments:
+    allowWholeBundle: {whole}
+"""
+
+
+def test_check_accepts_the_gang_actions_and_their_arguments(cli, tmp_path, root):
+    conf = tmp_path / "volcano-scheduler.conf"
+    conf.write_text(GANG_CONF.format(whole="true"))
+    assert cli("check", str(conf)).code == 0
+    result = cli("run", str(root / "examples/cluster.yaml"), "--config", str(conf))
+    assert result.code == 0, result.err
+
+
+def test_gang_action_argument_of_the_wrong_type_is_reported_at_its_place(cli, tmp_path):
+    conf = tmp_path / "volcano-scheduler.conf"
+    conf.write_text(GANG_CONF.format(whole="maybe"))
+    result = cli("check", str(conf))
+    assert result.code == 1
+    assert ("volcano-scheduler.conf:18:23: error[C012]: argument 'allowWholeBundle' of action 'gangreclaim' "
+            "must be a bool, not 'maybe'") in result.out

@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError, Span
 from fumarole.runtime.bundles.bundle import Bundle, build_bundle, load_bundle
+from fumarole.runtime.framework.eviction import Eviction
 from fumarole.runtime.framework.namespace import PolicyRuntimeError
 from fumarole.runtime.framework.session import Decisions, Session
 from fumarole.runtime.ingest.kube import (
@@ -229,6 +230,17 @@ class _HookCalls:
         got = [t.key for t in H.preemptable(preemptor, candidates)]
         want = list(e.get("result") or [])
         return None if got == want else f"preemptable: expected {want}, got {got}"
+
+    def _unifiedEvictable(self, H, e):
+        """UnifiedEvictable with a context whose job is outside the session: only its priority is set."""
+        job = job_from_pod_group({"metadata": {"name": "", "namespace": ""}}, {}, None)
+        job.priority = int(e["jobPriority"])
+        candidates = [self.task(c) for c in e.get("candidates") or []]
+        got = sorted(t.key for t in H.unified_evictable(Eviction(str(e["kind"]), job, ""), candidates))
+        if "count" in e and len(got) != int(e["count"]):
+            return f"unifiedEvictable: expected {e['count']} tasks, got {len(got)} ({got})"
+        want = sorted(e.get("result") or [])
+        return None if "result" not in e or got == want else f"unifiedEvictable: expected {want}, got {got}"
 
     def _victimTasks(self, H, e):
         got = len({id(t) for t in H.victim_tasks([])})

@@ -355,7 +355,6 @@ VOLCANO_ONLY_PLUGINS = frozenset({
     "deviceshare", "resource-strategy-fit", "task-topology", "numa-aware", "cdp", "rescheduling", "usage",
     "pdb", "nodegroup", "network-topology-aware", "extender", "resourcequota",
 })
-VOLCANO_ONLY_ACTIONS = frozenset({"gangpreempt", "gangreclaim"})
 
 
 def _unknown_plugin(entry: PluginEntry, library: Library, file: str) -> Diagnostic:
@@ -378,11 +377,7 @@ def build_bundle(config: SchedulerConfig, library: Library | None = None, name: 
     file = config.file
     diags: list[Diagnostic] = []
     for action in config.actions:
-        if action in VOLCANO_ONLY_ACTIONS and action not in library.actions:
-            diags.append(Diagnostic("C020", f"action '{action}' is a Volcano action fumarole does not implement",
-                                    file, Span(*config.action_pos),
-                                    hint="remove it from the actions to run the session without it"))
-        elif action not in library.actions:
+        if action not in library.actions:
             diags.append(Diagnostic("C020", f"unknown action '{action}'", file, Span(*config.action_pos),
                                     hint=did_you_mean(action, library.actions) or
                                     f"available: {', '.join(sorted(library.actions))}"))

@@ -12,6 +12,7 @@ import math
 from fumarole.runtime.api import resource as R
 from fumarole.runtime.api.fit import FitError
 from fumarole.runtime.api.resource import Resource
+from fumarole.runtime.framework import eviction as _eviction_module
 from fumarole.runtime.framework import go_semantics as _go_module
 from fumarole.runtime.k8s import plugins as _k8s_module
 
@@ -129,6 +130,7 @@ def namespace() -> dict:
         "_res": _ResourceLibrary,
         "_k8s": _k8s_module,
         "_go": _go_module,
+        "_eviction": _eviction_module,
         "_math": math,
         "_div": _div,
         "_str": _str,

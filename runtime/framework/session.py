@@ -366,6 +366,11 @@ class Session:
                     return entry.switches.get("enableHierarchy", False)
         return False
 
+    def action_flag(self, action: str, key: str, default: bool) -> bool:
+        """GetArgOfActionFromConf(...).GetBool: a YAML boolean under the action's configuration, else the default."""
+        value = self.bundle.config.configurations.get(action, {}).get(key)
+        return value if isinstance(value, bool) else default
+
     def queue_of_task(self, task: Task) -> Queue | None:
         job = self.jobs.get(task.job_id)
         return None if job is None else self.queue_of(job)
