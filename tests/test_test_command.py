@@ -69,8 +69,27 @@ def test_summary_stays_the_last_line(cli, site):
     assert result.code == 0 and result.out.splitlines()[-1] == "2 passed, 0 failed"
 
 
-def test_coverage_reports_each_policy_file(cli, site):
+def _coverage_table(out: str) -> dict[str, list[str]]:
+    return {line.split()[0]: line.split()[1:] for line in out.splitlines() if line.startswith("  ")}
+
+
+def test_coverage_counts_the_bundles_own_files_by_default(cli, site):
     result = cli("test", "--coverage", str(site / "tests"))
+    table = _coverage_table(result.out)
+    assert result.code == 0
+    assert [Path(name).resolve() for name in table if name != "total"] == [site / "young_guard.policy"]
+    assert table["total"][0] == "2/2"
+
+
+def test_readme_coverage_example_passes_on_the_site_bundle(cli, root):
+    result = cli("test", "--coverage", "--threshold", "80", str(root / "examples" / "site-min-runtime" / "tests"))
+    assert result.code == 0, result.out
+    line = next(line for line in result.out.splitlines() if "min_runtime.policy" in line)
+    assert line.split()[1:3] == ["0/0", "100.0%"] and "no branches: its rules ran" in line
+
+
+def test_coverage_reports_each_policy_file(cli, site):
+    result = cli("test", "--coverage", "--coverage-scope", "all", str(site / "tests"))
     lines = result.out.splitlines()
     assert result.code == 0 and lines[-1] == "2 passed, 0 failed"
     table = {line.split()[0]: line.split()[1:] for line in lines if line.startswith("  ")}
@@ -83,14 +102,14 @@ def test_coverage_reports_each_policy_file(cli, site):
 
 
 def test_coverage_verbose_names_branches_never_taken(cli, site):
-    result = cli("test", "--coverage", "-v", str(site / "tests"))
+    result = cli("test", "--coverage", "--coverage-scope", "all", "-v", str(site / "tests"))
     assert any("never true" in line or "never false" in line or "never reached" in line for line in result.out.splitlines())
 
 
 def test_threshold(cli, site):
-    low = cli("test", "--threshold", "5", str(site / "tests"))
+    low = cli("test", "--threshold", "5", "--coverage-scope", "all", str(site / "tests"))
     assert low.code == 0
-    high = cli("test", "--threshold", "99.9", str(site / "tests"))
+    high = cli("test", "--threshold", "99.9", "--coverage-scope", "all", str(site / "tests"))
     assert high.code == 1
     assert "is below the threshold 99.9%" in high.out and high.out.splitlines()[-1] == "2 passed, 0 failed"
 

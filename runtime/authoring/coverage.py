@@ -4,15 +4,25 @@ A *branch* is one outcome of one decision: a guard, an ``if``/``elif`` or
 loop condition, a comprehension filter or a conditional expression is covered
 when the scenarios made it both true and false; a ``victim`` rule is covered
 when it fired.  Only policies some scenario's session used count: a plugin no
-tier lists is not "uncovered", it is not there.
+tier lists is not "uncovered", it is not there.  A file that ran but has no
+decision (a rule that is one expression) is listed with no branches and
+counts as covered: its rules ran.
+
+The scope is the user's own files by default (``bundle``): a site's threshold
+is about its policies, not about the standard library it builds on; ``all``
+adds the standard library's files.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from fumarole.runtime.authoring.probes import Probes, Site
+from fumarole.runtime.bundles.bundle import STDLIB
+
+SCOPES = ("bundle", "all")
 
 
 @dataclass
@@ -37,9 +47,16 @@ def percent(covered: int, branches: int) -> float:
     return 100.0 * covered / branches if branches else 100.0
 
 
-def measure(probes: Probes) -> list[FileCoverage]:
+def in_standard_library(file: str) -> bool:
+    try:
+        return Path(file).resolve().is_relative_to(STDLIB.resolve())
+    except (OSError, ValueError):
+        return False
+
+
+def measure(probes: Probes, scope: str = "all") -> list[FileCoverage]:
     """Coverage per policy file, in file order, over the sites of the policies that ran."""
-    files: dict[str, FileCoverage] = {}
+    files: dict[str, FileCoverage] = {file: FileCoverage(file) for file in probes.used_files()}
     guarded = {(s.file, s.line) for s in probes.sites if s.kind == "guard"}
     for number in probes.used_sites():
         site = probes.sites[number]
@@ -49,7 +66,7 @@ def measure(probes: Probes) -> list[FileCoverage]:
         files.setdefault(site.file, FileCoverage(site.file)).decisions.append((site, false, true))
     for cov in files.values():
         cov.decisions.sort(key=lambda d: (d[0].line, d[0].col))
-    return [files[f] for f in sorted(files)]
+    return [files[f] for f in sorted(files) if scope == "all" or not in_standard_library(f)]
 
 
 def totals(files: list[FileCoverage]) -> tuple[int, int]:
@@ -67,11 +84,14 @@ def missing(site: Site, false: int, true: int) -> str | None:
     return "never true" if not true else "never false"
 
 
-def coverage_text(files: list[FileCoverage], verbose: bool) -> str:
+def coverage_text(files: list[FileCoverage], verbose: bool, scope: str = "all") -> str:
     width = max([len(f.file) for f in files] + [5])
     lines = ["coverage (branches taken: each condition true and false, each victim rule fired):"]
+    if not files and scope == "bundle":
+        lines.append("  no policy file of your own ran (--coverage-scope all includes the standard library)")
     for f in files:
-        lines.append(f"  {f.file:<{width}}  {f.covered:>4}/{f.branches:<4} {percent(f.covered, f.branches):6.1f}%")
+        note = "  (no branches: its rules ran)" if not f.branches else ""
+        lines.append(f"  {f.file:<{width}}  {f.covered:>4}/{f.branches:<4} {percent(f.covered, f.branches):6.1f}%{note}")
         if verbose:
             for site, false, true in f.decisions:
                 gap = missing(site, false, true)

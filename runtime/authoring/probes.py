@@ -86,6 +86,7 @@ class Probes:
         self.events: list[tuple] | None = [] if keep_events else None
         self.by_policy: dict[tuple[str, str], set[int]] = {}  # (kind, name) -> the sites its code contains
         self.used: set[tuple[str, str]] = set()  # policies a session instantiated
+        self.files: dict[tuple[str, str], str] = {}  # (kind, name) -> its policy file
         self._current: set[int] = set()  # sites of the policy being compiled
 
     def site(self, file: str, node: A.Expr, owner: object) -> int:
@@ -128,6 +129,7 @@ class Probes:
                 checked = library.checked[name] if kind == "module" else \
                     check(env, parse(library.sources[file], file), dict(library.checked))
                 self._current = self.by_policy.setdefault((kind, name), set())
+                self.files[(kind, name)] = file
                 compiled = compile_module(checked, self.site)
                 scope = namespace()
                 scope.update(_probe=self.probe, _pick=self.pick, _iter=self.iterate)
@@ -148,6 +150,10 @@ class Probes:
             self.used.add((kind, name))
             return builder(*args)
         return build
+
+    def used_files(self) -> set[str]:
+        """The policy files of every policy some session used (modules count where a user of them ran)."""
+        return {self.files[policy] for policy in self.used if policy in self.files}
 
     def used_sites(self) -> list[int]:
         """The sites in the code of every policy some session used."""

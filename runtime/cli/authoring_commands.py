@@ -56,6 +56,9 @@ def add_test_arguments(test: argparse.ArgumentParser) -> None:
     """The options ``fumarole test`` gains here (its runner is fumarole.runtime.cli.test_command)."""
     test.add_argument("--coverage", action="store_true",
                       help="report which policy rules the scenarios exercised (branch coverage per file)")
+    test.add_argument("--coverage-scope", choices=("bundle", "all"), default="bundle",
+                      help="whose policy files coverage counts: the bundle's own (default) or also the "
+                           "standard library's")
     test.add_argument("--threshold", type=float, metavar="P",
                       help="fail when the total coverage is below P percent (implies --coverage)")
     add_output_option(test, ("text", "json", "junit"))

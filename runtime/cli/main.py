@@ -91,6 +91,13 @@ def render_document(data: Any, fmt: str) -> str:
     return json.dumps(data, indent=2, sort_keys=True)
 
 
+def cmd_completion(args: argparse.Namespace) -> int:
+    from fumarole.runtime.cli.completion import SHELLS
+
+    print(SHELLS[args.shell](build_parser()), end="")
+    return EXIT_OK
+
+
 def cmd_version(args: argparse.Namespace) -> int:
     from fumarole.runtime.authoring.reporting import tool_version
 
@@ -125,6 +132,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_output_option(run, ("table", "json", "yaml"))
     run.add_argument("--now", type=session_time, help="session clock (RFC 3339, e.g. 2026-11-23T18:00:00Z)")
     run.set_defaults(func=cmd_run)
+
+    completion = sub.add_parser("completion", help="print a shell completion script (bash, zsh or fish)")
+    completion.add_argument("shell", choices=("bash", "zsh", "fish"))
+    completion.set_defaults(func=cmd_completion)
 
     version = sub.add_parser("version", help="print fumarole's version")
     add_output_option(version, ("text", "json", "yaml"))

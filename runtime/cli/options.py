@@ -26,9 +26,9 @@ def add_output_option(parser: argparse.ArgumentParser, formats: Sequence[str]) -
             raise argparse.ArgumentTypeError(f"invalid choice: {value!r} (choose from {', '.join(formats)})")
         return value
 
-    parser.add_argument("-o", "--output", "--format", dest="format", type=output_format, default=human,
-                        metavar="FORMAT", help=f"{' | '.join(formats)} (default {human})")
-    parser.set_defaults(output_formats=tuple(formats))
+    action = parser.add_argument("-o", "--output", "--format", dest="format", type=output_format, default=human,
+                                 metavar="FORMAT", help=f"{' | '.join(formats)} (default {human})")
+    action.completion_choices = tuple(formats)  # read by fumarole completion
 
 
 def session_time(value: str) -> float:

@@ -62,7 +62,7 @@ def cmd_test(args: argparse.Namespace) -> int:
         outcome = run_file(path, prepare)
         why = [] if outcome.passed else explain(path, outcome, _document(path))
         results.append(CaseResult(outcome, why, time.perf_counter() - start))
-    files = measure(probes) if probes else []
+    files = measure(probes, args.coverage_scope) if probes else []
     covered, branches = totals(files)
     below = args.threshold is not None and percent(covered, branches) < args.threshold
     failed = sum(1 for r in results if not r.outcome.passed)
@@ -79,7 +79,7 @@ def cmd_test(args: argparse.Namespace) -> int:
             elif args.verbose:
                 print(f"PASS {r.outcome.name}")
         if covering:
-            print(coverage_text(files, args.verbose))
+            print(coverage_text(files, args.verbose, args.coverage_scope))
         if below:
             print(f"coverage {percent(covered, branches):.1f}% is below the threshold {args.threshold:g}%")
         print(f"{len(results) - failed} passed, {failed} failed")
