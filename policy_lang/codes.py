@@ -7,7 +7,7 @@ and the codes the sources emit in step.
 
 The letter names the layer that found the problem: P syntax, E/W the checker
 (errors / warnings), C scheduler configuration, B bundle manifest, K cluster
-objects, S scenarios and the service, F files and arguments, A bundle
+objects, O the scheduler binary's options, S scenarios and the service, F files and arguments, A bundle
 archives and signatures, R a policy failing while it runs.
 """
 
@@ -82,6 +82,9 @@ _CODES = (
     Code("K101", "PodGroup names a queue that does not exist"),
     Code("K102", "Pod names a PodGroup that does not exist"),
     Code("K110", "invalid queue hierarchy"),
+    Code("O001", "unknown scheduler option"),
+    Code("O002", "scheduler option of the wrong type or form"),
+    Code("O003", "Volcano scheduler option fumarole does not model"),
     Code("S001", "malformed scenario YAML"),
     Code("S002", "malformed scenario"),
     Code("S003", "cannot read the last-known-good bundle"),

@@ -38,6 +38,7 @@ from fumarole.runtime.bundles.bundle import (
     build_bundle,
     check_sources,
     manifest_config_document,
+    manifest_scheduler_options,
     manifest_sources,
     policy_files,
     schema_diagnostics,
@@ -318,6 +319,7 @@ class _Run:
         result = self._policies(files, base)
         checked = (base.checked if base else []) + result.checked
         config, config_diags = read_config(manifest_config_document(doc), file)
+        config_diags += manifest_scheduler_options(doc, file)[1]
         metadata = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
         before = len(self.diags)
         self._wiring(config, checked, _unparsed(files, result), file, str(metadata.get("name", "")),

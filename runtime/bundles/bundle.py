@@ -41,6 +41,12 @@ from fumarole.runtime.ingest.scheduler_config import (
     config_from_document,
     load_config,
 )
+from fumarole.runtime.ingest.scheduler_options import (
+    DEFAULT_OPTIONS,
+    SchedulerOptions,
+    read_options_block,
+    with_overrides,
+)
 from fumarole.runtime.ingest.yamlpos import (
     YamlError,
     key_position,
@@ -322,6 +328,7 @@ class Bundle:
     dispatch: Mapping[str, Mapping[str, str]]
     hook_gates: Mapping[str, str | list[str] | None]  # a list: any of the switches (PluginEntry.enabled)
     action_arguments: Mapping[str, Mapping[str, Any]]
+    scheduler_options: SchedulerOptions = DEFAULT_OPTIONS  # the manifest's schedulerOptions
 
     @property
     def plugins(self) -> Mapping[str, CompiledPolicy]:
@@ -336,7 +343,8 @@ class Bundle:
         return self.library.modules_by_filename
 
 
-def _digest(sources: Mapping[str, str], config: SchedulerConfig, overrides: Mapping) -> str:
+def _digest(sources: Mapping[str, str], config: SchedulerConfig, overrides: Mapping,
+            options: SchedulerOptions = DEFAULT_OPTIONS) -> str:
     h = hashlib.sha256()
     for file in sorted(sources):
         h.update(file.encode() + b"\0" + sources[file].encode() + b"\0")
@@ -345,6 +353,8 @@ def _digest(sources: Mapping[str, str], config: SchedulerConfig, overrides: Mapp
                          for e in tier] for tier in config.tiers],
               "configurations": {k: dict(v) for k, v in config.configurations.items()},
               "hooks": {k: dict(v) for k, v in overrides.items()}}
+    if options != DEFAULT_OPTIONS:  # options change decisions; the defaults keep older digests
+        wiring["schedulerOptions"] = options.to_dict()
     h.update(json.dumps(wiring, sort_keys=True, default=str).encode())
     return "sha256:" + h.hexdigest()
 
@@ -370,7 +380,7 @@ def _unknown_plugin(entry: PluginEntry, library: Library, file: str) -> Diagnost
 
 def build_bundle(config: SchedulerConfig, library: Library | None = None, name: str = "volcano",
                  revision: str = "", hook_overrides: Mapping[str, Mapping[str, str]] | None = None,
-                 overrides_file: str = "") -> Bundle:
+                 overrides_file: str = "", scheduler_options: SchedulerOptions = DEFAULT_OPTIONS) -> Bundle:
     """Validate a configuration against a library and resolve it into a Bundle."""
     library = library or standard_library()
     hooks_doc = hooks_document()
@@ -433,8 +443,9 @@ def build_bundle(config: SchedulerConfig, library: Library | None = None, name: 
     if diags:
         raise FumaroleError(diags)
     gates = {name: spec.get("gate") for name, spec in hooks_doc["hooks"].items()}
-    digest = _digest(library.sources, config, hook_overrides or {})
-    return Bundle(name, revision, digest, library, config, tuple(tiers), dispatch, gates, action_arguments)
+    digest = _digest(library.sources, config, hook_overrides or {}, scheduler_options)
+    return Bundle(name, revision, digest, library, config, tuple(tiers), dispatch, gates, action_arguments,
+                  scheduler_options)
 
 
 def default_config() -> SchedulerConfig:
@@ -487,9 +498,12 @@ def load_bundle_dir(folder: Path) -> Bundle:
     except FumaroleError as err:
         err.sources.setdefault(file, text)
         raise
+    options, diags = manifest_scheduler_options(doc, file)
+    if diags:
+        raise FumaroleError(diags, {file: text})
     try:
         return build_bundle(config, library, doc["metadata"]["name"], str(doc["metadata"].get("revision", "")),
-                            doc.get("hooks") or {}, file)
+                            doc.get("hooks") or {}, file, options)
     except FumaroleError as err:
         err.sources.setdefault(file, text)
         raise
@@ -507,6 +521,14 @@ def manifest_sources(doc: Any, folder: Path, file: str) -> tuple[list[tuple[str,
         for match in matches:
             files.append((_display(Path(match)), Path(match).read_text()))
     return files, diags
+
+
+def manifest_scheduler_options(doc: Any, file: str) -> tuple[SchedulerOptions, list[Diagnostic]]:
+    """The manifest's ``schedulerOptions`` over Volcano's defaults (the schema checked the types)."""
+    if "schedulerOptions" not in doc:
+        return DEFAULT_OPTIONS, []
+    overrides, diags = read_options_block(doc["schedulerOptions"], file)
+    return with_overrides(DEFAULT_OPTIONS, overrides), diags
 
 
 def manifest_config_document(doc: Any) -> Any:

@@ -52,8 +52,10 @@ def _arg_error(message: str) -> Diagnostic:
 def cmd_run(args: argparse.Namespace) -> int:
     from fumarole.runtime.authoring.scenario import decisions_as_expect
     from fumarole.runtime.cli.output import render_table
+    from fumarole.runtime.cli.scheduler_flags import options_from_args
     from fumarole.runtime.framework.session import Session
     from fumarole.runtime.ingest.kube import load_cluster
+    from fumarole.runtime.ingest.scheduler_options import with_overrides
 
     bundle, label = _bundle_from_args(args)
     path = Path(args.cluster)
@@ -65,7 +67,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     cluster = load_cluster(text, args.cluster)
     for warning in cluster.warnings:
         print(warning.headline(), file=sys.stderr)
-    session = Session(bundle, cluster, now=args.now)
+    options = with_overrides(bundle.scheduler_options, options_from_args(args, args.argv))
+    session = Session(bundle, cluster, now=args.now, options=options)  # a freshly started scheduler process
     try:
         session.open()
         if session.problems:  # e.g. a queue hierarchy with a cycle: Volcano would stop scheduling it
@@ -118,6 +121,8 @@ def cmd_test(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from fumarole.runtime.cli.scheduler_flags import add_scheduler_option_flags, long_flags
+
     parser = argparse.ArgumentParser(prog="fumarole", description="Volcano scheduling sessions as policies.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -131,7 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="with an archive: accept it only if signed by this ed25519 public key; repeatable")
     add_output_option(run, ("table", "json", "yaml"))
     run.add_argument("--now", type=session_time, help="session clock (RFC 3339, e.g. 2026-11-23T18:00:00Z)")
-    run.set_defaults(func=cmd_run)
+    add_scheduler_option_flags(run)
+    run.set_defaults(func=cmd_run, known_flags=long_flags(run))
 
     completion = sub.add_parser("completion", help="print a shell completion script (bash, zsh or fish)")
     completion.add_argument("shell", choices=("bash", "zsh", "fish"))
@@ -191,8 +197,19 @@ def _guarded(func: Callable[[argparse.Namespace], int], args: argparse.Namespace
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from fumarole.runtime.cli.scheduler_flags import unknown_flags_error
+
+    argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        # run and serve take Volcano's flags: an unknown one gets a position and a did-you-mean.
+        error = unknown_flags_error(extras, argv, args.known_flags) if hasattr(args, "known_flags") else None
+        if error is None:
+            parser.error(f"unrecognized arguments: {' '.join(extras)}")
+        print(error.render(), file=sys.stderr)
+        return EXIT_ERROR
+    args.argv = argv
     return _guarded(args.func, args)
 
 

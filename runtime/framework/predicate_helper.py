@@ -1,8 +1,9 @@
 """Volcano's predicate helper (``util/predicate_helper.go``): which nodes a task fits.
 
-Two behaviours matter for decisions: on clusters above 100 nodes only a sample
-of feasible nodes is collected, starting from a rotating index shared by the
-whole session; and failures of earlier tasks of the same job and role are
+Two behaviours matter for decisions: on clusters above
+``--minimum-feasible-nodes`` (100) nodes only a sample of feasible nodes is
+collected, starting from a rotating index the scheduler process keeps from one
+session to the next (``ProcessState.predicate_start_index``); and failures of earlier tasks of the same job and role are
 remembered per helper.  Volcano evaluates nodes on 16 workers, so its result
 order is random; fumarole returns nodes in visiting order.
 """
@@ -13,22 +14,34 @@ from typing import Callable, Protocol
 
 from fumarole.runtime.api.fit import FitError, FitErrors
 from fumarole.runtime.api.model import Node, Task
+from fumarole.runtime.ingest.scheduler_options import DEFAULT_OPTIONS, SchedulerOptions
 
 
 class NodeScan(Protocol):
-    """Where the rotating node scan starts; the session holds it (Volcano: a package variable)."""
+    """Where the rotating node scan starts and how much of it to sample (the session holds both)."""
 
     predicate_start_index: int
-
-MIN_NODES_TO_FIND = 100
-MIN_PERCENTAGE_OF_NODES_TO_FIND = 5
+    options: SchedulerOptions
 
 
-def num_feasible_nodes_to_find(total: int, percentage: int = 0) -> int:
-    if total <= MIN_NODES_TO_FIND or percentage >= 100:
+BASELINE_PERCENTAGE_OF_NODES_TO_FIND = 50
+
+
+def num_feasible_nodes_to_find(total: int, options: SchedulerOptions = DEFAULT_OPTIONS) -> int:
+    """CalculateNumOfFeasibleNodesToFind: how many feasible nodes end the scan, from the sampling options."""
+    if total <= options.minimum_feasible_nodes or options.percentage_nodes_to_find >= 100:
         return total
-    pct = percentage if percentage > 0 else max(50 - total // 125, MIN_PERCENTAGE_OF_NODES_TO_FIND)
-    return max(total * pct // 100, MIN_NODES_TO_FIND)
+    pct = options.percentage_nodes_to_find
+    if pct <= 0:
+        pct = max(BASELINE_PERCENTAGE_OF_NODES_TO_FIND - _go_div(total, 125),
+                  options.minimum_percentage_nodes_to_find)
+    return max(_go_div(total * pct, 100), options.minimum_feasible_nodes)
+
+
+def _go_div(a: int, b: int) -> int:
+    """Go's int32 division truncates toward zero (a negative percentage option makes it matter)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
 
 
 class PredicateResult:
@@ -53,7 +66,7 @@ class PredicateHelper:
         total = len(nodes)
         if total == 0:
             return PredicateResult(feasible, errors)
-        wanted = num_feasible_nodes_to_find(total)
+        wanted = num_feasible_nodes_to_find(total, ssn.options)
         use_cache = cache and bool(task.role)
         key = f"{task.job_id}/{task.role}"
         cached = self.cache.get(key) if use_cache else None

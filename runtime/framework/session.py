@@ -42,6 +42,7 @@ from fumarole.runtime.framework import dispatch as C
 from fumarole.runtime.framework.namespace import PolicyRuntimeError
 from fumarole.runtime.framework.predicate_helper import PredicateHelper
 from fumarole.runtime.framework.priority_queue import PriorityQueue
+from fumarole.runtime.framework.process_state import PROCESS_STATE_HOOK, ProcessState
 from fumarole.runtime.framework.statement import Statement
 from fumarole.runtime.ingest.kube import Cluster, parse_time
 from fumarole.runtime.ingest.queue_tree import (
@@ -50,6 +51,7 @@ from fumarole.runtime.ingest.queue_tree import (
     build_queue_tree,
 )
 from fumarole.runtime.ingest.scheduler_config import PluginEntry, SchedulerConfig
+from fumarole.runtime.ingest.scheduler_options import SchedulerOptions
 from fumarole.runtime.k8s.plugins import UNRESOLVABLE_REASONS, K8sView, PodView
 
 
@@ -58,6 +60,7 @@ class CompiledBundle(Protocol):
 
     name: str
     config: SchedulerConfig
+    scheduler_options: SchedulerOptions
     tiers: tuple[tuple[PluginEntry, ...], ...]
     dispatch: Mapping[str, Mapping[str, str]]
     hook_gates: Mapping[str, str | list[str] | None]
@@ -120,8 +123,17 @@ class Decisions:
 class Session:
     """The session runtime (Volcano's ``framework.Session``)."""
 
-    def __init__(self, bundle: CompiledBundle, cluster: Cluster, now: float | None = None) -> None:
-        snap = cluster.snapshot()
+    def __init__(self, bundle: CompiledBundle, cluster: Cluster, now: float | None = None,
+                 options: SchedulerOptions | None = None, process_state: ProcessState | None = None) -> None:
+        """``options`` default to the bundle's; ``process_state`` to a freshly started scheduler's.
+
+        The session reads ``process_state`` here and writes it back in
+        :meth:`close`, so passing the same object to consecutive sessions
+        makes them one scheduler process's cycles.
+        """
+        self.options: SchedulerOptions = options if options is not None else bundle.scheduler_options
+        self.process_state = process_state if process_state is not None else ProcessState()
+        snap = cluster.snapshot(self.options)
         self.bundle = bundle
         self.uid = str(uuid.uuid4())
         self.nodes: dict[str, Node] = snap.nodes
@@ -136,7 +148,7 @@ class Session:
         self.action_names = list(bundle.config.actions)
         self.now = time.time() if now is None else now
         self.decisions = Decisions()
-        self.predicate_start_index = 0
+        self.predicate_start_index = self.process_state.predicate_start_index
         self.k8s = K8sView(self.node_list)
         self.H = SimpleNamespace()
         self._allocate_handlers: list[Callable] = []
@@ -206,7 +218,17 @@ class Session:
         for _name, hooks in self._plugins:
             if "close" in hooks:
                 self._guard(hooks["close"])
+        self._save_process_state()
         return decisions
+
+    def _save_process_state(self) -> None:
+        """Write back what the scheduler process keeps for its next session."""
+        state = self.process_state
+        state.predicate_start_index = self.predicate_start_index
+        for name, hooks in self._plugins:
+            saved = hooks.get(PROCESS_STATE_HOOK)
+            if saved is not None:
+                state.plugins[name] = saved()
 
     def run(self) -> Decisions:
         self.open()

@@ -36,6 +36,7 @@ from fumarole.runtime.api.model import (
 )
 from fumarole.runtime.api.quantity import QuantityError
 from fumarole.runtime.api.resource import Resource
+from fumarole.runtime.ingest.scheduler_options import DEFAULT_OPTIONS, SchedulerOptions
 from fumarole.runtime.ingest.yamlpos import (
     PosDict,
     YamlError,
@@ -218,7 +219,7 @@ def empty_task() -> Task:
 
 
 def job_from_pod_group(pg: dict, priorities: dict[str, int], default_priority: int | None,
-                       reader: _Reader | None = None) -> Job:
+                       reader: _Reader | None = None, default_queue: str = DEFAULT_QUEUE) -> Job:
     """Volcano's JobInfo for one PodGroup (without tasks)."""
     meta, spec, status = _mapping(pg, "metadata"), _mapping(pg, "spec"), _mapping(pg, "status")
     name, namespace = str(meta.get("name") or ""), str(meta.get("namespace") or "default")
@@ -238,7 +239,7 @@ def job_from_pod_group(pg: dict, priorities: dict[str, int], default_priority: i
         uid=f"{namespace}/{name}",
         name=name,
         namespace=namespace,
-        queue=str(spec.get("queue") or DEFAULT_QUEUE),
+        queue=str(spec.get("queue") or default_queue),
         min_available=int(spec.get("minMember") or 0),
         task_min_available=task_min,
         task_min_available_total=sum(task_min.values()),
@@ -310,8 +311,11 @@ class Cluster:
     resource_quotas: tuple = ()
     warnings: tuple = field(default=())
 
-    def priorities(self) -> tuple[dict[str, int], int | None]:
+    def priorities(self, options: SchedulerOptions = DEFAULT_OPTIONS) -> tuple[dict[str, int], int | None]:
+        """PriorityClass values and the global default's; none when --priority-class=false (no informer)."""
         values: dict[str, int] = {}
+        if not options.priority_class:
+            return values, None
         default = None
         for pc in self.priority_classes:
             name = str(_mapping(pc, "metadata").get("name") or "")
@@ -320,19 +324,30 @@ class Cluster:
                 default = values[name]
         return values, default
 
-    def snapshot(self) -> "Snapshot":
-        """Fresh model objects for one session (Volcano's cache.Snapshot)."""
+    def snapshot(self, options: SchedulerOptions = DEFAULT_OPTIONS) -> "Snapshot":
+        """Fresh model objects for one session (Volcano's cache.Snapshot).
+
+        The scheduler options decide what Volcano's cache holds: only nodes
+        matching ``--node-selector``, only pods for one of its
+        ``--scheduler-name``s or already on a node, PodGroups without a queue
+        in ``--default-queue``.
+        """
         nodes: dict[str, Node] = {}
+        selector = options.node_selector_labels()
         for obj in self.nodes:
             node = _node_from_object(obj, _Reader("<cluster>"))
+            if selector and not any(f"{k}:{v}" in selector for k, v in node.labels.items()):
+                continue
             nodes[node.name] = node
         queues = {q.name: q for q in (queue_from_object(obj) for obj in self.queues)}
-        priorities, default = self.priorities()
+        priorities, default = self.priorities(options)
         all_jobs: dict[str, Job] = {}
         for obj in self.pod_groups:
-            job = job_from_pod_group(obj, priorities, default)
+            job = job_from_pod_group(obj, priorities, default, default_queue=options.default_queue)
             all_jobs[job.uid] = job
         for pod in self.pods:
+            if not _responsible_for_pod(pod, options.scheduler_names):
+                continue
             task = task_from_pod(pod)
             if task.node_name and task.status not in COMPLETED_STATUS:
                 node = nodes.get(task.node_name)
@@ -345,6 +360,17 @@ class Cluster:
             node.view_pods = dict(node.tasks)
         jobs = {uid: job for uid, job in all_jobs.items() if job.queue in queues}
         return Snapshot(nodes, queues, jobs)
+
+
+def _responsible_for_pod(pod: dict, scheduler_names: tuple[str, ...]) -> bool:
+    """The cache's pod filter: one of our scheduler names, or already bound to a node.
+
+    A pod without ``spec.schedulerName`` counts as ours: the API server always
+    sets the field, so only hand-written clusters lack it, and they mean Volcano.
+    """
+    spec = _mapping(pod, "spec")
+    name = spec.get("schedulerName")
+    return not name or name in scheduler_names or bool(spec.get("nodeName"))
 
 
 @dataclass
