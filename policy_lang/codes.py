@@ -81,6 +81,7 @@ _CODES = (
     Code("K007", "a field of the wrong type"),
     Code("K101", "PodGroup names a queue that does not exist"),
     Code("K102", "Pod names a PodGroup that does not exist"),
+    Code("K103", "unknown field of a Kubernetes object"),
     Code("K110", "invalid queue hierarchy"),
     Code("O001", "unknown scheduler option"),
     Code("O002", "scheduler option of the wrong type or form"),
@@ -117,6 +118,8 @@ _CODES = (
 
 CODES: dict[str, Code] = {c.code: c for c in _CODES}
 STRICT_ONLY: frozenset[str] = frozenset(c.code for c in _CODES if c.strict)
+# Warnings that `fumarole check --strict` reports as errors.
+ERRORS_WHEN_STRICT: frozenset[str] = frozenset({"K103"})
 
 
 def title(code: str) -> str:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from fumarole.policy_lang.checker import CheckedModule
-from fumarole.policy_lang.codes import STRICT_ONLY
+from fumarole.policy_lang.codes import ERRORS_WHEN_STRICT, STRICT_ONLY
 from fumarole.policy_lang.compiler import CompiledModule
 from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError, Span
 from fumarole.policy_lang.lint import never_matching
@@ -237,6 +237,8 @@ class _Run:
         for d in self.diags:
             if d.code in STRICT_ONLY and not self.strict:
                 continue
+            if d.code in ERRORS_WHEN_STRICT and self.strict:
+                d = replace(d, severity="error")
             key = (d.file, d.span.line, d.span.col, d.code, d.message)
             if key not in seen:
                 seen.add(key)

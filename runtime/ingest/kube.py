@@ -36,6 +36,7 @@ from fumarole.runtime.api.model import (
 )
 from fumarole.runtime.api.quantity import QuantityError
 from fumarole.runtime.api.resource import Resource
+from fumarole.runtime.ingest.known_fields import unknown_fields
 from fumarole.runtime.ingest.scheduler_options import DEFAULT_OPTIONS, SchedulerOptions
 from fumarole.runtime.ingest.yamlpos import (
     PosDict,
@@ -501,7 +502,8 @@ def cluster_from_objects(docs: list, file: str = "<cluster>", text: str | None =
         task_from_pod(obj, reader)
     if reader.diagnostics:
         raise FumaroleError(reader.diagnostics, {file: text} if text is not None else {})
-    warnings = _referential_warnings(groups, file)
+    warnings = [d for kind, objs in groups.items() for obj in objs for d in unknown_fields(kind, obj, file)]
+    warnings += _referential_warnings(groups, file)
     return Cluster(tuple(groups["Node"]), tuple(groups["Pod"]), tuple(groups["PodGroup"]),
                    tuple(groups["Queue"]), tuple(groups["PriorityClass"]),
                    tuple(groups["ResourceQuota"]), tuple(warnings))
