@@ -8,6 +8,7 @@ throws positions away when it builds Python objects, so this loader builds
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterator
 
 import yaml
@@ -36,49 +37,232 @@ class YamlError(Exception):
         self.message, self.line, self.col = message, line, col
 
 
-def _mark(node: yaml.Node) -> Position:
-    return node.start_mark.line + 1, node.start_mark.column + 1
+# Limits that keep a hostile document from crashing or stalling the process: libyaml's
+# composer recurses in C (100,000 nested brackets overflow the C stack and kill the whole
+# process), Python code walking the objects recurses too, and aliases can make a 1 KB
+# document stand for billions of nodes ("billion laughs").  Kubernetes objects nest about
+# 15 levels deep and kubectl never writes aliases, so both limits are far from real input.
+MAX_DEPTH = 100
+MAX_ALIAS_NODES = 100_000
 
+_MAP_TAG = yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG
+_SEQ_TAG = yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG
+_STR_TAG = "tag:yaml.org,2002:str"
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+_INT_TAG = "tag:yaml.org,2002:int"
+_DECIMAL_DIGITS = re.compile(r"[-+]?[0-9_]+", re.ASCII)
 
-# libyaml's parser when PyYAML was built with it (several times faster); the
-# constructors below are Python either way, so positions are the same.
+# libyaml's parser when PyYAML was built with it (several times faster than the pure-Python
+# one); scalars are resolved and constructed by PyYAML's SafeLoader rules either way.
 _BASE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _Loader(_BASE_LOADER):
-    def construct_mapping(self, node, deep=False):  # type: ignore[override]
-        self.flatten_mapping(node)
-        out = PosDict()
-        out.pos, out.key_pos, out.value_pos = _mark(node), {}, {}
-        for key_node, value_node in node.value:
-            key = self.construct_object(key_node, deep=True)
-            try:
-                hash(key)
-            except TypeError:
-                raise yaml.constructor.ConstructorError(
-                    None, None, "found an unhashable key", key_node.start_mark) from None
-            out[key] = self.construct_object(value_node, deep=True)
-            out.key_pos[key] = _mark(key_node)
-            out.value_pos[key] = _mark(value_node)
-        return out
-
-    def construct_sequence(self, node, deep=False):  # type: ignore[override]
-        out = PosList(self.construct_object(child, deep=True) for child in node.value)
-        out.pos = _mark(node)
-        out.item_pos = [_mark(child) for child in node.value]
-        return out
+def _clip(text: str, limit: int = 40) -> str:
+    """A value quoted in a message, shortened: a hostile input must not make a huge diagnostic."""
+    return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
-def _construct_map(loader: _Loader, node: yaml.MappingNode) -> PosDict:
-    return loader.construct_mapping(node)
+def _at(mark: Any) -> Position:
+    return mark.line + 1, mark.column + 1
 
 
-def _construct_seq(loader: _Loader, node: yaml.SequenceNode) -> PosList:
-    return loader.construct_sequence(node)
+class _Frame:
+    """One collection being built: its object, where it started, and (for a mapping) the key
+    waiting for its value, the keys written explicitly and the ``<<`` merges to apply."""
+
+    __slots__ = ("obj", "anchor", "nodes", "key", "key_mark", "merges")
+
+    def __init__(self, obj: Any, anchor: str | None) -> None:
+        self.obj, self.anchor, self.nodes = obj, anchor, 1
+        self.key: Any = _NO_KEY
+        self.key_mark: Any = None
+        self.merges: list[PosDict] = []
 
 
-_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_map)
-_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_seq)
+_NO_KEY = object()
+
+
+class _Builder:
+    """Builds PosDict / PosList documents from libyaml's event stream, without recursion.
+
+    Replaces PyYAML's compose-then-construct (both recursive) so that depth, alias expansion
+    and duplicate keys are checked while the events arrive, with the position of the event at
+    fault, and the process never overflows its stack whatever the input.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.loader = _BASE_LOADER(text)
+        self.stack: list[_Frame] = []
+        self.anchors: dict[str, tuple[Any, int]] = {}  # anchor -> (object, nodes it stands for)
+        self.open_anchors: set[str] = set()
+        self.alias_nodes = 0
+        self.root: Any = None
+        self.document_mark: Any = None
+
+    def documents(self) -> Iterator[Any]:
+        loader = self.loader
+        try:
+            while True:
+                event = loader.get_event()
+                kind = type(event)
+                if kind is yaml.ScalarEvent:
+                    self._value(self._scalar(event), 1, event.start_mark, event.anchor)
+                elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+                    self._start(event, kind is yaml.MappingStartEvent)
+                elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+                    frame = self.stack.pop()
+                    if frame.merges:
+                        _apply_merges(frame.obj, frame.merges)
+                    if frame.anchor is not None:
+                        self.open_anchors.discard(frame.anchor)
+                    self._value(frame.obj, frame.nodes, None, frame.anchor, finished=True)
+                elif kind is yaml.AliasEvent:
+                    self._alias(event)
+                elif kind is yaml.DocumentStartEvent:
+                    self.anchors, self.alias_nodes, self.root = {}, 0, None
+                    self.document_mark = event.start_mark
+                elif kind is yaml.DocumentEndEvent:
+                    yield self.root
+                elif kind is yaml.StreamEndEvent:
+                    return
+        finally:
+            loader.dispose()
+
+    # -- events ------------------------------------------------------------------------------
+    def _start(self, event: Any, mapping: bool) -> None:
+        if len(self.stack) >= MAX_DEPTH:
+            raise YamlError(f"input nested deeper than {MAX_DEPTH} levels (fumarole's limit)", *_at(event.start_mark))
+        tag = event.tag
+        if tag not in (None, "!", _MAP_TAG if mapping else _SEQ_TAG):
+            raise YamlError(f"malformed YAML: unsupported tag {tag!r} on a collection", *_at(event.start_mark))
+        obj: PosDict | PosList = PosDict() if mapping else PosList()
+        obj.pos = _at(event.start_mark)
+        if mapping:
+            obj.key_pos, obj.value_pos = {}, {}
+        else:
+            obj.item_pos = []
+        self._place(obj, event.start_mark)
+        if event.anchor is not None:
+            self.open_anchors.add(event.anchor)
+        self.stack.append(_Frame(obj, event.anchor))
+
+    def _scalar(self, event: Any) -> Any:
+        tag = event.tag
+        if tag is None or tag == "!":
+            if event.implicit[1] and not event.implicit[0]:  # quoted: always a string
+                return event.value
+            tag = self.loader.resolve(yaml.ScalarNode, event.value, event.implicit)
+        if tag == _STR_TAG:
+            return event.value
+        if tag == _MERGE_TAG:
+            return _MERGE
+        node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+        constructor = self.loader.yaml_constructors.get(tag)
+        if constructor is None:
+            raise YamlError(f"malformed YAML: unsupported tag {tag!r}", *_at(event.start_mark))
+        try:
+            return constructor(self.loader, node)
+        except ValueError as exc:
+            if tag == _INT_TAG and _DECIMAL_DIGITS.fullmatch(event.value):
+                # Longer than Python converts (4,300 digits): kept as text, which every reader
+                # then judges as Kubernetes would (a quantity parses it, an int32 field refuses it).
+                return event.value
+            reason = getattr(exc, "problem", None) or str(exc)
+            raise YamlError(f"malformed YAML: {_clip(event.value)} is not a valid {tag.rsplit(':', 1)[-1]}: "
+                            f"{reason}", *_at(event.start_mark)) from None
+        except (OverflowError, TypeError, yaml.YAMLError) as exc:
+            reason = getattr(exc, "problem", None) or str(exc)
+            raise YamlError(f"malformed YAML: {_clip(event.value)} is not a valid {tag.rsplit(':', 1)[-1]}: "
+                            f"{reason}", *_at(event.start_mark)) from None
+
+    def _alias(self, event: Any) -> None:
+        anchor = event.anchor
+        if anchor in self.open_anchors:
+            raise YamlError(f"malformed YAML: alias *{anchor} refers to a collection that contains it",
+                            *_at(event.start_mark))
+        if anchor not in self.anchors:
+            raise YamlError(f"malformed YAML: found undefined alias *{anchor}", *_at(event.start_mark))
+        obj, nodes = self.anchors[anchor]
+        self.alias_nodes += nodes
+        if self.alias_nodes > MAX_ALIAS_NODES:
+            raise YamlError(f"aliases expand to more than {MAX_ALIAS_NODES:,} nodes (fumarole's limit)",
+                            *_at(event.start_mark))
+        self._place(obj, event.start_mark)
+        self._count(nodes)
+
+    def _value(self, obj: Any, nodes: int, mark: Any, anchor: str | None, finished: bool = False) -> None:
+        """A finished node: record its anchor, count it, and put it in its parent (already done
+        for collections, which are placed when they start so that positions come in order)."""
+        if anchor is not None:
+            self.anchors[anchor] = (obj, nodes)
+        if finished:
+            self._count(nodes)
+            return
+        self._place(obj, mark)
+        self._count(nodes)
+
+    def _count(self, nodes: int) -> None:
+        if self.stack:
+            self.stack[-1].nodes += nodes
+
+    def _place(self, obj: Any, mark: Any) -> None:
+        if not self.stack:
+            self.root = obj
+            return
+        frame = self.stack[-1]
+        parent = frame.obj
+        if isinstance(parent, PosList):
+            parent.append(obj)
+            parent.item_pos.append(_at(mark))
+        elif frame.key is _NO_KEY:
+            self._key(frame, obj, mark)
+        else:
+            key, frame.key = frame.key, _NO_KEY
+            if key is _MERGE:
+                frame.merges.extend(_merge_sources(obj, mark))
+                return
+            parent[key] = obj
+            parent.key_pos[key] = _at(frame.key_mark)
+            parent.value_pos[key] = _at(mark)
+
+    @staticmethod
+    def _key(frame: _Frame, key: Any, mark: Any) -> None:
+        try:
+            hash(key)
+        except TypeError:
+            raise YamlError("malformed YAML: a mapping key must be a scalar, not a collection", *_at(mark)) from None
+        if key is not _MERGE and key in frame.obj:
+            line, col = frame.obj.key_pos[key]
+            raise YamlError(f"malformed YAML: duplicate key {key!r} (first at line {line}, column {col})", *_at(mark))
+        frame.key, frame.key_mark = key, mark
+
+
+class _Merge:
+    """The ``<<`` merge key of a mapping."""
+
+    def __repr__(self) -> str:
+        return "'<<'"
+
+
+_MERGE = _Merge()
+
+
+def _merge_sources(value: Any, mark: Any) -> list[PosDict]:
+    """The mappings a ``<<`` value names: one mapping, or a list of them (earlier ones win)."""
+    sources = value if isinstance(value, list) else [value]
+    if not all(isinstance(source, PosDict) for source in sources):
+        raise YamlError("malformed YAML: a merge key (<<) needs a mapping or a list of mappings", *_at(mark))
+    return list(sources)
+
+
+def _apply_merges(target: PosDict, sources: list[PosDict]) -> None:
+    """YAML merge keys: merged entries fill in only the keys the mapping does not set itself."""
+    for source in sources:
+        for key, value in source.items():
+            if key not in target:
+                target[key] = value
+                target.key_pos[key] = source.key_pos[key]
+                target.value_pos[key] = source.value_pos[key]
 
 
 def _wrap(error: yaml.YAMLError) -> YamlError:
@@ -93,14 +277,21 @@ def _wrap(error: yaml.YAMLError) -> YamlError:
 def load_all(text: str) -> list[Any]:
     """Every document of a multi-document YAML text (empty documents dropped)."""
     try:
-        return [doc for doc in yaml.load_all(text, Loader=_Loader) if doc is not None]
+        return [doc for doc in _Builder(text).documents() if doc is not None]
     except yaml.YAMLError as error:
         raise _wrap(error) from None
 
 
 def load(text: str) -> Any:
+    """The one document of a YAML text (None when empty); a second document is an error."""
+    builder = _Builder(text)
     try:
-        return yaml.load(text, Loader=_Loader)
+        docs = builder.documents()
+        first = next(docs, None)
+        for _second in docs:
+            raise YamlError("malformed YAML: expected a single document, but found another",
+                            *_at(builder.document_mark))
+        return first
     except yaml.YAMLError as error:
         raise _wrap(error) from None
 
