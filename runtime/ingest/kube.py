@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 from fumarole.policy_lang.diagnostics import (
     Diagnostic,
@@ -147,9 +147,10 @@ def pod_request(spec: dict, reader: _Reader | None = None, where: str = "pod") -
             peak.set_max(req.clone().add(sidecars))
     total.set_max(peak)
     total.add(Resource(scalars={"pods": 1.0}))
-    overhead = spec.get("overhead")
-    if overhead:
-        total.add(Resource.from_list(overhead))
+    if reader is not None:
+        total.add(reader.resources(spec, "overhead", f"{where}.spec") or Resource())
+    elif spec.get("overhead"):
+        total.add(Resource.from_list(spec["overhead"]))
     return total
 
 
@@ -385,8 +386,13 @@ def _objects(doc: Any, reader: _Reader) -> list[dict]:
     if not isinstance(doc, dict):
         reader.fail("K005", "expected a Kubernetes object (a mapping with apiVersion and kind)", doc)
         return []
-    if doc.get("kind") == "List" or (doc.get("kind", "").endswith("List") and "items" in doc):
+    kind = doc.get("kind")
+    if kind == "List" or (isinstance(kind, str) and kind.endswith("List") and "items" in doc):
         items = doc.get("items") or []
+        if not isinstance(items, list):
+            reader.fail("K004", f"items of a {kind} must be a list of objects, not {_clip(repr(items))}",
+                        doc, "items")
+            return []
         out = []
         for item in items:
             out.extend(_objects(item, reader))
@@ -399,8 +405,12 @@ def _check_object(obj: dict, reader: _Reader) -> str | None:
     if kind is None:
         reader.fail("K002", "object has no kind", obj)
         return None
+    if not isinstance(kind, str):
+        reader.fail("K002", f"kind must be a string, not {_clip(repr(kind))}", obj, "kind",
+                    hint=f"fumarole reads {', '.join(KINDS)}")
+        return None
     if kind not in KINDS:
-        reader.fail("K002", f"unknown kind {kind!r}", obj, "kind",
+        reader.fail("K002", f"unknown kind {_clip(repr(kind))}", obj, "kind",
                     hint=did_you_mean(str(kind), KINDS) or f"fumarole reads {', '.join(KINDS)}")
         return None
     meta = obj.get("metadata")
@@ -420,36 +430,59 @@ def load_cluster(text: str, file: str = "<cluster>") -> Cluster:
     return cluster_from_objects(docs, file, text)
 
 
-# Fields the model reads with a type, per kind: a value of another type is reported
-# (K007) at its place instead of failing later while the session is built.
-_COMMON_FIELDS = ((("metadata", "creationTimestamp"), "time"), (("metadata", "labels"), "map"),
-                  (("metadata", "annotations"), "map"))
+# The fields fumarole reads, per kind, with the type Kubernetes gives them: a value of another
+# type is reported (K007) at its place instead of failing later while the session is built or
+# runs, and a structure fumarole does not read is left alone.  A path's "*" is every item of a
+# list or every value of a mapping.  ``scalar`` is any text, number or boolean (fumarole reads
+# names and label values as text; YAML may have read `name: 12` as a number).
+_CONTAINER = (("", "map"), ("resources", "map"), ("ports", "list"), ("ports.*", "map"),
+              ("ports.*.hostPort", "int"), ("ports.*.protocol", "scalar"), ("ports.*.hostIP", "scalar"),
+              ("restartPolicy", "scalar"), ("image", "scalar"))
+_COMMON_FIELDS = (("metadata", "map"), ("metadata.name", "scalar"), ("metadata.namespace", "scalar"),
+                  ("metadata.uid", "scalar"), ("metadata.creationTimestamp", "time"),
+                  ("metadata.labels", "map"), ("metadata.labels.*", "scalar"),
+                  ("metadata.annotations", "map"), ("metadata.annotations.*", "scalar"),
+                  ("spec", "map"), ("status", "map"))
 _TYPED_FIELDS: dict[str, tuple] = {
-    "Node": ((("spec", "taints"), "list"), (("spec", "unschedulable"), "bool"), (("status", "images"), "list")),
-    "Pod": ((("metadata", "deletionTimestamp"), "time"), (("spec", "priority"), "int"),
-            (("spec", "containers"), "list"), (("spec", "initContainers"), "list"),
-            (("spec", "nodeSelector"), "map"), (("spec", "tolerations"), "list"),
-            (("spec", "schedulingGates"), "list"), (("status", "startTime"), "time")),
-    "PodGroup": ((("spec", "minMember"), "int"), (("spec", "minTaskMember"), "int-map")),
-    "Queue": ((("spec", "weight"), "int"), (("spec", "priority"), "int"), (("spec", "reclaimable"), "bool")),
-    "PriorityClass": ((("value",), "int"),),
+    "Node": (("spec.taints", "list"), ("spec.taints.*", "map"), ("spec.taints.*.key", "scalar"),
+             ("spec.taints.*.value", "scalar"), ("spec.taints.*.effect", "scalar"),
+             ("spec.unschedulable", "bool"), ("status.images", "list"), ("status.images.*", "map"),
+             ("status.images.*.names", "list"), ("status.images.*.names.*", "scalar"),
+             ("status.images.*.sizeBytes", "int"), ("status.conditions", "list"), ("status.conditions.*", "map")),
+    "Pod": (("metadata.deletionTimestamp", "time"), ("spec.priority", "int"), ("spec.nodeName", "scalar"),
+            ("spec.priorityClassName", "scalar"), ("spec.preemptionPolicy", "scalar"),
+            ("spec.containers", "list"), ("spec.initContainers", "list"),
+            *((f"spec.containers.*{'.' + p if p else ''}", t) for p, t in _CONTAINER),
+            *((f"spec.initContainers.*{'.' + p if p else ''}", t) for p, t in _CONTAINER),
+            ("spec.nodeSelector", "map"), ("spec.nodeSelector.*", "scalar"), ("spec.affinity", "map"),
+            ("spec.tolerations", "list"), ("spec.tolerations.*", "map"), ("spec.schedulingGates", "list"),
+            ("spec.topologySpreadConstraints", "list"), ("spec.topologySpreadConstraints.*", "map"),
+            ("spec.volumes", "list"), ("spec.volumes.*", "map"), ("status.phase", "scalar"),
+            ("status.startTime", "time"), ("status.nominatedNodeName", "scalar"),
+            ("status.conditions", "list"), ("status.conditions.*", "map")),
+    "PodGroup": (("spec.minMember", "int"), ("spec.minTaskMember", "map"), ("spec.minTaskMember.*", "int"),
+                 ("spec.queue", "scalar"), ("spec.priorityClassName", "scalar"), ("status.phase", "scalar"),
+                 ("status.conditions", "list"), ("status.conditions.*", "map")),
+    "Queue": (("spec.weight", "int"), ("spec.priority", "int"), ("spec.reclaimable", "bool"),
+              ("spec.parent", "scalar"), ("spec.guarantee", "map"), ("status.state", "scalar")),
+    "PriorityClass": (("value", "int"), ("globalDefault", "bool")),
     "ResourceQuota": (),
 }
 _TYPE_NAMES = {"time": "an RFC 3339 time", "map": "a mapping", "list": "a list", "bool": "true or false",
-               "int": "an integer", "int-map": "a mapping of integers"}
+               "int": "an integer", "scalar": "a string or a number"}
 
 
 def _is_typed(value: Any, kind: str) -> bool:
     if kind == "int":
-        return isinstance(value, int) and not isinstance(value, bool)
+        return isinstance(value, int) and not isinstance(value, bool) and -2**63 <= value < 2**63
     if kind == "bool":
         return isinstance(value, bool)
     if kind == "map":
         return isinstance(value, dict)
     if kind == "list":
         return isinstance(value, list)
-    if kind == "int-map":
-        return isinstance(value, dict) and all(_is_typed(v, "int") for v in value.values())
+    if kind == "scalar":
+        return isinstance(value, (str, int, float, _dt.date))
     try:
         parse_time(value)
         return True
@@ -457,21 +490,43 @@ def _is_typed(value: Any, kind: str) -> bool:
         return False
 
 
+def _places(owner: Any, path: list[str]) -> Iterator[tuple[Any, Any, str]]:
+    """(container, key, dotted path) of every value ``path`` names under ``owner`` (None skipped)."""
+    head, rest = path[0], path[1:]
+    if head == "*":
+        keys = range(len(owner)) if isinstance(owner, list) else list(owner) if isinstance(owner, dict) else ()
+    else:
+        keys = (head,) if isinstance(owner, dict) and head in owner else ()
+    for key in keys:
+        value = owner[key]
+        if value is None:
+            continue
+        label = f"[{key}]" if isinstance(owner, list) else f".{key}"
+        if not rest:
+            yield owner, key, label
+        else:
+            for inner, inner_key, inner_label in _places(value, rest):
+                yield inner, inner_key, label + inner_label
+
+
 def _fields_are_typed(kind: str, obj: dict, reader: _Reader) -> bool:
     ok = True
     for path, type_name in _COMMON_FIELDS + _TYPED_FIELDS[kind]:
-        owner: Any = obj
-        for part in path[:-1]:
-            owner = owner.get(part) if isinstance(owner, dict) else None
-        if not isinstance(owner, dict) or owner.get(path[-1]) is None:
-            continue
-        value = owner[path[-1]]
-        if not _is_typed(value, type_name):
-            name = obj["metadata"].get("name", "")
-            reader.fail("K007", f"{'.'.join(path)} of {kind} {name} must be {_TYPE_NAMES[type_name]}, "
-                        f"not {value!r}", owner, path[-1])
-            ok = False
+        for owner, key, label in _places(obj, path.split(".")):
+            value = owner[key]
+            if not _is_typed(value, type_name):
+                name = obj["metadata"].get("name") if isinstance(obj.get("metadata"), dict) else None
+                subject = f"{kind} {_clip(str(name))}" if _is_typed(name, "scalar") else f"a {kind}"
+                reader.fail("K007", f"{label.lstrip('.')} of {subject} must be "
+                            f"{_TYPE_NAMES[type_name]}, not {_clip(repr(value))}", owner, key)
+                ok = False
+                break  # the fields under a mistyped one are not checked
     return ok
+
+
+def _clip(text: str) -> str:
+    """Text quoted in a message, clipped: hostile input must not make a huge diagnostic."""
+    return text if len(text) <= 60 else text[:60] + "..."
 
 
 def cluster_from_objects(docs: list, file: str = "<cluster>", text: str | None = None) -> Cluster:
