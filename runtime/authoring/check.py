@@ -45,6 +45,7 @@ from fumarole.runtime.bundles.bundle import (
 )
 from fumarole.runtime.ingest.kube import KINDS, cluster_from_objects, load_cluster
 from fumarole.runtime.ingest.scheduler_config import SchedulerConfig, read_config
+from fumarole.runtime.ingest.source import decode_file, read_text
 from fumarole.runtime.ingest.yamlpos import YamlError, load, load_all, position
 
 INPUT_SUFFIXES = (".policy", ".yaml", ".yml", ".conf")
@@ -179,11 +180,9 @@ class _Run:
     def _read(self, path: Path) -> str | None:
         file = display(path)
         try:
-            text = path.read_text()
-        except (OSError, UnicodeDecodeError) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
-            where = NO_POSITION if isinstance(exc, OSError) else Span()
-            self.diags.append(Diagnostic("F001", f"cannot read {path}: {reason}", file, where))
+            text = read_text(path, file)
+        except FumaroleError as err:
+            self.diags += err.diagnostics
             return None
         self.sources[file] = text
         return text
@@ -377,7 +376,8 @@ class _Run:
         try:
             if "cluster" in doc:
                 cluster_path = path.parent / str(doc["cluster"])
-                cluster = load_cluster(cluster_path.read_text(), display(cluster_path))
+                cluster = load_cluster(decode_file(cluster_path.read_bytes(), cluster_path, display(cluster_path)),
+                                       display(cluster_path))
             else:
                 cluster = cluster_from_objects(list(doc.get("objects") or []), file, text)
             self.diags += cluster.warnings

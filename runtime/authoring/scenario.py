@@ -28,6 +28,7 @@ from fumarole.runtime.ingest.kube import (
     task_from_pod,
 )
 from fumarole.runtime.ingest.scheduler_config import config_from_document
+from fumarole.runtime.ingest.source import decode_file, read_text
 from fumarole.runtime.ingest.yamlpos import YamlError, load, position
 
 EXPECT_KEYS = ("binds", "bindCount", "evicted", "pipelined", "podGroupPhase", "taskStatusCount")
@@ -58,10 +59,7 @@ class Outcome:
 
 def load_scenario(path: Path) -> Scenario:
     file = str(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise FumaroleError([Diagnostic("F001", f"cannot read {path}: {exc.strerror}", file, NO_POSITION)]) from None
+    text = read_text(path, file)
     try:
         doc = load(text)
     except YamlError as exc:
@@ -83,10 +81,11 @@ def load_scenario(path: Path) -> Scenario:
         if "cluster" in doc:
             cluster_path = path.parent / str(doc["cluster"])
             try:
-                cluster = load_cluster(cluster_path.read_text(), str(cluster_path))
+                raw = cluster_path.read_bytes()
             except OSError as exc:
                 raise FumaroleError([Diagnostic("F001", f"cannot read {cluster_path}: {exc.strerror}", file,
                                                 Span(*position(doc, "cluster")))]) from None
+            cluster = load_cluster(decode_file(raw, cluster_path), str(cluster_path))
         else:
             cluster = cluster_from_objects(list(doc.get("objects") or []), file, text)
     except FumaroleError as err:

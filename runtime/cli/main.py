@@ -56,14 +56,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     from fumarole.runtime.framework.session import Session
     from fumarole.runtime.ingest.kube import load_cluster
     from fumarole.runtime.ingest.scheduler_options import with_overrides
+    from fumarole.runtime.ingest.source import read_text
 
     bundle, label = _bundle_from_args(args)
     path = Path(args.cluster)
-    try:
-        text = sys.stdin.read() if args.cluster == "-" else path.read_text()
-    except OSError as exc:
-        raise FumaroleError([Diagnostic("F001", f"cannot read {path}: {exc.strerror}", args.cluster,
-                                        NO_POSITION)]) from None
+    text = read_text(Path("/dev/stdin") if args.cluster == "-" else path, args.cluster)
     cluster = load_cluster(text, args.cluster)
     for warning in cluster.warnings:
         print(warning.headline(), file=sys.stderr)

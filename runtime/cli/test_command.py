@@ -39,6 +39,7 @@ from fumarole.runtime.authoring.scenario import (
 )
 from fumarole.runtime.bundles.bundle import Library
 from fumarole.runtime.cli.exit_codes import EXIT_ERROR, EXIT_FAILED, EXIT_OK
+from fumarole.runtime.ingest.source import read_text
 from fumarole.runtime.ingest.yamlpos import YamlError, load
 
 
@@ -103,8 +104,8 @@ def _instrumenting(probes: Probes) -> Callable[[Scenario], Scenario]:
 
 def _document(path: Path) -> dict:
     try:
-        doc = load(path.read_text())
-    except (OSError, YamlError):
+        doc = load(read_text(path))
+    except (FumaroleError, YamlError):
         return {}
     return doc if isinstance(doc, dict) else {}
 

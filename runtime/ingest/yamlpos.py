@@ -296,6 +296,18 @@ def load(text: str) -> Any:
         raise _wrap(error) from None
 
 
+def nesting_depth(value: Any) -> int:
+    """How deeply lists and mappings nest in ``value`` (a scalar is 0), walked without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is not None:
+            deepest = max(deepest, depth)
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
 def position(container: Any, key: Any = None) -> Position:
     """Best-known position of ``container[key]`` (or of the container itself)."""
     if key is not None:

@@ -28,6 +28,8 @@ from fumarole.runtime.ingest.kube import (
     load_cluster,
     parse_time,
 )
+from fumarole.runtime.ingest.source import NotText, decode
+from fumarole.runtime.ingest.yamlpos import MAX_DEPTH, nesting_depth
 from fumarole.runtime.serve.decision_log import DecisionLog
 from fumarole.runtime.serve.metrics import Metrics
 from fumarole.runtime.serve.registry import BundleRegistry, Revision, diagnostics_json
@@ -41,21 +43,35 @@ log = logging.getLogger("fumarole")
 def parse_cluster(body: bytes, content_type: str, file: str = "request") -> Cluster:
     """A cluster from a request body: JSON (an object, a List or an array of objects) or YAML."""
     try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise FumaroleError([Diagnostic("K001", f"the body is not UTF-8: {exc.reason}", file)]) from None
+        text = decode(body)
+    except NotText as exc:
+        raise FumaroleError([Diagnostic("K001", f"the body is {exc.reason}", file, Span(exc.line, exc.col))]) from None
     try:
         if "json" in content_type:
-            try:
-                doc = json.loads(text)
-            except ValueError as exc:
-                raise FumaroleError([Diagnostic("K001", f"malformed JSON: {exc}", file)]) from None
+            doc = _json(text, file)
             return cluster_from_objects(doc if isinstance(doc, list) else [doc], file)
         return load_cluster(text, file)
     except (TypeError, AttributeError, ValueError, KeyError) as exc:
         # a well-formed document of the wrong shape (a list where a mapping belongs, ...)
         raise FumaroleError([Diagnostic("K000", f"malformed Kubernetes objects: {type(exc).__name__}: {exc}",
                                         file)]) from None
+
+
+def _json(text: str, file: str) -> Any:
+    """A JSON body, no deeper than YAML input may be (the objects are walked by recursive code)."""
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FumaroleError([Diagnostic("K001", f"malformed JSON: {exc.msg}", file, Span(exc.lineno, exc.colno))],
+                            {file: text}) from None
+    except (RecursionError, ValueError) as exc:  # nesting past the C scanner's limit; numbers too long to convert
+        reason = f"nested deeper than {MAX_DEPTH} levels (fumarole's limit)" if isinstance(exc, RecursionError) \
+            else str(exc)
+        raise FumaroleError([Diagnostic("K001", f"malformed JSON: {reason}", file)]) from None
+    if nesting_depth(doc) > MAX_DEPTH:
+        raise FumaroleError([Diagnostic("K001", f"malformed JSON: nested deeper than {MAX_DEPTH} levels "
+                                        "(fumarole's limit)", file)])
+    return doc
 
 
 def _policy_failure(exc: PolicyRuntimeError, loaded: LoadedBundle) -> FumaroleError:

@@ -1,0 +1,52 @@
+"""Input files and request bodies as text: UTF-8, or one F001 diagnostic saying where it is not.
+
+Every YAML input (cluster dumps, scenarios, configurations) is UTF-8, as
+Kubernetes writes it; a UTF-16 export or a binary file given by mistake must
+be a clear error at its first bad byte, whichever command reads it.
+"""
+
+from __future__ import annotations
+
+import codecs
+from pathlib import Path
+
+from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError, Span
+
+
+class NotText(ValueError):
+    """Bytes that are not UTF-8 text: ``reason`` and the 1-based line and column of the first bad byte."""
+
+    def __init__(self, reason: str, line: int, col: int) -> None:
+        super().__init__(reason)
+        self.reason, self.line, self.col = reason, line, col
+
+
+def decode(data: bytes) -> str:
+    """``data`` as UTF-8 text; raises NotText naming the first byte that is not."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        raise NotText("not UTF-8 text (UTF-16, by its byte-order mark): save it as UTF-8", 1, 1)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise NotText(f"not UTF-8 text (byte 0x{data[exc.start]:02x}: {exc.reason})", line, col) from None
+
+
+def read_text(path: Path, file: str | None = None) -> str:
+    """The UTF-8 text of ``path``; raises FumaroleError (F001) when it cannot be read or is not text."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise FumaroleError([Diagnostic("F001", f"cannot read {path}: {exc.strerror}", file or str(path),
+                                        NO_POSITION)]) from None
+    return decode_file(data, path, file)
+
+
+def decode_file(data: bytes, path: Path, file: str | None = None) -> str:
+    """The bytes read from ``path`` as text; raises FumaroleError (F001) at the first byte that is not UTF-8."""
+    try:
+        return decode(data)
+    except NotText as exc:
+        raise FumaroleError([Diagnostic("F001", f"cannot read {path}: {exc.reason}", file or str(path),
+                                        Span(exc.line, exc.col))]) from None
