@@ -106,6 +106,7 @@ _CODES = (
     Code("A008", "archive and manifest list different files"),
     Code("A009", "archive file does not match its digest"),
     Code("A010", "bundle digest does not match the file list"),
+    Code("A011", "archive member is both a file and a folder"),
     Code("A020", "no bundle.yaml"),
     Code("A021", "symlinked folder in a bundle"),
     Code("A022", "source pattern leaves the bundle folder"),

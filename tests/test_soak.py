@@ -50,7 +50,8 @@ def test_soak_swaps_under_load(tmp_path: Path) -> None:
     last = read_archive(good[-1], "last").digest
     assert status["active"]["digest"] == last and status["active"]["signedBy"]
     assert status["counts"] == {"sessions": len(result.sessions), "failedSessions": 0, "swaps": len(good) + 1,
-                                "rollbacks": 0, "failedActivations": len(uploads) - len(good)}
+                                "rollbacks": 0, "failedActivations": len(uploads) - len(good),
+                                "shadowFailures": 0}
     assert status["lastActivation"]["outcome"] == ("activated" if uploads[-1][1] else "rejected")
     assert (tmp_path / "state" / "last-known-good.tar.gz").read_bytes() == good[-1]
     assert f'fumarole_sessions_total{{outcome="ok"}} {len(result.sessions)}' in metrics

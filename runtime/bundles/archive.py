@@ -187,7 +187,18 @@ def _members(raw: bytes, limits: Limits, source: str) -> dict[str, bytes]:
                 out[name] = handle.read() if handle is not None else b""
     except tarfile.TarError as exc:
         raise _fail("A002", f"not a tar archive: {exc}", source) from None
+    _check_file_folder_clash(out, source)
     return out
+
+
+def _check_file_folder_clash(members: dict[str, bytes], source: str) -> None:
+    """A name used both as a file and as a folder (``a.policy`` and ``a.policy/x``) cannot be unpacked."""
+    for name in sorted(members):
+        parts = name.split("/")
+        for depth in range(1, len(parts)):
+            folder = "/".join(parts[:depth])
+            if folder in members:
+                raise _fail("A011", f"member {folder} is a file, but {name} puts a folder at the same path", source)
 
 
 def _json_member(members: dict[str, bytes], name: str, source: str) -> dict | None:
@@ -196,8 +207,9 @@ def _json_member(members: dict[str, bytes], name: str, source: str) -> dict | No
         return None
     try:
         value = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise _fail("A007", f"{name} is not JSON: {exc}", source) from None
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else exc
+        raise _fail("A007", f"{name} is not JSON: {reason}", source) from None
     if not isinstance(value, dict):
         raise _fail("A007", f"{name} must be a JSON object", source)
     return value

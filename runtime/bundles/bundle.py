@@ -47,6 +47,7 @@ from fumarole.runtime.ingest.scheduler_options import (
     read_options_block,
     with_overrides,
 )
+from fumarole.runtime.ingest.source import read_text
 from fumarole.runtime.ingest.yamlpos import (
     YamlError,
     key_position,
@@ -468,10 +469,7 @@ def bundle_from_volcano_conf(path: Path) -> Bundle:
 
 
 def _read(path: Path) -> str:
-    try:
-        return path.read_text()
-    except OSError as exc:
-        raise FumaroleError([Diagnostic("F001", f"cannot read {path}: {exc.strerror}", str(path), NO_POSITION)]) from None
+    return read_text(path, str(path))
 
 
 def load_bundle_dir(folder: Path) -> Bundle:
@@ -519,7 +517,7 @@ def manifest_sources(doc: Any, folder: Path, file: str) -> tuple[list[tuple[str,
             line, col = walk_path(doc, iter(["sources", doc["sources"].index(pattern)]))
             diags.append(Diagnostic("B002", f"source '{pattern}' matches no file", file, Span(line, col)))
         for match in matches:
-            files.append((_display(Path(match)), Path(match).read_text()))
+            files.append((_display(Path(match)), _read(Path(match))))
     return files, diags
 
 

@@ -16,7 +16,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Sequence
 
-import yaml
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
 from fumarole.runtime.bundles.archive import (
@@ -29,6 +28,8 @@ from fumarole.runtime.bundles.archive import (
 )
 from fumarole.runtime.bundles.bundle import MANIFEST, Bundle, load_bundle_dir
 from fumarole.runtime.bundles.signing import verify_signature
+from fumarole.runtime.ingest.source import NotText, decode
+from fumarole.runtime.ingest.yamlpos import YamlError, load
 
 
 @dataclass(frozen=True)
@@ -67,9 +68,9 @@ def source_bytes(path: Path, limits: Limits = DEFAULT_LIMITS) -> bytes:
 def _check_source_patterns(archive: Archive, source: str) -> None:
     """Source globs must stay inside the bundle: an upload must not compile (and quote) host files."""
     try:
-        doc = yaml.safe_load(archive.files[MANIFEST])
-    except yaml.YAMLError:
-        return  # the bundle loader reports the syntax error with its position
+        doc = load(decode(archive.files[MANIFEST]))
+    except (YamlError, NotText):
+        return  # the bundle loader reports the problem with its position
     patterns = doc.get("sources") if isinstance(doc, dict) else None
     for pattern in patterns if isinstance(patterns, list) else []:
         text = str(pattern)
@@ -91,16 +92,19 @@ def _relabel(err: FumaroleError, folder: str, source: str) -> FumaroleError:
     return FumaroleError(diags, {archive_label(k, folder, source): v for k, v in err.sources.items()})
 
 
-def compile_archive(archive: Archive, source: str) -> tuple[Bundle, str]:
+def compile_archive(archive: Archive, source: str, workdir: Path | None = None) -> tuple[Bundle, str]:
     """Compile verified archive content in a temporary folder, removed afterwards.
 
-    Returns the Bundle, whose digest becomes the archive's bundle digest, and the folder's
-    name, which compiled policies keep as their file name (see :func:`archive_label`).
+    The folder is made in ``workdir`` when given (``serve`` passes a folder of its state
+    directory, which it empties at start: a kill -9 mid-compile leaves nothing in the system's
+    temporary folder), else in the system's temporary folder.  Returns the Bundle, whose digest
+    becomes the archive's bundle digest, and the folder's name, which compiled policies keep as
+    their file name (see :func:`archive_label`).
     """
     if MANIFEST not in archive.files:
         raise FumaroleError([Diagnostic("A020", f"the archive has no {MANIFEST} at its top level", source)])
     _check_source_patterns(archive, source)
-    folder = Path(tempfile.mkdtemp(prefix="fumarole-bundle-")).resolve()
+    folder = Path(tempfile.mkdtemp(prefix="fumarole-bundle-", dir=workdir)).resolve()
     try:
         for name, data in archive.files.items():
             target = folder / name
@@ -116,9 +120,10 @@ def compile_archive(archive: Archive, source: str) -> tuple[Bundle, str]:
 
 
 def load_artifact(data: bytes, source: str, trusted: Sequence[Ed25519PublicKey] = (),
-                  limits: Limits = DEFAULT_LIMITS) -> LoadedBundle:
-    """Verify (safety, digests, signature if ``trusted``) and compile; raise FumaroleError on any failure."""
+                  limits: Limits = DEFAULT_LIMITS, workdir: Path | None = None) -> LoadedBundle:
+    """Verify (safety, digests, signature if ``trusted``) and compile (in ``workdir``, see
+    :func:`compile_archive`); raise FumaroleError on any failure."""
     archive = read_archive(data, source, limits)
     signed_by = verify_signature(archive.signature, archive.digest, trusted, source) if trusted else None
-    bundle, folder = compile_archive(archive, source)
+    bundle, folder = compile_archive(archive, source, workdir)
     return LoadedBundle(bundle, data, signed_by, source, folder)

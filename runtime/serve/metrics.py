@@ -93,13 +93,15 @@ class Metrics:
                                            "Bundles refused at activation, by source (upload, watch, startup).")
         self.activation_seconds = Histogram("fumarole_activation_duration_seconds",
                                             "Verify, compile, smoke-run and persist time of one activation.")
+        self.shadow_failures = Counter("fumarole_shadow_failures_total",
+                                       "Sessions whose shadow bundle failed (the active decisions were unaffected).")
         self.extender = Counter("fumarole_extender_requests_total", "Volcano extender calls, by verb and status.")
 
     def render(self, info: Mapping[str, str]) -> str:
         """All families, plus the active bundle as an info gauge."""
         lines: list[str] = []
         for family in (self.sessions, self.session_seconds, self.swaps, self.activation_failures,
-                       self.activation_seconds, self.extender):
+                       self.activation_seconds, self.shadow_failures, self.extender):
             lines += family.render()
         lines += ["# HELP fumarole_active_bundle_info The active bundle (always 1).",
                   "# TYPE fumarole_active_bundle_info gauge",

@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as _dt
 import threading
 import time
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -80,6 +81,9 @@ class BundleRegistry:
         self._keep = keep
         self._lock = threading.Lock()
 
+    def _workdir(self) -> Path | None:
+        return self.state.compile_path if self.state is not None else None
+
     def _exclusive(self) -> None:
         if not self._lock.acquire(blocking=False):
             raise Busy("another bundle change is in progress; retry when it has finished")
@@ -104,7 +108,7 @@ class BundleRegistry:
         started = time.perf_counter()
         try:
             try:
-                loaded = load_artifact(data, source, self.trusted, self.limits)
+                loaded = load_artifact(data, source, self.trusted, self.limits, self._workdir())
                 if self.active is not None and loaded.digest == self.active.digest:
                     self._record(source, "unchanged", loaded.digest)
                     return "unchanged", self.active
@@ -147,8 +151,8 @@ class BundleRegistry:
         """Install (verified like an activation) or, with ``data=None``, remove the shadow bundle."""
         self._exclusive()
         try:
-            self.shadow = None if data is None else Revision(load_artifact(data, source, self.trusted, self.limits),
-                                                             time.time())
+            self.shadow = None if data is None else Revision(
+                load_artifact(data, source, self.trusted, self.limits, self._workdir()), time.time())
             return self.shadow
         finally:
             self._lock.release()

@@ -101,6 +101,7 @@ class Service:
         self.decisions = decisions
         self.metrics = metrics
         self.last_cluster: Cluster | None = None
+        self.last_shadow_error: dict[str, Any] | None = None
         registry.smoke = self.smoke
 
     # -- start-up ------------------------------------------------------------------
@@ -182,11 +183,23 @@ class Service:
         return {"id": entry_id, **entry, "warnings": diagnostics_json(cluster.warnings)}
 
     def _shadow(self, shadow: Revision, cluster: Cluster, clock: float | None, active: dict) -> dict[str, Any]:
+        """The shadow bundle's differences from the active decisions.
+
+        Whatever the shadow does -- a policy failure, a budget running out, an internal error --
+        it never changes the active session's answer: the failure goes to the decision log entry,
+        the shadow failure metric and /v1/status.
+        """
         out: dict[str, Any] = {"bundle": shadow.stamp()}
         try:
             out["differences"] = decision_diff(active, self.decide(shadow.loaded, cluster, clock))
         except FumaroleError as err:
             out["error"] = err.diagnostics[0].headline()
+        except Exception as exc:  # noqa: BLE001 - a shadow is an experiment: it must not fail the session
+            log.exception("shadow bundle %s failed", shadow.digest)
+            out["error"] = f"session:1:1: error[F004]: internal error in the shadow bundle: {type(exc).__name__}: {exc}"
+        if "error" in out:
+            self.metrics.shadow_failures.inc()
+            self.last_shadow_error = {"at": time.time(), "bundle": shadow.stamp(), "error": out["error"]}
         return out
 
     def status(self) -> dict[str, Any]:
@@ -194,5 +207,7 @@ class Service:
         counts = {"sessions": int(m.sessions.value(outcome="ok")),
                   "failedSessions": int(m.sessions.value(outcome="error")),
                   "swaps": int(m.swaps.total()), "rollbacks": int(m.swaps.value(kind="rollback")),
-                  "failedActivations": int(m.activation_failures.total())}
-        return {**self.registry.status(), "counts": counts, "decisionLog": self.decisions.bounds()}
+                  "failedActivations": int(m.activation_failures.total()),
+                  "shadowFailures": int(m.shadow_failures.total())}
+        return {**self.registry.status(), "counts": counts, "lastShadowError": self.last_shadow_error,
+                "decisionLog": self.decisions.bounds()}

@@ -3,7 +3,8 @@
 Every write goes to a temporary file in the same folder, is fsync'ed, renamed
 over the target (atomic on POSIX), and the folder is fsync'ed so the rename
 itself survives a power cut.  A crash before the rename leaves the previous
-file intact plus a stray temporary file, which :meth:`StateDir.open` removes.
+file intact plus a stray temporary file, which :meth:`StateDir.open` removes,
+as it empties ``compile/``, where uploads are unpacked and compiled.
 The persisted archive is verified again on restart like any other bundle: the
 state folder is not trusted more than an upload.
 """
@@ -11,6 +12,7 @@ state folder is not trusted more than an upload.
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -18,6 +20,7 @@ from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError
 
 LAST_KNOWN_GOOD = "last-known-good.tar.gz"
 DECISIONS = "decisions.jsonl"
+COMPILE = "compile"  # where uploaded archives are unpacked and compiled, emptied at every start
 _TEMP_PREFIX = ".tmp-"
 
 
@@ -48,11 +51,13 @@ class StateDir:
 
     @classmethod
     def open(cls, path: Path) -> "StateDir":
-        """Create the folder if needed and drop temporary files a crash left behind."""
+        """Create the folder if needed and drop the temporary files and compile folders a crash left behind."""
         try:
             path.mkdir(parents=True, exist_ok=True)
             for stray in path.glob(_TEMP_PREFIX + "*"):
                 stray.unlink(missing_ok=True)
+            shutil.rmtree(path / COMPILE, ignore_errors=True)
+            (path / COMPILE).mkdir()
         except OSError as exc:
             raise FumaroleError([Diagnostic("S004", f"cannot use state folder {path}: {exc.strerror}",
                                             str(path))]) from None
@@ -61,6 +66,10 @@ class StateDir:
     @property
     def last_known_good_path(self) -> Path:
         return self.path / LAST_KNOWN_GOOD
+
+    @property
+    def compile_path(self) -> Path:
+        return self.path / COMPILE
 
     @property
     def decisions_path(self) -> Path:
