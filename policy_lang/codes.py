@@ -91,6 +91,7 @@ _CODES = (
     Code("S003", "cannot read the last-known-good bundle"),
     Code("S004", "cannot use the state folder"),
     Code("S005", "cannot persist the bundle"),
+    Code("S006", "unknown key in a scenario"),
     Code("S010", "nothing to roll back to"),
     Code("S020", "no valid bundle to serve"),
     Code("F001", "cannot read a file"),

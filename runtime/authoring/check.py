@@ -29,6 +29,7 @@ from fumarole.policy_lang.codes import ERRORS_WHEN_STRICT, STRICT_ONLY
 from fumarole.policy_lang.compiler import CompiledModule
 from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError, Span
 from fumarole.policy_lang.lint import never_matching
+from fumarole.runtime.authoring.scenario_keys import unknown_keys
 from fumarole.runtime.bundles.bundle import (
     MANIFEST,
     STDLIB,
@@ -361,6 +362,7 @@ class _Run:
         if not isinstance(doc, dict):
             self.diags.append(Diagnostic("S002", "a scenario must be a mapping", file))
             return
+        self.diags += unknown_keys(doc, file)
         if "bundle" in doc:
             target = path.parent / str(doc["bundle"])
             if (target / MANIFEST).is_file() or target.is_file():

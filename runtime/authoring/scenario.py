@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError, Span
+from fumarole.runtime.authoring.scenario_keys import unknown_keys
 from fumarole.runtime.bundles.bundle import Bundle, build_bundle, load_bundle
 from fumarole.runtime.framework.eviction import Eviction
 from fumarole.runtime.framework.namespace import PolicyRuntimeError
@@ -31,7 +32,6 @@ from fumarole.runtime.ingest.scheduler_config import config_from_document
 from fumarole.runtime.ingest.source import decode_file, read_text
 from fumarole.runtime.ingest.yamlpos import YamlError, load, position
 
-EXPECT_KEYS = ("binds", "bindCount", "evicted", "pipelined", "podGroupPhase", "taskStatusCount")
 
 
 @dataclass
@@ -66,6 +66,9 @@ def load_scenario(path: Path) -> Scenario:
         raise FumaroleError([Diagnostic("S001", exc.message, file, Span(exc.line, exc.col))], {file: text}) from None
     if not isinstance(doc, dict):
         raise FumaroleError([Diagnostic("S002", "a scenario must be a mapping", file)], {file: text})
+    unknown = unknown_keys(doc, file)
+    if unknown:
+        raise FumaroleError(unknown, {file: text})
     if "expect" not in doc and "expectHooks" not in doc:
         raise FumaroleError([Diagnostic("S002", "a scenario needs `expect` or `expectHooks`", file,
                                         Span(*position(doc)))], {file: text})

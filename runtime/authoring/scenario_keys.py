@@ -1,0 +1,88 @@
+"""The keys a scenario file may use: one table, and the check that rejects every other key.
+
+A misspelt key must never make a test pass by asserting nothing (``bindz:``
+instead of ``binds:`` would compare nothing at all), so a key that is not in
+these tables is an error (S006) at its position, with a did-you-mean.
+
+To support a new key, add it here (and to FORMAT.md / docs/testing.md);
+the runner that reads it lives in ``scenario.py``.  Keys the conformance
+cases under ``cases-scope/`` already use but fumarole does not run yet are
+listed too, so those cases load and fail on what is missing, not on a key.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fumarole.policy_lang.diagnostics import Diagnostic, Span, did_you_mean
+from fumarole.runtime.ingest.yamlpos import key_position, position
+
+# Top level of a scenario file.
+SCENARIO_KEYS = frozenset({
+    "name", "source", "description",      # what the case is and where it comes from
+    "scheduler", "bundle",                # the policies: a volcano-scheduler.conf, or a bundle folder
+    "schedulerOptions",                   # scheduler command-line options the session depends on
+    "objects", "cluster",                 # the cluster: inline objects, or a dump file
+    "now",                                # the session clock
+    "processState",                       # scheduler process state carried across sessions
+    "expect", "expectHooks",              # what the session must decide / what hook calls must return
+})
+
+# Under `expect`.
+EXPECT_KEYS = frozenset({
+    "binds", "bindCount", "evicted", "pipelined", "podGroupPhase", "taskStatusCount",
+    "bindCountsPerHyperNode",             # cases-scope: binds per HyperNode
+})
+
+# Each `expectHooks` entry: its `hook` and the fields that hook reads (FORMAT.md, cases-scope/README.md).
+HOOK_FIELDS: dict[str, frozenset[str]] = {
+    "nodeOrder": frozenset({"task", "scores", "tolerance"}),
+    "batchNodeOrder": frozenset({"task", "jobAllocatedHyperNode", "nodes", "scores", "tolerance", "exact"}),
+    "hyperNodeOrder": frozenset({"subJob", "plugin", "scores", "tolerance", "exact"}),
+    "predicate": frozenset({"task", "feasible"}),
+    "jobEnqueued": frozenset({"job"}),
+    "jobEnqueueable": frozenset({"job", "result"}),
+    "jobOrder": frozenset({"left", "right", "result"}),
+    "jobOrderCompare": frozenset({"left", "right", "result"}),
+    "preemptable": frozenset({"preemptor", "candidates", "result"}),
+    "unifiedEvictable": frozenset({"kind", "jobPriority", "candidates", "count", "result"}),
+    "victimTasks": frozenset({"count"}),
+    "victimsQueue": frozenset({"preemptor", "victims", "first"}),
+    "potentialNodes": frozenset({"task", "unresolvableNodes", "result"}),
+}
+
+
+def unknown_keys(doc: Any, file: str) -> list[Diagnostic]:
+    """S006 for every key of the scenario ``doc`` (and of its `expect` / `expectHooks`) not in the tables."""
+    if not isinstance(doc, dict):
+        return []
+    out = _unknown(doc, SCENARIO_KEYS, "a scenario", file)
+    expect = doc.get("expect")
+    if isinstance(expect, dict):
+        out += _unknown(expect, EXPECT_KEYS, "`expect`", file)
+    elif expect is not None:
+        out.append(Diagnostic("S002", "`expect` must be a mapping", file, Span(*position(doc, "expect"))))
+    hooks = doc.get("expectHooks")
+    if hooks is not None and not isinstance(hooks, list):
+        out.append(Diagnostic("S002", "`expectHooks` must be a list of hook calls", file,
+                              Span(*position(doc, "expectHooks"))))
+    for index, entry in enumerate(hooks if isinstance(hooks, list) else []):
+        if not isinstance(entry, dict):
+            out.append(Diagnostic("S002", "a hook call must be a mapping with `hook`", file,
+                                  Span(*position(hooks, index))))
+            continue
+        hook = entry.get("hook")
+        fields = HOOK_FIELDS.get(hook) if isinstance(hook, str) else None
+        if fields is None:
+            out.append(Diagnostic("S006", f"unknown hook {hook!r}", file, Span(*position(entry, "hook")),
+                                  hint=did_you_mean(str(hook), HOOK_FIELDS) or
+                                  f"hook calls: {', '.join(sorted(HOOK_FIELDS))}"))
+            continue
+        out += _unknown(entry, fields | {"hook"}, f"a `{hook}` call", file)
+    return out
+
+
+def _unknown(mapping: dict, allowed: frozenset[str], where: str, file: str) -> list[Diagnostic]:
+    return [Diagnostic("S006", f"unknown key {key!r} in {where}", file, Span(*key_position(mapping, key)),
+                       hint=did_you_mean(str(key), allowed) or f"known keys: {', '.join(sorted(allowed))}")
+            for key in mapping if key not in allowed]
