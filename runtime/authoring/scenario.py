@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError, Span
+from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError, Span
 from fumarole.runtime.authoring.scenario_keys import unknown_keys
 from fumarole.runtime.bundles.bundle import Bundle, build_bundle, load_bundle
 from fumarole.runtime.framework.eviction import Eviction

@@ -24,7 +24,6 @@ import yaml
 from fumarole.policy_lang.checker import CheckedModule, check
 from fumarole.policy_lang.compiler import CompiledModule, compile_module
 from fumarole.policy_lang.diagnostics import (
-    NO_POSITION,
     Diagnostic,
     FumaroleError,
     Span,
