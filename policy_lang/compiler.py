@@ -19,6 +19,7 @@ from typing import Callable
 from . import ast as A
 from .checker import CheckedModule, HookInfo
 from .types import Type
+from .vectorize import batch_forms
 
 # Numbers a decision point for instrumented code: (file, condition or victim, the node it belongs to) -> id.
 # Without one (the normal case) the generated code has no probes at all.
@@ -42,6 +43,7 @@ class CompiledModule:
     hooks: tuple[str, ...]
     args: dict[str, A.ArgDecl] = field(default_factory=dict)
     arg_types: dict[str, Type] = field(default_factory=dict)
+    batch_fallbacks: list = field(default_factory=list)  # node-level rules without a batch form (vectorize.Fallback)
 
     @property
     def filename(self) -> str:
@@ -116,16 +118,22 @@ class Compiler:
             fn = self._emit_hook(hook)
             for name in hook.decl.names:
                 hooks[name] = fn
+        fallbacks: list = []
         if c.module.kind == "module":
             # A module's builder hands out its definitions (the test runner calls them).
             hooks = {name: f"f_{name}" for name in c.defs}
+        elif self.probe is None:
+            # The fast engine's batch forms of node-level rules (policy_lang/vectorize.py).
+            lines, fallbacks = batch_forms(self)
+            for line in lines:
+                o.emit(1, line)
         entries = ", ".join(f"{name!r}: {fn}" for name, fn in hooks.items())
         o.emit(1, f"return {{{entries}}}")
         source = "\n".join(o.lines) + "\n"
         filename = f"<policy {c.module.file}>"
         code = compile(source, filename, "exec")
         return CompiledModule(c.module.kind, c.module.name, c.module.file, source, code, o.line_map,
-                              tuple(hooks), dict(c.args), dict(c.arg_types))
+                              tuple(hooks), dict(c.args), dict(c.arg_types), fallbacks)
 
     def _emit_definitions(self, m: CheckedModule) -> None:
         for decl in m.module.decls:

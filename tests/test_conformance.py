@@ -16,9 +16,10 @@ def test_cases_are_there():
     assert len(FILES) >= 100, f"expected the conformance scenarios under {CASES}"
 
 
+@pytest.mark.parametrize("engine", ["fast", "reference"])
 @pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(CASES)) for p in FILES])
-def test_case(path: Path):
-    outcome = run_file(path)
+def test_case(path: Path, engine: str):
+    outcome = run_file(path, engine=engine)
     assert outcome.passed, outcome.difference
 
 

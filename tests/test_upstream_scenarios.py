@@ -12,7 +12,8 @@ SCENARIOS = Path(__file__).parent / "scenarios"
 FILES = scenario_files([SCENARIOS]) if SCENARIOS.exists() else []
 
 
+@pytest.mark.parametrize("engine", ["fast", "reference"])
 @pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(SCENARIOS)) for p in FILES])
-def test_scenario(path: Path):
-    outcome = run_file(path)
+def test_scenario(path: Path, engine: str):
+    outcome = run_file(path, engine=engine)
     assert outcome.passed, outcome.difference

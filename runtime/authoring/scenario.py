@@ -277,9 +277,9 @@ def _ref(ref: Any) -> str:
 
 # -- running -------------------------------------------------------------------------------
 
-def run_scenario(scenario: Scenario) -> Outcome:
+def run_scenario(scenario: Scenario, engine: str = "fast") -> Outcome:
     doc = scenario.doc
-    ssn = Session(scenario.bundle, scenario.cluster, now=scenario.now)
+    ssn = Session(scenario.bundle, scenario.cluster, now=scenario.now, engine=engine)
     if "expectHooks" in doc:
         ssn.open()
         calls = _HookCalls(ssn, scenario)
@@ -299,14 +299,15 @@ def run_scenario(scenario: Scenario) -> Outcome:
     return Outcome(scenario.name, scenario.file, difference is None, difference or "", line, decisions)
 
 
-def run_file(path: Path, prepare: Callable[[Scenario], Scenario] | None = None) -> Outcome:
+def run_file(path: Path, prepare: Callable[[Scenario], Scenario] | None = None, engine: str = "fast") -> Outcome:
     """Load and run one scenario file; a case that cannot run is a failure, never a skip.
 
     A file that is not a valid scenario (empty, unparsable, naming a missing bundle)
     is marked ``bad_input``: the run reports it like a failure and exits 2.
 
     ``prepare`` may change the loaded scenario before it runs (``fumarole test
-    --coverage`` swaps in an instrumented copy of the bundle's policies).
+    --coverage`` swaps in an instrumented copy of the bundle's policies).  ``engine``
+    is the session's (``fast`` or ``reference``: both must decide the same).
     """
     try:
         scenario = load_scenario(path)
@@ -315,7 +316,7 @@ def run_file(path: Path, prepare: Callable[[Scenario], Scenario] | None = None) 
         return Outcome(path.stem, str(path), False, f"cannot run: {first.headline()}", first.span.line,
                        bad_input=True)
     try:
-        return run_scenario(prepare(scenario) if prepare else scenario)
+        return run_scenario(prepare(scenario) if prepare else scenario, engine)
     except PolicyRuntimeError as exc:
         where = f"{exc.file}:{exc.line}:{exc.col}: " if exc.file else ""
         return Outcome(scenario.name, scenario.file, False, f"cannot run: {where}{exc.message}")

@@ -65,7 +65,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     for warning in cluster.warnings:
         print(warning.headline(), file=sys.stderr)
     options = with_overrides(bundle.scheduler_options, options_from_args(args, args.argv))
-    session = Session(bundle, cluster, now=args.now, options=options)  # a freshly started scheduler process
+    session = Session(bundle, cluster, now=args.now, options=options,
+                      engine=args.engine)  # a freshly started scheduler process
     try:
         session.open()
         if session.problems:  # e.g. a queue hierarchy with a cycle: Volcano would stop scheduling it
@@ -132,6 +133,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--trusted-key", action="append",
                      help="with an archive: accept it only if signed by this ed25519 public key; repeatable")
     add_output_option(run, ("table", "json", "yaml"))
+    run.add_argument("--engine", choices=("fast", "reference"), default="fast",
+                     help="fast: node rules over node columns (default); reference: node by node")
     run.add_argument("--now", type=session_time, help="session clock (RFC 3339, e.g. 2026-11-23T18:00:00Z)")
     add_scheduler_option_flags(run)
     run.set_defaults(func=cmd_run, known_flags=long_flags(run))

@@ -14,6 +14,7 @@ from fumarole.runtime.api.fit import FitError
 from fumarole.runtime.api.resource import Resource
 from fumarole.runtime.framework import eviction as _eviction_module
 from fumarole.runtime.framework import go_semantics as _go_module
+from fumarole.runtime.framework import vector_lib as _vector_module
 from fumarole.runtime.k8s import plugins as _k8s_module
 
 
@@ -131,6 +132,7 @@ def namespace() -> dict:
         "_k8s": _k8s_module,
         "_go": _go_module,
         "_eviction": _eviction_module,
+        "_V": _vector_module,
         "_math": math,
         "_div": _div,
         "_str": _str,

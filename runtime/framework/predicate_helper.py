@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from typing import Callable, Protocol
 
+import numpy as np
+
 from fumarole.runtime.api.fit import FitError, FitErrors
 from fumarole.runtime.api.model import Node, Task
 from fumarole.runtime.ingest.scheduler_options import DEFAULT_OPTIONS, SchedulerOptions
+from fumarole.runtime.framework.node_columns import NodeBatch, NodeColumns, NodeList, as_batch
 
 
 class NodeScan(Protocol):
@@ -22,6 +25,8 @@ class NodeScan(Protocol):
 
     predicate_start_index: int
     options: SchedulerOptions
+    columns: NodeColumns | None  # the fast engine's node columns (None: node by node)
+    node_list: list[Node]
 
 
 BASELINE_PERCENTAGE_OF_NODES_TO_FIND = 50
@@ -70,6 +75,16 @@ class PredicateHelper:
         use_cache = cache and bool(task.role)
         key = f"{task.job_id}/{task.role}"
         cached = self.cache.get(key) if use_cache else None
+        batch_check = getattr(check, "batch", None)
+        columns = getattr(ssn, "columns", None)
+        if batch_check is not None and columns is not None:
+            batch = columns.all_batch() if nodes is ssn.node_list else as_batch(columns, nodes)
+            if batch is not None:
+                try:
+                    return self._predicate_batch(task, nodes, batch, check, batch_check, wanted, key, cached,
+                                                 use_cache)
+                except Exception:  # noqa: BLE001 - the per-node scan raises it again, at its policy line
+                    pass
         start = ssn.predicate_start_index
         processed = 0
         for i in range(total):
@@ -87,5 +102,51 @@ class PredicateHelper:
                     self.cache.setdefault(key, {})[node.name] = failure
                 continue
             feasible.append(node)
+        ssn.predicate_start_index = (start + processed) % total
+        return PredicateResult(feasible, errors)
+
+    def _predicate_batch(self, task: Task, nodes: list[Node], batch: NodeBatch,
+                         check: Callable[[Task, Node], FitError | None], batch_check: Callable,
+                         wanted: int, key: str, cached: dict[str, FitError] | None,
+                         use_cache: bool) -> PredicateResult:
+        """:meth:`predicate_nodes` with the check's batch form: the feasibility mask over every node
+        in rotated order, then the first ``wanted`` feasible ones, exactly as the node-by-node scan
+        visits them.  Only the nodes that fail within the scanned range are checked again one by
+        one, for their fit errors (and the error cache)."""
+        ssn = self.ssn
+        total = len(nodes)
+        start = ssn.predicate_start_index
+        order = (np.arange(total) + start) % total
+        rotated = NodeBatch(batch.columns, batch.rows[order])
+        skipped = np.zeros(total, dtype=bool)
+        if cached:
+            position = np.full(len(batch.columns.nodes), -1)
+            position[rotated.rows] = np.arange(total)
+            rows = [batch.columns.rows.get(name, -1) for name in cached]
+            at = position[[r for r in rows if r >= 0]]
+            skipped[at[at >= 0]] = True
+        batch.columns.refresh()
+        fails = np.asarray(batch_check(task, rotated), dtype=bool)  # nothing changed yet: may still fall back
+        feasible_at = np.flatnonzero(~fails & ~skipped)
+        if len(feasible_at) >= wanted:
+            chosen = feasible_at[:wanted]
+            processed = int(chosen[-1]) + 1 if wanted else 0
+        else:
+            chosen, processed = feasible_at, total
+        errors = FitErrors()
+        rotated_nodes = rotated.nodes
+        for at in np.flatnonzero((fails | skipped)[:processed]).tolist():
+            node = rotated_nodes[at]
+            if skipped[at]:
+                errors.nodes[node.name] = cached[node.name]
+                continue
+            failure = check(task, node)
+            if failure is None:
+                raise AssertionError(f"batch and per-node predicates disagree on {task.key} / {node.name}")
+            errors.nodes[node.name] = failure
+            if use_cache:
+                self.cache.setdefault(key, {})[node.name] = failure
+        feasible = NodeList(rotated_nodes[at] for at in chosen.tolist())
+        feasible.rows = rotated.rows[chosen]
         ssn.predicate_start_index = (start + processed) % total
         return PredicateResult(feasible, errors)

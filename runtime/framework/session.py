@@ -39,7 +39,9 @@ from fumarole.runtime.api.model import (
 )
 from fumarole.runtime.api.resource import Resource
 from fumarole.runtime.framework import dispatch as C
+from fumarole.runtime.framework.batch_dispatch import BATCH_COMBINATORS
 from fumarole.runtime.framework.namespace import PolicyRuntimeError
+from fumarole.runtime.framework.node_columns import NodeColumns, as_batch, as_value
 from fumarole.runtime.framework.predicate_helper import PredicateHelper
 from fumarole.runtime.framework.priority_queue import PriorityQueue
 from fumarole.runtime.framework.process_state import PROCESS_STATE_HOOK, ProcessState
@@ -53,6 +55,9 @@ from fumarole.runtime.ingest.queue_tree import (
 from fumarole.runtime.ingest.scheduler_config import PluginEntry, SchedulerConfig
 from fumarole.runtime.ingest.scheduler_options import SchedulerOptions
 from fumarole.runtime.k8s.plugins import UNRESOLVABLE_REASONS, K8sView, PodView
+
+
+ENGINES = ("fast", "reference")  # how node-level rules run: batch forms over node columns, or node by node
 
 
 class CompiledBundle(Protocol):
@@ -124,7 +129,8 @@ class Session:
     """The session runtime (Volcano's ``framework.Session``)."""
 
     def __init__(self, bundle: CompiledBundle, cluster: Cluster, now: float | None = None,
-                 options: SchedulerOptions | None = None, process_state: ProcessState | None = None) -> None:
+                 options: SchedulerOptions | None = None, process_state: ProcessState | None = None,
+                 engine: str = "fast") -> None:
         """``options`` default to the bundle's; ``process_state`` to a freshly started scheduler's.
 
         The session reads ``process_state`` here and writes it back in
@@ -150,6 +156,11 @@ class Session:
         self.decisions = Decisions()
         self.predicate_start_index = self.process_state.predicate_start_index
         self.k8s = K8sView(self.node_list)
+        if engine not in ENGINES:
+            raise ValueError(f"unknown engine {engine!r}")
+        self.engine = engine
+        # The fast engine's node columns; None: every rule runs node by node (the reference engine).
+        self.columns = NodeColumns(self.node_list, self.k8s) if engine == "fast" else None
         self.H = SimpleNamespace()
         self._allocate_handlers: list[Callable] = []
         self._deallocate_handlers: list[Callable] = []
@@ -195,6 +206,9 @@ class Session:
                 fn = builder(tiers, fallbacks[spec.get("fallback", "job")])
             else:
                 fn = builder(tiers)
+            batch_builder = BATCH_COMBINATORS.get(spec["combine"])
+            if self.columns is not None and batch_builder is not None:
+                fn.batch = batch_builder([f for tier in tiers for f in tier])
             setattr(H, name, fn)
 
     def run_actions(self) -> None:
@@ -271,6 +285,32 @@ class Session:
             tb = tb.tb_next
         return found
 
+    # -- the fast engine ----------------------------------------------------------------
+    def _touch(self, node: Node) -> None:
+        if self.columns is not None:
+            self.columns.touch(node)
+
+    def batched(self, per_node: Callable, batch: Callable, positions: tuple[int, ...]) -> Callable:
+        """A definition over node lists: its batch form under the fast engine (``list[Node]``
+        arguments at ``positions`` become batches), the per-node function otherwise."""
+        columns = self.columns
+        if columns is None:
+            return per_node
+
+        def run(*args):
+            call = list(args)
+            for i in positions:
+                batch_arg = as_batch(columns, args[i])
+                if batch_arg is None:  # e.g. dry-run copies: not session nodes
+                    return per_node(*args)
+                call[i] = batch_arg
+            columns.refresh()
+            try:
+                return as_value(batch(*call))
+            except Exception:  # noqa: BLE001 - the per-node code raises it again, at its policy line
+                return per_node(*args)
+        return run
+
     # -- event handlers ------------------------------------------------------------
     def fire_allocate(self, task: Task) -> None:
         for handler in self._allocate_handlers:
@@ -288,6 +328,7 @@ class Session:
             job.update_task_status(task, PENDING)
         node = self.nodes.get(task.node_name)
         if on_node and node is not None and task.key in node.tasks:
+            self._touch(node)
             node.remove_task(task)
         if on_node:
             self.fire_deallocate(task)
@@ -301,6 +342,7 @@ class Session:
             return False
         job.update_task_status(task, status)
         task.node_name = node.name
+        self._touch(node)
         try:
             node.add_task(task)
         except NodeError:
@@ -316,6 +358,7 @@ class Session:
             job.update_task_status(task, status)
         node = self.nodes.get(task.node_name)
         if node is not None:
+            self._touch(node)
             node.update_task(task)
 
     def evict_in_session(self, task: Task) -> None:
@@ -459,6 +502,7 @@ class Session:
         if node is not None:
             node.view_pods[task.key] = task
             node.view_cache.clear()
+            self._touch(node)
             self.k8s.placed(task, node)
 
     def node_view_remove(self, task: Task) -> None:
@@ -466,6 +510,7 @@ class Session:
         if node is not None:
             node.view_pods.pop(task.key, None)
             node.view_cache.clear()
+            self._touch(node)
             self.k8s.removed(task)
 
     def pod_view(self, task: Task) -> PodView:

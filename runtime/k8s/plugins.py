@@ -270,6 +270,17 @@ def has_node_selection(task: Task) -> bool:
     return _spec(task).get("nodeSelector") is not None or _required_node_affinity(task) is not None
 
 
+def node_selection_spec(task: Task) -> tuple[dict, dict | None]:
+    """What :func:`matches_node_selector_and_affinity` reads of the pod: pods with equal
+    specs get the same answer on every node."""
+    return _mapping(_spec(task), "nodeSelector"), _required_node_affinity(task)
+
+
+def has_hard_spread_constraints(task: Task) -> bool:
+    """Any DoNotSchedule topology spread constraint (none: the filter passes every node)."""
+    return bool(_spread_constraints(task, "DoNotSchedule"))
+
+
 def matches_node_selector_and_affinity(task: Task, node: Node) -> bool:
     """nodeSelector (every label equal) AND required node affinity (OR over non-empty terms)."""
     labels = node.labels
@@ -405,6 +416,11 @@ def _host_ports(task: Task) -> list[tuple[str, str, int]]:
             if number > 0:
                 ports.append((str(port.get("hostIP") or "0.0.0.0"), str(port.get("protocol") or "TCP"), number))
     return ports
+
+
+def wanted_host_ports(task: Task) -> list[tuple[str, str, int]]:
+    """The host ports the pod binds (none: the NodePorts filter passes every node)."""
+    return _host_ports(task)
 
 
 def host_port_conflict(task: Task, node: Node) -> bool:
@@ -766,6 +782,12 @@ class K8sView:
                    and not _terminating(other) and _selects(selector, other.labels))
 
     # -- InterPodAffinity -----------------------------------------------------
+    def affinity_cannot_refuse(self, task: Task, placed: Placements | None = None) -> bool:
+        """No pod has terms that could refuse ``task`` on any node (the filter's first shortcut)."""
+        index = self._with_affinity if placed is None else getattr(placed, "with_affinity", None)
+        return (index is not None and not index and not _required_terms(task, "podAffinity", True)
+                and not _required_terms(task, "podAntiAffinity", True))
+
     def pod_affinity_failure(self, task: Task, node: Node, placed: Placements | None = None) -> str | None:
         """InterPodAffinity Filter: why the node is refused, or None.
 
@@ -773,10 +795,9 @@ class K8sView:
         anti-affinity, then existing pods' required anti-affinity towards it.
         The pods are the live view, or the placements of a :class:`PodView`.
         """
-        affinity = _required_terms(task, "podAffinity", True)
-        index = self._with_affinity if placed is None else getattr(placed, "with_affinity", None)
-        if not affinity and not index and index is not None and not _required_terms(task, "podAntiAffinity", True):
+        if self.affinity_cannot_refuse(task, placed):
             return None  # nobody has terms that could refuse this pod
+        affinity = _required_terms(task, "podAffinity", True)
         labels = node.labels
         if affinity:
             counts: Counter[tuple[str, str]] = Counter()
@@ -937,12 +958,16 @@ class K8sView:
         return result
 
     # -- ImageLocality ----------------------------------------------------------
-    def image_locality_score(self, task: Task, node: Node) -> int:
-        """:func:`image_locality_score` with the image spread taken from the session's nodes."""
+    def any_node_has_images_of(self, task: Task) -> bool:
+        """Some node holds one of the pod's images (else every node scores the minimum, 0)."""
         if self._image_holders is None:
             self._image_holders = Counter()
             for n in self.nodes:
                 self._image_holders.update(set(_node_image_sizes(n)))
-        if not any(image in self._image_holders for image in _pod_images(task)):
-            return 0  # no node has any of the pod's images: every node scores the minimum
+        return any(image in self._image_holders for image in _pod_images(task))
+
+    def image_locality_score(self, task: Task, node: Node) -> int:
+        """:func:`image_locality_score` with the image spread taken from the session's nodes."""
+        if not self.any_node_has_images_of(task):
+            return 0
         return image_locality_score(task, node, len(self.nodes) or 1, self._image_holders)

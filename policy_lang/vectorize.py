@@ -1,0 +1,852 @@
+"""Batch forms: node-level rules compiled to run over many nodes at once.
+
+Beside the per-node function the compiler emits for a hook or definition, this
+module emits a *batch form* that evaluates the same rule for every node of a
+batch with array operations (``runtime/framework/vector_lib.py`` is ``_V``).
+The engine, not the author, decides how a rule runs: the fast engine calls the
+batch forms; the reference engine calls the per-node functions.
+
+What gets a batch form:
+
+* node-level hooks (``predicate``, ``node_order``) and definitions with a
+  ``Node`` parameter: the node becomes a batch, every expression that depends
+  on it a column (an array with one lane per node);
+* hooks and definitions with a ``list[Node]`` parameter (``batch_node_order``,
+  ``best_scored``): comprehensions and loops over the list run lane-wise.
+
+Control flow on a column condition runs both branches under masks (a lane's
+``return`` fixes its result and retires it).  An expression with no array form
+runs lane by lane through the per-node code of that expression; a rule whose
+shape cannot be run lane-wise at all (effects, a ``break`` that depends on the
+node, a loop over the nodes that carries values between them) has no batch
+form, and :func:`fallbacks` says why.
+
+Code is built as Python ``ast`` nodes; node-independent sub-expressions are the
+per-node compiler's own code for them, parsed, so both forms agree by
+construction.  Literals enter as ``repr`` constants, never as text.
+"""
+
+from __future__ import annotations
+
+import ast as P
+from dataclasses import dataclass
+from typing import Callable
+
+from . import ast as A
+from .checker import CheckedModule
+from .types import Type
+
+SCALAR, NODE, VECTOR, RESOURCES, FAILS, NAMES, BATCH, NODEMAP = "S", "N", "V", "R", "E", "L", "B", "M"
+# The node-level hooks the fast engine asks over many nodes at once.
+BATCH_HOOKS = ("predicate", "node_order", "batch_node_order")
+_LANE_KINDS = (NODE, VECTOR, RESOURCES, FAILS, NAMES)
+# Methods and functions with effects: a rule calling them has no batch form.
+_EFFECT_TYPES = frozenset({"Statement", "PriorityQueue", "PredicateHelper"})
+_EFFECT_NAMES = frozenset({"statement", "predicate_helper", "priority_queue", "pod_view", "add", "remove",
+                           "record_fit_error", "record_fit_errors", "set_condition", "dry_run_copy"})
+
+
+class NotVectorisable(Exception):
+    """The rule has no batch form; the message says why (``check --strict`` reports it)."""
+
+    def __init__(self, reason: str, span=None) -> None:
+        super().__init__(reason)
+        self.reason, self.span = reason, span
+
+
+@dataclass
+class Fallback:
+    rule: str
+    file: str
+    line: int
+    col: int
+    reason: str
+
+
+def _name(id_: str) -> P.Name:
+    return P.Name(id=id_, ctx=P.Load())
+
+
+def _store(id_: str) -> P.Name:
+    return P.Name(id=id_, ctx=P.Store())
+
+
+def _const(value: object) -> P.expr:
+    return P.parse(repr(value), mode="eval").body
+
+
+def _call(func: str | P.expr, *args: P.expr) -> P.Call:
+    if isinstance(func, str):
+        head, *rest = func.split(".")
+        node: P.expr = _name(head)
+        for part in rest:
+            node = P.Attribute(value=node, attr=part, ctx=P.Load())
+        func = node
+    return P.Call(func=func, args=list(args), keywords=[])
+
+
+def _assign(target: str, value: P.expr) -> P.Assign:
+    return P.Assign(targets=[_store(target)], value=value)
+
+
+class _Function:
+    """Translation state of one batch form."""
+
+    def __init__(self, lane: str | None, dom: str | None, kinds: dict[str, str]) -> None:
+        self.lane, self.dom = lane, dom  # the per-lane node's Python name and the batch holding the lanes
+        self.kinds = kinds  # Python local -> kind
+        self.mask: P.expr | None = None  # the lanes the current branch runs for; None: every live lane
+        self.live = False  # some lane returned already (``_live`` holds the rest)
+        self.temp = 0
+        self.result = "value"  # value / fails / fits
+        self.seed: dict[str, str] = {}  # kinds an earlier pass found for locals
+
+
+class Vectorizer:
+    """Emits the batch forms of one compiled module (inside its ``__build__``)."""
+
+    def __init__(self, compiler) -> None:
+        self.base = compiler  # the per-node compiler: tables and the code of node-independent expressions
+        self.defs: dict[tuple[str, tuple[str, ...]], str] = {}  # (def python name, argument kinds) -> batch name
+        self.emitted: list[P.stmt] = []
+        self.failed: dict[str, str] = {}
+        self.fn: _Function | None = None
+        self.modules = [compiler.c, *compiler.c.uses]
+
+    # -- entry points ------------------------------------------------------------------------
+    def emit(self) -> tuple[list[P.stmt], list[Fallback]]:
+        """Batch forms for the module's node-level hooks and definitions, and the rules that have none."""
+        out: list[P.stmt] = []
+        fallbacks: list[Fallback] = []
+        c = self.base.c
+        for hook in c.hooks:
+            if hook.key_form or hook.name not in BATCH_HOOKS:
+                continue
+            params = [t.name for t in hook.sig.params]
+            if "Node" not in params and "list" not in params:
+                continue
+            fn = "_hook_" + "_".join(hook.decl.names)
+            try:
+                batch = self._hook(hook, c)
+            except NotVectorisable as exc:
+                fallbacks.append(self._fallback(" ".join(hook.decl.names), c, exc, hook.decl.span))
+                continue
+            out.append(P.Assign(targets=[P.Attribute(value=_name(fn), attr="batch", ctx=P.Store())],
+                                value=_name(batch)))
+        for m in self.modules:
+            for name, decl in m.defs.items():
+                kinds = tuple(self._param_kind(m, p) for p in decl.params)
+                if not (set(kinds) & {NODE, BATCH}):
+                    continue
+                try:
+                    batch = self._def(m, decl, kinds)
+                except NotVectorisable as exc:
+                    if m is c:
+                        fallbacks.append(self._fallback(name, m, exc, decl.span))
+                    continue
+                if BATCH in kinds:
+                    positions = P.Tuple(elts=[_const(i) for i, k in enumerate(kinds) if k == BATCH], ctx=P.Load())
+                    out.append(_assign(f"f_{name}", _call("_rt.batched", _name(f"f_{name}"), _name(batch),
+                                                          positions)))
+                else:
+                    out.append(P.Assign(targets=[P.Attribute(value=_name(f"f_{name}"), attr="batch",
+                                                             ctx=P.Store())], value=_name(batch)))
+        return self.emitted + out, fallbacks
+
+    @staticmethod
+    def _fallback(rule: str, m: CheckedModule, exc: NotVectorisable, span) -> Fallback:
+        where = exc.span or span
+        return Fallback(rule, m.module.file, where.line, where.col, exc.reason)
+
+    @staticmethod
+    def _param_kind(m: CheckedModule, p: A.Param) -> str:
+        t = p.type
+        if t.name == "Node" and not t.optional:
+            return NODE
+        if t.name == "list" and t.args and t.args[0].name == "Node":
+            return BATCH
+        return SCALAR
+
+    # -- functions ------------------------------------------------------------------------------
+    def _with_module(self, m: CheckedModule, body: Callable[[], object]):
+        saved = self.base.info
+        self.base.info = m
+        try:
+            return body()
+        finally:
+            self.base.info = saved
+
+    def _hook(self, hook, m: CheckedModule) -> str:
+        decl = hook.decl
+        params = [m.pynames[id(span)] for _, span in decl.params]
+        kinds = tuple(NODE if t.name == "Node" else BATCH if t.name == "list" and t.args
+                      and t.args[0].name == "Node" else SCALAR for t in hook.sig.params)
+        name = "_bh_" + "_".join(decl.names)
+        result = "fails" if hook.sig.kind == "failure" else "value"
+        self._function(m, name, params, kinds, decl.body, result, decl.span)
+        return name
+
+    def _def(self, m: CheckedModule, decl: A.FuncDef, kinds: tuple[str, ...]) -> str:
+        key = (f"{m.module.name}.{decl.name}", kinds)
+        if key in self.failed:
+            raise NotVectorisable(self.failed[key])
+        if key in self.defs:
+            return self.defs[key]
+        name = f"_bf_{decl.name}_{''.join(kinds)}"
+        self.defs[key] = name
+        params = [m.pynames[id(p)] for p in decl.params]
+        returns = m.def_types.get(decl.name)
+        result = "value"
+        if decl.returns.name == "FitError":
+            result = "fits"
+        try:
+            self._function(m, name, params, kinds, decl.body, result, decl.span)
+        except NotVectorisable as exc:
+            del self.defs[key]
+            self.failed[key] = exc.reason
+            raise
+        del returns
+        return name
+
+    def _function(self, m: CheckedModule, name: str, params: list[str], kinds: tuple[str, ...],
+                  body, result: str, span) -> None:
+        lane = next((p for p, k in zip(params, kinds) if k == NODE), None)
+        dom = "_N" if lane else None
+        args = [("_N" if k == NODE else p) for p, k in zip(params, kinds)]
+        if lane is None and any(k in _LANE_KINDS for k in kinds):
+            args.append("_N")
+            dom = "_N"
+        initial = {p: k for p, k in zip(params, kinds)}
+        # Kinds of locals can change in loops (a scalar becomes a column): translate until stable,
+        # each pass starting from what the last one learnt.
+        learnt: dict[str, str] = {}
+        for _ in range(4):
+            fn = _Function(lane, dom, dict(initial))
+            fn.seed = dict(learnt)
+            fn.result = result
+            stmts = self._with_module(m, lambda: self._body(fn, body))
+            if fn.kinds == learnt:
+                break
+            learnt = dict(fn.kinds)
+        prologue: list[P.stmt] = []
+        if dom is not None:
+            prologue += [_assign("_live", _const(None)), _assign("_res", _const(None))]
+            if result == "fails":
+                prologue.append(_assign("_fail", _call("_V.none_failed", _name(dom))))
+        if lane is not None:
+            prologue.append(_assign(lane, _name("_N")))
+        func = P.FunctionDef(name=name, args=P.arguments(posonlyargs=[], args=[P.arg(arg=a) for a in args],
+                                                          kwonlyargs=[], kw_defaults=[], defaults=[]),
+                             body=prologue + stmts, decorator_list=[], returns=None, type_params=[])
+        self.emitted.append(func)
+
+    def _body(self, fn: _Function, body) -> list[P.stmt]:
+        saved = self.fn
+        self.fn = fn
+        try:
+            if not isinstance(body, tuple):
+                node, kind = self.ex(body)
+                return [self._return(node, kind, body)]
+            out = self.block(body)
+            out.append(self._end())
+            return out
+        finally:
+            self.fn = saved
+
+    def _end(self) -> P.stmt:
+        fn = self.fn
+        if fn.dom is None:
+            return P.Return(value=_const(None))
+        if fn.result == "fails":
+            return P.Return(value=_name("_fail"))
+        return P.Return(value=_call("_V.finish", _name("_res"), _name("_live"), _const(None), _name(fn.dom)))
+
+    # -- statements ------------------------------------------------------------------------------
+    def block(self, stmts) -> list[P.stmt]:
+        out: list[P.stmt] = []
+        for s in stmts:
+            out.extend(self.stmt(s))
+        return out
+
+    def stmt(self, s) -> list[P.stmt]:
+        handler = getattr(self, "_st_" + type(s).__name__, None)
+        if handler is None:
+            raise NotVectorisable(f"a {type(s).__name__.lower()} statement runs for its effect", s.span)
+        return handler(s)
+
+    def _st_Pass(self, s) -> list[P.stmt]:
+        return [P.Pass()]
+
+    def _st_When(self, s: A.When) -> list[P.stmt]:
+        return self._if([(s.cond, (s.stmt,))], (), s)
+
+    def _st_If(self, s: A.If) -> list[P.stmt]:
+        return self._if(list(s.branches), s.orelse, s)
+
+    def _if(self, branches, orelse, s) -> list[P.stmt]:
+        fn = self.fn
+        conds = [self.ex(c) for c, _ in branches]
+        if all(k == SCALAR for _, k in conds):
+            node: P.stmt | None = None
+            tail = self._branch_body(orelse) if orelse else []
+            for (cond, _), (body_stmts) in zip(reversed(conds), reversed([b for _, b in branches])):
+                node = P.If(test=cond, body=self._branch_body(body_stmts) or [P.Pass()], orelse=tail)
+                tail = [node]
+            return tail
+        if fn.dom is None:
+            raise NotVectorisable("a condition on nodes outside a loop over them", s.span)
+        out: list[P.stmt] = []
+        outer = fn.mask
+        rest = outer
+        for (cond_node, kind), (_, body) in zip(conds, branches):
+            lanes = self._lanes(cond_node, kind)
+            taken = self._temp("_m")
+            out.append(_assign(taken, _call("_V.both", rest, lanes) if rest is not None else lanes))
+            fn.mask = _name(taken)
+            out.extend(self.block(body))
+            remaining = self._temp("_m")
+            out.append(_assign(remaining, _call("_V.both", rest, _call("_V.negate", lanes))
+                               if rest is not None else _call("_V.negate", lanes)))
+            rest = _name(remaining)
+        if orelse:
+            fn.mask = rest
+            out.extend(self.block(orelse))
+        fn.mask = outer
+        return out
+
+    def _branch_body(self, body) -> list[P.stmt]:
+        return self.block(body)
+
+    def _temp(self, base: str) -> str:
+        self.fn.temp += 1
+        return f"{base}{self.fn.temp}"
+
+    def _lanes(self, node: P.expr, kind: str) -> P.expr:
+        """A condition as a lane mask (a scalar one broadcast)."""
+        if kind == SCALAR:
+            return _call("_V.broadcast", node, _name(self.fn.dom))
+        if kind not in (VECTOR, FAILS):
+            raise NotVectorisable("a condition that is not a truth value per node")
+        return node
+
+    def _effective_mask(self) -> P.expr | None:
+        fn = self.fn
+        if fn.live:
+            return _call("_V.both", fn.mask, _name("_live")) if fn.mask is not None else _name("_live")
+        return fn.mask
+
+    def _local(self, s) -> str:
+        return self.base.info.pynames[id(s)]
+
+    def _st_Let(self, s: A.Let) -> list[P.stmt]:
+        node, kind = self.ex(s.value)
+        py = self._local(s)
+        self.fn.kinds[py] = self._join(self.fn.seed.get(py, kind), kind)
+        return [_assign(py, node)]
+
+    def _st_Assign(self, s: A.Assign) -> list[P.stmt]:
+        return self._assign_to(s.target, s.value, None, s)
+
+    def _st_AugAssign(self, s: A.AugAssign) -> list[P.stmt]:
+        return self._assign_to(s.target, s.value, s.op, s)
+
+    def _assign_to(self, target, value_expr, op, s) -> list[P.stmt]:
+        fn = self.fn
+        value, kind = self.ex(value_expr)
+        if isinstance(target, A.Index):
+            return self._assign_lane_entry(target, value, kind, op, s)
+        if not isinstance(target, A.Name):
+            raise NotVectorisable("an assignment to an attribute has an effect", s.span)
+        ref = self.base.info.refs[id(target)]
+        if ref.kind not in ("local", "hookparam"):
+            raise NotVectorisable(f"an assignment to {ref.kind} '{target.id}' has an effect", s.span)
+        py = ref.py
+        old_kind = fn.kinds.get(py, SCALAR)
+        if op is not None:
+            value, kind = self._binary(op, _name(py), old_kind, value, kind, self.base.t(target), s)
+        if fn.mask is not None:
+            if kind in (RESOURCES, FAILS, NAMES, BATCH, NODEMAP) or old_kind in (RESOURCES, FAILS, NAMES):
+                raise NotVectorisable("a value other than a number changes under a condition on nodes", s.span)
+            value, kind = _call("_V.choose", fn.mask, value, _name(py)), VECTOR
+        fn.kinds[py] = self._join(old_kind, kind)
+        return [_assign(py, value)]
+
+    @staticmethod
+    def _join(a: str, b: str) -> str:
+        if a == b:
+            return a
+        if {a, b} <= {SCALAR, VECTOR}:
+            return VECTOR
+        return b
+
+    def _assign_lane_entry(self, target: A.Index, value, kind, op, s) -> list[P.stmt]:
+        fn = self.fn
+        mapping, mkind = self.ex(target.obj)
+        key, kkind = self.ex(target.key)
+        if mkind != NODEMAP or kkind != NODE:
+            raise NotVectorisable("only a per-node map entry can change in a loop over nodes", s.span)
+        if op is not None:
+            current = _call("_V.map_lanes", mapping, _name(fn.dom), _const(None))
+            value, kind = self._binary(op, current, VECTOR, value, kind, Type("float"), s)
+        return [P.Expr(value=_call("_V.map_store", mapping, _name(fn.dom), self._effective_mask() or
+                                   _const(None), value))]
+
+    def _st_Fail(self, s: A.Fail) -> list[P.stmt]:
+        fn = self.fn
+        if fn.result != "fails":
+            raise NotVectorisable("fail outside a failure hook", s.span)
+        fails = _const(True)
+        if self.base.t(s.message).name == "FitError":
+            node, kind = self.ex(s.message)
+            if kind not in (FAILS, SCALAR):
+                raise NotVectorisable("a fit error that is not per node", s.span)
+            fails = node if kind == FAILS else _call("_V.is_set", node)
+        mask = self._effective_mask()
+        return [_assign("_fail", _call("_V.fail", _name("_fail"), mask if mask is not None else _const(None),
+                                       fails, _name(fn.dom)))]
+
+    def _st_Return(self, s: A.Return) -> list[P.stmt]:
+        fn = self.fn
+        if fn.result == "fails":
+            if s.value is not None:
+                raise NotVectorisable("a failure hook returning a value", s.span)
+            if fn.mask is None:
+                return [P.Return(value=_name("_fail"))]
+            fn.live = True
+            return [_assign("_live", _call("_V.retire", _name("_live"), fn.mask, _name(fn.dom)))]
+        if s.value is None:
+            raise NotVectorisable("a return without a value", s.span)
+        t = self.base.t(s.value)
+        if fn.result == "fits" and t.name == "FitError" and not t.optional:
+            node, kind = _const(True), SCALAR  # a certain failure: its message is the per-node form's
+        else:
+            node, kind = self.ex(s.value)
+        if fn.mask is None:
+            return [self._return(node, kind, s.value)]
+        fn.live = True
+        value = self._result_value(node, kind, s.value)
+        return [P.Assign(targets=[P.Tuple(elts=[_store("_res"), _store("_live")], ctx=P.Store())],
+                         value=_call("_V.returned", _name("_res"), _name("_live"), fn.mask, value,
+                                     _name(fn.dom)))]
+
+    def _result_value(self, node, kind, expr) -> P.expr:
+        if self.fn.result == "fits":
+            # A FitError? result counts only as "fails or not": its message is the per-node form's.
+            if self.base.t(expr).name == "none":
+                return _const(False)
+            if kind == FAILS:
+                return node
+            if kind == SCALAR:
+                return _call("_V.is_set", node)
+            raise NotVectorisable("a fit error that is not per node", expr.span)
+        if kind in (NAMES, FAILS):
+            raise NotVectorisable("a result that is not a number, a resource or a node set", expr.span)
+        return node
+
+    def _return(self, node, kind, expr) -> P.stmt:
+        fn = self.fn
+        if fn.dom is None:
+            return P.Return(value=node)
+        value = self._result_value(node, kind, expr)
+        return P.Return(value=_call("_V.finish", _name("_res"), _name("_live") if fn.live else _const(None),
+                                    value, _name(fn.dom)))
+
+    def _st_Break(self, s) -> list[P.stmt]:
+        if self.fn.mask is not None:
+            raise NotVectorisable("a break that depends on the node", s.span)
+        return [P.Break()]
+
+    def _st_Continue(self, s) -> list[P.stmt]:
+        if self.fn.mask is not None:
+            raise NotVectorisable("a continue that depends on the node", s.span)
+        return [P.Continue()]
+
+    def _st_For(self, s: A.For) -> list[P.stmt]:
+        fn = self.fn
+        it, kind = self.ex(s.iter)
+        var = self._local(s)
+        if kind == SCALAR:
+            batches = isinstance(s.iter, A.ListLit) and s.iter.items and all(
+                self.ex(i)[1] == BATCH for i in s.iter.items)
+            fn.kinds[var] = BATCH if batches else SCALAR
+            return [P.For(target=_store(var), iter=it, body=self.block(s.body) or [P.Pass()], orelse=[])]
+        if kind != BATCH or fn.dom is not None:
+            raise NotVectorisable("a loop over nodes inside a node rule", s.span)
+        # A loop over a node list runs once, lane-wise; only per-node map entries and its own lets change.
+        inner = _Function(var, self._temp("_d"), fn.kinds)
+        inner.temp = fn.temp + 100
+        inner.result = fn.result
+        self.fn = inner
+        try:
+            self._loop_body_is_lanewise(s.body)
+            body = self.block(s.body)
+        finally:
+            self.fn = fn
+        fn.temp = inner.temp
+        return [_assign(inner.dom, it), _assign(var, _name(inner.dom))] + body
+
+    def _loop_body_is_lanewise(self, body) -> None:
+        for s in body:
+            for node in _walk_stmts(s):
+                if isinstance(node, (A.Return, A.Break, A.Continue, A.Fail, A.Drain, A.While)):
+                    raise NotVectorisable("a loop over nodes that stops or returns early", node.span)
+                if isinstance(node, (A.Assign, A.AugAssign)) and not isinstance(node.target, A.Index):
+                    raise NotVectorisable("a loop over nodes carrying a value from node to node", node.span)
+
+    # -- expressions --------------------------------------------------------------------------------
+    def ex(self, e) -> tuple[P.expr, str]:
+        if not self._depends(e):
+            return self._scalar(e), SCALAR
+        handler = getattr(self, "_ex_" + type(e).__name__, None)
+        if handler is None:
+            return self._per_lane(e)
+        return handler(e)
+
+    def _scalar(self, e) -> P.expr:
+        return P.parse(self.base.ex(e), mode="eval").body
+
+    def _kind_of_name(self, e: A.Name) -> str:
+        ref = self.base.info.refs.get(id(e))
+        if ref is None or ref.kind not in ("local", "hookparam"):
+            return SCALAR
+        if ref.py == self.fn.lane:
+            return NODE
+        return self.fn.kinds.get(ref.py, SCALAR)
+
+    def _depends(self, e) -> bool:
+        """Does the expression involve a per-node value, a node list or a per-node map?"""
+        for node in _walk_expr(e):
+            if isinstance(node, A.Name) and self._kind_of_name(node) != SCALAR:
+                return True
+        return False
+
+    def _ex_Name(self, e: A.Name):
+        kind = self._kind_of_name(e)
+        if kind == NODE:  # the node of each lane: the batch itself
+            return _name(self.fn.dom), kind
+        return _name(self.base.info.refs[id(e)].py), kind
+
+    def _ex_Attr(self, e: A.Attr):
+        obj, kind = self.ex(e.obj)
+        if kind == NODE:
+            return _call("_V.node_attr", _name(self.fn.dom), _const(e.name), self._delayed(e)), \
+                self._kind_for(self.base.t(e))
+        if kind == RESOURCES and e.name in ("cpu", "memory"):
+            return _call("_V.resource_get", obj, _const(e.name)), VECTOR
+        if kind in (BATCH, NODEMAP):
+            raise NotVectorisable(f"'.{e.name}' of a node list", e.span)
+        return self._per_lane(e)
+
+    def _kind_for(self, t: Type) -> str:
+        if t.name == "Resource":
+            return RESOURCES
+        if t.name == "FitError":
+            return FAILS
+        if t.name == "Node" and not t.optional:
+            return NODE
+        return VECTOR
+
+    def _ex_Unary(self, e: A.Unary):
+        node, kind = self.ex(e.operand)
+        if kind == SCALAR:
+            return self._scalar(e), SCALAR
+        if kind not in (VECTOR, FAILS):
+            return self._per_lane(e)
+        if e.op == "not":
+            return _call("_V.negate", node), VECTOR
+        return P.UnaryOp(op=P.USub(), operand=node), VECTOR
+
+    def _ex_Binary(self, e: A.Binary):
+        left, lk = self.ex(e.left)
+        right, rk = self.ex(e.right)
+        if lk == SCALAR and rk == SCALAR:  # node lists and maps read as lists and maps by per-node code
+            return self._scalar(e), SCALAR
+        return self._binary(e.op, left, lk, right, rk, self.base.t(e.left), e, self.base.t(e.right))
+
+    _ARITH = {"+": P.Add, "-": P.Sub, "*": P.Mult}
+    _COMPARE = {"<": P.Lt, "<=": P.LtE, ">": P.Gt, ">=": P.GtE, "==": P.Eq, "!=": P.NotEq}
+
+    def _binary(self, op, left, lk, right, rk, lt: Type, e, rt: Type | None = None):
+        rt = rt or lt
+        if lk in (BATCH, NODEMAP) or rk in (BATCH, NODEMAP):
+            if op in ("==", "!=") and (lk == SCALAR or rk == SCALAR):
+                test = P.Compare(left=left, ops=[P.Is() if op == "==" else P.IsNot()], comparators=[right])
+                return test, SCALAR
+            raise NotVectorisable(f"'{op}' on a node list", e.span)
+        if op in ("and", "or"):
+            return _call("_V.both" if op == "and" else "_V.either", left, right), VECTOR
+        if op in ("==", "!=") and (lt.name == "none" or rt.name == "none"):
+            other, kind = (right, rk) if lt.name == "none" else (left, lk)
+            test = other if kind == FAILS else _call("_V.is_set", other)
+            return (test if op == "!=" else _call("_V.negate", test)), VECTOR
+        if lk == RESOURCES or rk == RESOURCES:
+            if op in ("<=", "<", "+", "-"):
+                return _call("_V.resources", _const(op), left, right), (VECTOR if op in ("<=", "<") else RESOURCES)
+            raise NotVectorisable(f"'{op}' on resources of many nodes", e.span)
+        if lk not in (VECTOR, SCALAR) or rk not in (VECTOR, SCALAR):
+            raise NotVectorisable(f"'{op}' on a value that is not a number per node", e.span)
+        if op in self._ARITH:
+            return P.BinOp(left=left, op=self._ARITH[op](), right=right), VECTOR
+        if op == "/":
+            return _call("_V.divide", left, right), VECTOR
+        if op in self._COMPARE:
+            return P.Compare(left=left, ops=[self._COMPARE[op]()], comparators=[right]), VECTOR
+        if op in ("in", "not in"):
+            return _call("_V.member", _const(op == "in"), left, right), VECTOR
+        raise NotVectorisable(f"'{op}' per node", e.span)
+
+    def _ex_Conditional(self, e: A.Conditional):
+        cond, ck = self.ex(e.cond)
+        then, tk = self.ex(e.then)
+        orelse, ok = self.ex(e.orelse)
+        if ck == SCALAR:
+            kind = tk if tk == ok else self._join(tk, ok)
+            return P.IfExp(test=cond, body=then, orelse=orelse), kind
+        if {tk, ok} - {SCALAR, VECTOR}:
+            raise NotVectorisable("a per-node choice between values that are not numbers", e.span)
+        return _call("_V.choose", cond, then, orelse), VECTOR
+
+    def _ex_ListLit(self, e: A.ListLit):
+        items = [self.ex(i) for i in e.items]
+        if any(k not in (SCALAR, BATCH) for _, k in items):
+            return self._per_lane(e)
+        return P.List(elts=[n for n, _ in items], ctx=P.Load()), SCALAR
+
+    def _comprehension(self, e, body: Callable[[], tuple]):
+        it, kind = self.ex(e.iter)
+        if kind != BATCH or not isinstance(e.iter, A.Name):
+            if self.fn.dom is not None:
+                return None
+            raise NotVectorisable("a comprehension over something other than a node list", e.span)
+        var = self.base.info.pynames[id(e)]
+        outer = self.fn
+        inner = _Function(var, it.id, outer.kinds)
+        inner.temp, inner.result = outer.temp, outer.result
+        self.fn = inner
+        try:
+            return body()
+        finally:
+            self.fn = outer
+            outer.temp = inner.temp
+
+    def _ex_ListComp(self, e: A.ListComp):
+        def lanes():
+            elem, ek = self.ex(e.elem)
+            if ek != NODE:
+                raise NotVectorisable("a list of per-node values", e.span)
+            if e.cond is None:
+                return _name(self.fn.dom), BATCH
+            cond, ck = self.ex(e.cond)
+            return _call("_V.subset", _name(self.fn.dom), self._lanes(cond, ck)), BATCH
+        result = self._comprehension(e, lanes)
+        return result if result is not None else self._per_lane(e)
+
+    def _ex_MapComp(self, e: A.MapComp):
+        def lanes():
+            key, kk = self.ex(e.key)
+            if kk != NODE or e.cond is not None:
+                raise NotVectorisable("a map keyed by something other than each node", e.span)
+            value, vk = self.ex(e.value)
+            if vk not in (SCALAR, VECTOR):
+                raise NotVectorisable("a map of per-node values that are not numbers", e.span)
+            return _call("_V.node_map", _name(self.fn.dom), value), NODEMAP
+        result = self._comprehension(e, lanes)
+        return result if result is not None else self._per_lane(e)
+
+    def _ex_Index(self, e: A.Index):
+        obj, ok = self.ex(e.obj)
+        key, kk = self.ex(e.key)
+        if ok == NODEMAP and kk == NODE:
+            return _call("_V.map_lanes", obj, _name(self.fn.dom), _const(None)), VECTOR
+        if ok == BATCH and kk == SCALAR:
+            return P.Subscript(value=obj, slice=key, ctx=P.Load()), SCALAR
+        return self._per_lane(e)
+
+    def _ex_Call(self, e: A.Call):
+        info = self.base.info.calls.get(id(e))
+        kind = info.kind
+        name = info.name or getattr(e.func, "id", "") or getattr(e.func, "name", "")
+        if name in _EFFECT_NAMES or (kind == "method" and self.base.t(e.func.obj).name in _EFFECT_TYPES):
+            raise NotVectorisable(f"'{name}' has an effect", e.span)
+        args = [self.ex(a) for a in e.args]
+        if e.kwargs:
+            return self._per_lane(e)
+        if kind == "container":
+            obj, ok = self.ex(e.func.obj)
+            if ok == NODEMAP and name == "get" and args and args[0][1] == NODE:
+                default = args[1][0] if len(args) > 1 else _const(None)
+                return _call("_V.map_lanes", obj, _name(self.fn.dom), default), VECTOR
+            if ok == NODEMAP and name in ("values", "keys"):
+                return _call(P.Attribute(value=obj, attr=name, ctx=P.Load())), SCALAR
+            if ok == SCALAR and name == "get" and args and args[0][1] == NODE:
+                default = args[1][0] if len(args) > 1 else _const(None)
+                return _call("_V.dict_lanes", obj, _name(self.fn.dom), default), VECTOR
+            return self._per_lane(e)
+        if kind == "builtin":
+            if name == "len" and args[0][1] == BATCH:
+                return _call("len", args[0][0]), SCALAR
+            if name == "len" and args[0][1] == NAMES:
+                return _call("_V.count", args[0][0]), VECTOR
+            if name in ("float", "int", "min", "max") and all(k in (SCALAR, VECTOR) for _, k in args):
+                return _call(f"_V.{name}_", *[n for n, _ in args]), VECTOR
+            return self._per_lane(e)
+        if kind == "def":
+            return self._call_def(e, info, args)
+        if kind == "dispatch":
+            return self._call_dispatch(e, info, args)
+        if kind == "function" and info.py == "_math.floor" and args[0][1] == VECTOR:
+            return _call("_V.floor", args[0][0]), VECTOR
+        if kind in ("function", "method") and self.fn.dom is not None:
+            return self._library(e, info, args)
+        if kind in ("function", "method"):
+            # Over a node list: the per-node code reads the batch as a list (or a per-node map as a map).
+            return self._scalar(e), SCALAR
+        raise NotVectorisable(f"'{name}' with a node list", e.span)
+
+    def _call_def(self, e: A.Call, info, args):
+        kinds = tuple(k for _, k in args)
+        owner = next((m for m in self.modules if info.name in m.defs and
+                      f"f_{info.name}" == info.py), None)
+        if owner is None or any(k in (FAILS, NAMES, NODEMAP) for k in kinds):
+            return self._per_lane(e)
+        if all(k == SCALAR for k in kinds):
+            return self._scalar(e), self._result_kind(self.base.t(e), kinds)
+        decl = owner.defs[info.name]
+        norm = kinds
+        try:
+            batch = self._with_module(owner, lambda: self._def(owner, decl, norm))
+        except NotVectorisable:
+            if self.fn.dom is None:
+                raise
+            return self._per_lane(e)
+        call_args = [n for n, _ in args]
+        if not any(k == NODE for k in norm) and any(k in _LANE_KINDS for k in norm):
+            call_args.append(_name(self.fn.dom))
+        returns = owner.def_types[info.name].args[-1] if owner.def_types.get(info.name) else Type("unknown")
+        return _call(batch, *call_args), self._result_kind(returns, norm)
+
+    def _result_kind(self, t: Type, kinds) -> str:
+        if any(k in _LANE_KINDS for k in kinds):
+            return FAILS if t.name == "FitError" else RESOURCES if t.name == "Resource" else VECTOR
+        if t.name == "list" and t.args and t.args[0].name == "Node":
+            return BATCH
+        if t.name == "map" and t.args and t.args[0].name == "Node":
+            return NODEMAP
+        return SCALAR
+
+    def _call_dispatch(self, e: A.Call, info, args):
+        kinds = [k for _, k in args]
+        positions = P.Tuple(elts=[_const(i) for i, k in enumerate(kinds) if k in (NODE, BATCH)], ctx=P.Load())
+        values = [(_name(self.fn.dom) if k == NODE else n) for n, k in args]
+        dispatcher = P.Attribute(value=_name("_H"), attr=info.name or e.func.id, ctx=P.Load())
+        result = _call("_V.dispatch", dispatcher, positions, P.Tuple(elts=values, ctx=P.Load()))
+        t = self.base.t(e)
+        if NODE in kinds:
+            return result, FAILS if t.name == "FitError" else VECTOR
+        if BATCH in kinds:
+            return result, NODEMAP if t.name == "map" else SCALAR
+        return self._per_lane(e)
+
+    def _library(self, e: A.Call, info, args):
+        """A standard-library call with per-node arguments: its batch form if the runtime has one,
+        else lane by lane through the per-node code of the call."""
+        if info.kind == "method":
+            key = f"{self.base.t(e.func.obj).name}.{info.name}"
+            obj, ok = self.ex(e.func.obj)
+            if ok != SCALAR:
+                return self._per_lane(e)
+            values = [obj] + [n for n, _ in args]
+        else:
+            key = info.py
+            values = [n for n, _ in args]
+        kind = self._kind_for(self.base.t(e))
+        if self.base.t(e).name == "list" and self.base.t(e).args and self.base.t(e).args[0].name == "string":
+            kind = NAMES
+        return _call("_V.library", _const(key), self._delayed(e), self._mask_arg(), *values), kind
+
+    def _delayed(self, e) -> P.Lambda:
+        """``lambda: <the expression, lane by lane>``: run only when no column answers."""
+        return P.Lambda(args=P.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
+                        body=self._per_lane(e)[0])
+
+    def _mask_arg(self) -> P.expr:
+        mask = self._effective_mask()
+        return mask if mask is not None else _const(None)
+
+    def _per_lane(self, e):
+        """The expression's per-node code, run for each lane (the fallback of last resort)."""
+        fn = self.fn
+        if fn.dom is None:
+            raise NotVectorisable("an expression over a node list with no lane-wise form", e.span)
+        free = []
+        for node in _walk_expr(e):
+            if isinstance(node, A.Name):
+                kind = self._kind_of_name(node)
+                py = self.base.info.refs[id(node)].py
+                if kind in (FAILS, NAMES, BATCH, NODEMAP):
+                    raise NotVectorisable(f"'{node.id}' has no per-node value here", node.span)
+                if kind in (NODE, VECTOR, RESOURCES) and py not in free:
+                    free.append(py)
+        code = self._scalar(e)
+        lam = P.Lambda(args=P.arguments(posonlyargs=[], args=[P.arg(arg=p) for p in free], kwonlyargs=[],
+                                        kw_defaults=[], defaults=[]), body=code)
+        values = [(_name(fn.dom) if py == fn.lane else _name(py)) for py in free]
+        kind = self._kind_for(self.base.t(e))
+        if kind == NODE:
+            raise NotVectorisable("a node chosen per node", e.span)
+        return _call("_V.per_lane", lam, _name(fn.dom), self._mask_arg(), _const(kind), *values), kind
+
+
+def _walk_expr(e):
+    stack = [e]
+    while stack:
+        node = stack.pop()
+        if node is None:
+            continue
+        yield node
+        for value in vars(node).values():
+            if isinstance(value, tuple):
+                for item in value:
+                    if isinstance(item, tuple):
+                        stack.extend(x for x in item if hasattr(x, "span") and not isinstance(x, str))
+                    elif hasattr(item, "span") and not isinstance(item, str):
+                        stack.append(item)
+            elif hasattr(value, "span") and not isinstance(value, (str,)) and type(value).__module__ == A.__name__:
+                stack.append(value)
+
+
+def _walk_stmts(s):
+    yield s
+    for value in vars(s).values():
+        items = value if isinstance(value, tuple) else (value,)
+        for item in items:
+            if isinstance(item, tuple):
+                for x in item:
+                    if isinstance(x, tuple):
+                        for y in x:
+                            if _is_stmt(y):
+                                yield from _walk_stmts(y)
+                    elif _is_stmt(x):
+                        yield from _walk_stmts(x)
+            elif _is_stmt(item):
+                yield from _walk_stmts(item)
+
+
+def _is_stmt(x) -> bool:
+    return type(x).__module__ == A.__name__ and type(x).__name__ in (
+        "Let", "Assign", "AugAssign", "Return", "Break", "Continue", "Pass", "Victim", "Vote", "Fail",
+        "OrderBy", "ExprStmt", "When", "If", "For", "Drain", "While")
+
+
+def batch_forms(compiler) -> tuple[list[str], list[Fallback]]:
+    """The batch forms of the module being compiled, as source lines for its ``__build__``
+    (one level in), and the rules left to per-node evaluation."""
+    stmts, fallbacks = Vectorizer(compiler).emit()
+    module = P.Module(body=stmts, type_ignores=[])
+    P.fix_missing_locations(module)
+    text = P.unparse(module) if stmts else ""
+    return ([line for line in text.splitlines()] if text else []), fallbacks
+
+
+def fallbacks(compiler) -> list[Fallback]:
+    return batch_forms(compiler)[1]

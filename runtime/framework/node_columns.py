@@ -1,0 +1,286 @@
+"""The session's nodes as columns: one numpy array per resource dimension and node fact.
+
+The fast engine evaluates node-level rules over many nodes at once
+(``policy_lang/vectorize.py`` compiles their batch form).  A batch form reads
+node facts from these columns instead of from ``Node`` objects.  The session
+marks a node as touched whenever its accounting or its Kubernetes view changes;
+before a batch is evaluated only the touched rows are read again, so a
+placement costs one row, not the world.
+
+Values keep Python's float semantics: every column is float64 (what Python
+floats are), integer facts are exact below 2**53.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+import numpy as np
+
+from fumarole.runtime.api.model import Node
+from fumarole.runtime.api.resource import Resource
+from fumarole.runtime.k8s import plugins as k8s
+
+# Resource-valued node attributes (runtime/schema.yaml) and how to read them from a node.
+RESOURCE_ATTRIBUTES: dict[str, Callable[[Node], Resource]] = {
+    "allocatable": lambda n: n.allocatable,
+    "capacity": lambda n: n.capacity,
+    "idle": lambda n: n.idle,
+    "used": lambda n: n.used,
+    "releasing": lambda n: n.releasing,
+    "pipelined": lambda n: n.pipelined,
+    "future_idle": lambda n: n.future_idle,
+    "view_requested": k8s.view_requested,
+    "view_nonzero_requested": k8s.view_nonzero_requested,
+}
+# Numeric and boolean node attributes, by the name policies use.
+NUMERIC_ATTRIBUTES: dict[str, Callable[[Node], float]] = {
+    "max_task_num": lambda n: n.allocatable.max_task_num,
+    "pod_count": lambda n: len(n.view_pods),
+}
+BOOL_ATTRIBUTES: dict[str, Callable[[Node], bool]] = {
+    "unschedulable": lambda n: bool(n.unschedulable),
+}
+
+
+class ResourceColumns:
+    """One Resource per row: cpu and memory arrays, and per scalar name its values and
+    whether the row sets it (Volcano tells a missing scalar from a zero one)."""
+
+    __slots__ = ("cpu", "memory", "scalars", "has", "none")
+
+    def __init__(self, size: int) -> None:
+        self.cpu = np.zeros(size)
+        self.memory = np.zeros(size)
+        self.scalars: dict[str, np.ndarray] = {}
+        self.has: dict[str, np.ndarray] = {}
+        self.none = np.ones(size, dtype=bool)  # the row's scalar map is None
+
+    def write(self, row: int, res: Resource) -> None:
+        self.cpu[row] = res.milli_cpu
+        self.memory[row] = res.memory
+        scalars = res.scalars
+        self.none[row] = scalars is None
+        for name in self.scalars:
+            present = bool(scalars) and name in scalars
+            self.scalars[name][row] = scalars[name] if present else 0.0
+            self.has[name][row] = present
+        for name, amount in (scalars or {}).items():
+            if name not in self.scalars:
+                size = len(self.cpu)
+                self.scalars[name] = np.zeros(size)
+                self.has[name] = np.zeros(size, dtype=bool)
+                self.scalars[name][row] = amount
+                self.has[name][row] = True
+
+    def gather(self, rows: np.ndarray) -> "ResourceVector":
+        return ResourceVector(self.cpu[rows], self.memory[rows],
+                              {name: values[rows] for name, values in self.scalars.items()},
+                              {name: has[rows] for name, has in self.has.items()}, self.none[rows])
+
+
+class ResourceVector:
+    """Resources of the lanes of a batch (see :class:`ResourceColumns`)."""
+
+    __slots__ = ("cpu", "memory", "scalars", "has", "none")
+
+    def __init__(self, cpu: np.ndarray, memory: np.ndarray, scalars: dict[str, np.ndarray],
+                 has: dict[str, np.ndarray], none: np.ndarray) -> None:
+        self.cpu, self.memory, self.scalars, self.has, self.none = cpu, memory, scalars, has, none
+
+    def __len__(self) -> int:
+        return len(self.cpu)
+
+    def get(self, name: str) -> np.ndarray:
+        if name == "cpu":
+            return self.cpu
+        if name == "memory":
+            return self.memory
+        values = self.scalars.get(name)
+        return values if values is not None else np.zeros(len(self.cpu))
+
+    def item(self, lane: int) -> Resource:
+        """The lane as a Resource (for rules evaluated lane by lane)."""
+        scalars = None if self.none[lane] else {name: float(values[lane])
+                                                for name, values in self.scalars.items() if self.has[name][lane]}
+        return Resource(float(self.cpu[lane]), float(self.memory[lane]), scalars)
+
+    def select(self, lanes: np.ndarray) -> "ResourceVector":
+        return ResourceVector(self.cpu[lanes], self.memory[lanes],
+                              {n: v[lanes] for n, v in self.scalars.items()},
+                              {n: h[lanes] for n, h in self.has.items()}, self.none[lanes])
+
+
+class NodeColumns:
+    """Node facts as columns, kept current row by row."""
+
+    def __init__(self, nodes: list[Node], view: "k8s.K8sView") -> None:
+        self.nodes = nodes
+        self.k8s = view
+        self.static: dict[str, np.ndarray] = {}  # node facts that do not change in a session, by question
+        self.rows = {node.name: i for i, node in enumerate(nodes)}
+        size = len(nodes)
+        self.resources = {name: ResourceColumns(size) for name in RESOURCE_ATTRIBUTES}
+        self.numbers = {name: np.zeros(size) for name in NUMERIC_ATTRIBUTES}
+        self.flags = {name: np.zeros(size, dtype=bool) for name in BOOL_ATTRIBUTES}
+        self.touched: set[int] = set(range(size))
+        self.all_rows = np.arange(size)
+
+    def touch(self, node: Node) -> None:
+        """The node's accounting or Kubernetes view changed: re-read its row before the next batch."""
+        row = self.rows.get(node.name)
+        if row is not None and self.nodes[row] is node:
+            self.touched.add(row)
+
+    def refresh(self) -> None:
+        for row in self.touched:
+            node = self.nodes[row]
+            for name, read in RESOURCE_ATTRIBUTES.items():
+                self.resources[name].write(row, read(node))
+            for name, read in NUMERIC_ATTRIBUTES.items():
+                self.numbers[name][row] = read(node)
+            for name, read in BOOL_ATTRIBUTES.items():
+                self.flags[name][row] = read(node)
+        self.touched.clear()
+
+    def all_batch(self) -> "NodeBatch":
+        return NodeBatch(self, self.all_rows, self.nodes)
+
+    def batch(self, nodes: Iterable[Node]) -> "NodeBatch | None":
+        """The nodes as a batch; None when one of them is not a session node (a dry-run copy)."""
+        nodes = list(nodes)
+        rows = []
+        for node in nodes:
+            row = self.rows.get(node.name)
+            if row is None or self.nodes[row] is not node:
+                return None
+            rows.append(row)
+        return NodeBatch(self, np.asarray(rows, dtype=np.intp), nodes)
+
+
+class NodeBatch:
+    """An ordered set of session nodes (a ``list[Node]`` value in a batch form), with the
+    columns of its lanes gathered once."""
+
+    __slots__ = ("columns", "rows", "_nodes", "_cache")
+
+    def __init__(self, columns: NodeColumns, rows: np.ndarray, nodes: list[Node] | None = None) -> None:
+        self.columns, self.rows, self._nodes = columns, rows, nodes
+        self._cache: dict[str, object] = {}
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @property
+    def nodes(self) -> list[Node]:
+        if self._nodes is None:
+            all_nodes = self.columns.nodes
+            self._nodes = [all_nodes[r] for r in self.rows.tolist()]
+        return self._nodes
+
+    def attribute(self, name: str):
+        """A node attribute over the lanes: ResourceVector, float64 or bool array; None if not a column."""
+        if name in self._cache:
+            return self._cache[name]
+        cols = self.columns
+        if name in cols.resources:
+            value = cols.resources[name].gather(self.rows)
+        elif name in cols.numbers:
+            value = cols.numbers[name][self.rows]
+        elif name in cols.flags:
+            value = cols.flags[name][self.rows]
+        else:
+            return None
+        self._cache[name] = value
+        return value
+
+    def subset(self, mask: np.ndarray) -> "NodeBatch":
+        nodes = None if self._nodes is None else [n for n, keep in zip(self._nodes, mask.tolist()) if keep]
+        return NodeBatch(self.columns, self.rows[mask], nodes)
+
+    def node(self, lane: int) -> Node:
+        return self.columns.nodes[int(self.rows[lane])]
+
+    # A batch stands for a list[Node] wherever per-node code reads one.
+    def __iter__(self):
+        return iter(self.nodes)
+
+    def __getitem__(self, index: int) -> Node:
+        return self.nodes[index]
+
+
+class NodeMap:
+    """A ``map[Node, X]`` built over a batch: one value per lane, in the batch's order."""
+
+    __slots__ = ("batch", "column")
+
+    def __init__(self, batch: NodeBatch, values: np.ndarray) -> None:
+        self.batch, self.column = batch, values
+
+    def over(self, batch: NodeBatch, default: float | None = None) -> np.ndarray:
+        """The values for the lanes of ``batch`` (``default`` for nodes the map lacks)."""
+        if batch is self.batch or (len(batch.rows) == len(self.batch.rows)
+                                   and np.array_equal(batch.rows, self.batch.rows)):
+            return self.column
+        position = {row: i for i, row in enumerate(self.batch.rows.tolist())}
+        picks = [position.get(row, -1) for row in batch.rows.tolist()]
+        if default is None and -1 in picks:
+            raise KeyError(batch.node(picks.index(-1)).name)
+        out = np.full(len(picks), default if default is not None else 0.0)
+        for lane, at in enumerate(picks):
+            if at >= 0:
+                out[lane] = self.column[at]
+        return out
+
+    def as_dict(self) -> dict:
+        return dict(zip(self.batch.nodes, self.column.tolist()))
+
+    # A per-node map stands for a map[Node, float] wherever per-node code reads one.
+    def __len__(self) -> int:
+        return len(self.column)
+
+    def values(self) -> list:
+        return self.column.tolist()
+
+    def __iter__(self):
+        return iter(self.batch.nodes)
+
+    def __getitem__(self, node: Node) -> float:
+        return self.as_dict()[node]
+
+    def get(self, node: Node, default=None):
+        return self.as_dict().get(node, default)
+
+    def items(self):
+        return self.as_dict().items()
+
+    def keys(self):
+        return list(self.batch.nodes)
+
+
+class NodeList(list):
+    """A ``list[Node]`` the fast engine built from a batch: batch forms read it without looking
+    each node up again."""
+
+    rows: np.ndarray | None = None
+
+
+def as_batch(columns: NodeColumns, value) -> NodeBatch | None:
+    """A ``list[Node]`` argument as a fresh batch of the session's columns (None if it holds
+    nodes that are not the session's)."""
+    if isinstance(value, NodeBatch):
+        return value
+    if isinstance(value, NodeList) and value.rows is not None:
+        return NodeBatch(columns, value.rows, list(value))
+    return columns.batch(value)
+
+
+def as_value(result):
+    """A batch form's result as per-node code reads it: maps as dicts, batches as node lists."""
+    if isinstance(result, NodeMap):
+        return result.as_dict()
+    if isinstance(result, NodeBatch):
+        nodes = NodeList(result.nodes)
+        nodes.rows = result.rows
+        return nodes
+    return result

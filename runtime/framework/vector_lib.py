@@ -1,0 +1,476 @@
+"""``_V``: what batch forms (``policy_lang/vectorize.py``) run on.
+
+Lane-wise operations over :class:`NodeBatch` columns, with Python's semantics
+(float64 is a Python float; IEEE division as ``_div``), and the batch forms of
+standard-library functions that node rules call.  A library function without
+a batch form here, or one whose fast path does not apply to the task, runs
+lane by lane through its per-node code: the answer is the same, only slower.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+import numpy as np
+
+from fumarole.runtime.api.resource import EPS, Resource
+from fumarole.runtime.framework.node_columns import NodeBatch, NodeMap, ResourceVector
+from fumarole.runtime.k8s import plugins as k8s
+
+_TRUE = np.True_
+
+
+def _size(dom: NodeBatch) -> int:
+    return len(dom.rows)
+
+
+def broadcast(x: Any, dom: NodeBatch) -> np.ndarray:
+    if isinstance(x, np.ndarray) and x.shape == (_size(dom),):
+        return x
+    return np.full(_size(dom), x)
+
+
+def none_failed(dom: NodeBatch) -> np.ndarray:
+    return np.zeros(_size(dom), dtype=bool)
+
+
+def both(a, b):
+    return np.logical_and(a, b)
+
+
+def either(a, b):
+    return np.logical_or(a, b)
+
+
+def negate(a):
+    return np.logical_not(a)
+
+
+def choose(mask, a, b):
+    return np.where(mask, a, b)
+
+
+def is_set(x):
+    if isinstance(x, np.ndarray):
+        if x.dtype == object:
+            return np.fromiter((v is not None for v in x.tolist()), dtype=bool, count=len(x))
+        return np.ones(len(x), dtype=bool)
+    return x is not None
+
+
+def fail(fails: np.ndarray, mask, cond, dom: NodeBatch) -> np.ndarray:
+    lanes = cond if mask is None else np.logical_and(mask, cond)
+    return np.logical_or(fails, lanes)
+
+
+def retire(live, mask, dom: NodeBatch) -> np.ndarray:
+    alive = np.ones(_size(dom), dtype=bool) if live is None else live
+    return np.logical_and(alive, np.logical_not(mask))
+
+
+def returned(res, live, mask, value, dom: NodeBatch):
+    """Lanes of ``mask`` (still live) return ``value``; they are retired."""
+    alive = np.ones(_size(dom), dtype=bool) if live is None else live
+    lanes = np.logical_and(alive, mask)
+    value = broadcast(value, dom)
+    res = np.where(lanes, value, value if res is None else res)
+    return res, np.logical_and(alive, np.logical_not(mask))
+
+
+def finish(res, live, value, dom: NodeBatch):
+    """The function's result: ``value`` for the lanes still live, earlier returns for the others."""
+    if value is None:
+        return res
+    if res is None:
+        if isinstance(value, (ResourceVector, NodeMap, NodeBatch)):
+            return value
+        return broadcast(value, dom)
+    return np.where(live, broadcast(value, dom), res) if live is not None else broadcast(value, dom)
+
+
+def divide(a, b):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.true_divide(a, b)
+
+
+def floor(x):
+    return np.floor(x)
+
+
+def float_(x):
+    return np.asarray(x, dtype=float)
+
+
+def int_(x):
+    return np.trunc(np.asarray(x, dtype=float))
+
+
+def min_(*xs):
+    out = xs[0]
+    for x in xs[1:]:
+        out = np.where(np.asarray(x) < out, x, out)  # Python's min keeps the first of equals
+    return out
+
+
+def max_(*xs):
+    out = xs[0]
+    for x in xs[1:]:
+        out = np.where(np.asarray(x) > out, x, out)
+    return out
+
+
+def member(inside: bool, item, container):
+    found = np.fromiter((i in c for i, c in _pairs(item, container)), dtype=bool)
+    return found if inside else np.logical_not(found)
+
+
+def _pairs(a, b):
+    n = len(a) if isinstance(a, np.ndarray) else len(b)
+    left = a.tolist() if isinstance(a, np.ndarray) else [a] * n
+    right = b.tolist() if isinstance(b, np.ndarray) else [b] * n
+    return zip(left, right)
+
+
+def count(names) -> np.ndarray:
+    if isinstance(names, MissingNames):
+        return names.counts
+    return np.fromiter((len(x) for x in names.tolist()), dtype=float)
+
+
+# -- resources ---------------------------------------------------------------------------------------
+
+def _vector(res, n: int) -> ResourceVector:
+    if isinstance(res, ResourceVector):
+        return res
+    scalars = res.scalars or {}
+    return ResourceVector(np.full(n, res.milli_cpu), np.full(n, res.memory),
+                          {k: np.full(n, v) for k, v in scalars.items()},
+                          {k: np.ones(n, dtype=bool) for k in scalars}, np.full(n, res.scalars is None))
+
+
+def _lanes_of(*values) -> int:
+    for v in values:
+        if isinstance(v, ResourceVector):
+            return len(v)
+    raise TypeError("no resource vector among the operands")
+
+
+def _le(a, b):
+    return np.logical_or(a < b, np.abs(a - b) < EPS)
+
+
+def _every_dimension(l: ResourceVector, r: ResourceVector, ok) -> np.ndarray:
+    """resource.less_equal / less in ZERO mode: cpu, memory and every scalar ``l`` sets."""
+    result = np.logical_and(ok(l.cpu, r.cpu), ok(l.memory, r.memory))
+    for name, values in l.scalars.items():
+        result = np.logical_and(result, np.logical_or(~l.has[name], ok(values, r.get(name))))
+    return result
+
+
+def resources(op: str, left, right):
+    n = _lanes_of(left, right)
+    l, r = _vector(left, n), _vector(right, n)
+    if op == "<=":
+        return _every_dimension(l, r, _le)
+    if op == "<":
+        return _every_dimension(l, r, lambda a, b: a < b)
+    if op == "+":
+        return _added(l, r)
+    return _subtracted(l, r)
+
+
+def _added(l: ResourceVector, r: ResourceVector) -> ResourceVector:
+    """l.clone().add(r): r's scalars join l's map (created when r has any)."""
+    r_any = _any_scalar(r)
+    scalars, has = dict(l.scalars), dict(l.has)
+    for name, values in r.scalars.items():
+        base = scalars.get(name, np.zeros(len(l)))
+        scalars[name] = np.where(r.has[name], base + values, base)
+        has[name] = np.logical_or(has.get(name, np.zeros(len(l), dtype=bool)), r.has[name])
+    return ResourceVector(l.cpu + r.cpu, l.memory + r.memory, scalars, has, np.logical_and(l.none, ~r_any))
+
+
+def _subtracted(l: ResourceVector, r: ResourceVector) -> ResourceVector:
+    """l.clone().sub(r): scalars only where l has a scalar map."""
+    scalars, has = dict(l.scalars), dict(l.has)
+    for name, values in r.scalars.items():
+        lanes = np.logical_and(r.has[name], ~l.none)
+        base = scalars.get(name, np.zeros(len(l)))
+        scalars[name] = np.where(lanes, base - values, base)
+        has[name] = np.logical_or(has.get(name, np.zeros(len(l), dtype=bool)), lanes)
+    return ResourceVector(l.cpu - r.cpu, l.memory - r.memory, scalars, has, l.none)
+
+
+def _any_scalar(r: ResourceVector) -> np.ndarray:
+    out = np.zeros(len(r), dtype=bool)
+    for has in r.has.values():
+        out |= has
+    return out
+
+
+def resource_get(res, name: str):
+    return res.get(name)
+
+
+class MissingNames:
+    """``insufficient(l, r)`` over lanes: only how many dimensions fall short is needed lane-wise."""
+
+    __slots__ = ("counts",)
+
+    def __init__(self, counts: np.ndarray) -> None:
+        self.counts = counts
+
+
+def _insufficient(mask, l, r) -> MissingNames:
+    n = _lanes_of(l, r)
+    lv, rv = _vector(l, n), _vector(r, n)
+    short = (~_le(lv.cpu, rv.cpu)).astype(float) + (~_le(lv.memory, rv.memory)).astype(float)
+    for name, values in lv.scalars.items():
+        short += np.logical_and(lv.has[name], ~_le(values, rv.get(name)))
+    return MissingNames(short)
+
+
+# -- node lists and per-node maps ---------------------------------------------------------------------
+
+def node_attr(dom: NodeBatch, name: str, lane_by_lane: Callable[[], Any]):
+    value = dom.attribute(name)
+    return lane_by_lane() if value is None else value
+
+
+def subset(dom: NodeBatch, mask) -> NodeBatch:
+    return dom.subset(np.asarray(broadcast(mask, dom), dtype=bool))
+
+
+def node_map(dom: NodeBatch, values) -> NodeMap:
+    return NodeMap(dom, np.array(broadcast(values, dom), dtype=float))
+
+
+def map_lanes(mapping: NodeMap, dom: NodeBatch, default):
+    return mapping.over(dom, default)
+
+
+def map_store(mapping: NodeMap, dom: NodeBatch, mask, values) -> None:
+    if dom is not mapping.batch and not np.array_equal(dom.rows, mapping.batch.rows):
+        raise KeyError("a per-node map changed over another node list")
+    new = np.asarray(broadcast(values, dom), dtype=float)
+    mapping.column = new if mask is None else np.where(mask, new, mapping.column)
+
+
+def dict_lanes(mapping: dict, dom: NodeBatch, default) -> np.ndarray:
+    return np.array([mapping.get(n, default) for n in dom.nodes], dtype=float)
+
+
+def dispatch(dispatcher, positions: tuple[int, ...], args: tuple):
+    """A hook dispatcher over a batch: its batch form, else plugin by plugin per node."""
+    batch = getattr(dispatcher, "batch", None)
+    if batch is not None:
+        return batch(*args)
+    dom = args[positions[0]]
+    result = dispatcher(*[(dom.nodes if i in positions else a) for i, a in enumerate(args)])
+    return NodeMap(dom, np.array([result.get(n, 0.0) for n in dom.nodes], dtype=float)) \
+        if isinstance(result, dict) else result
+
+
+# -- lane by lane --------------------------------------------------------------------------------------
+
+def _lane_value(value, lane: int):
+    if isinstance(value, NodeBatch):
+        return value.node(lane)
+    if isinstance(value, ResourceVector):
+        return value.item(lane)
+    if isinstance(value, np.ndarray):
+        return value[lane].item() if value.dtype != object else value[lane]
+    return value
+
+
+def per_lane(fn: Callable, dom: NodeBatch, mask, kind: str, *values):
+    """Run the per-node code of an expression for each lane (``mask``: only those lanes)."""
+    n = _size(dom)
+    lanes = range(n) if mask is None else np.flatnonzero(broadcast(mask, dom)).tolist()
+    results = {lane: fn(*[_lane_value(v, lane) for v in values]) for lane in lanes}
+    return _collect(results, n, kind)
+
+
+def _collect(results: dict[int, Any], n: int, kind: str):
+    if kind == "E":
+        out = np.zeros(n, dtype=bool)
+        for lane, value in results.items():
+            out[lane] = value is not None
+        return out
+    if kind == "R":
+        return _stack([results.get(i) or Resource() for i in range(n)])
+    values = list(results.values())
+    if all(isinstance(v, bool) for v in values):
+        out = np.zeros(n, dtype=bool)
+    elif all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        out = np.zeros(n)
+    else:
+        out = np.full(n, None, dtype=object)
+    for lane, value in results.items():
+        out[lane] = value
+    return out
+
+
+def _stack(items: list[Resource]) -> ResourceVector:
+    n = len(items)
+    names = {name for r in items for name in (r.scalars or {})}
+    return ResourceVector(np.array([r.milli_cpu for r in items]), np.array([r.memory for r in items]),
+                          {name: np.array([(r.scalars or {}).get(name, 0.0) for r in items]) for name in names},
+                          {name: np.array([name in (r.scalars or {}) for r in items]) for name in names},
+                          np.array([r.scalars is None for r in items], dtype=bool) if n else np.zeros(0, bool))
+
+
+def library(key: str, lane_by_lane: Callable[[], Any], mask, *values):
+    """A standard-library call over lanes: its batch form when it has one that applies."""
+    batched = LIBRARY.get(key)
+    if batched is not None:
+        result = batched(mask, *values)
+        if result is not NotImplemented:
+            return result
+    return lane_by_lane()
+
+
+# -- batch forms of the standard library ------------------------------------------------------------------
+
+def _static(dom: NodeBatch, name: str, fact: Callable) -> np.ndarray:
+    """A static node fact as a column (computed once per session)."""
+    cols = dom.columns
+    column = cols.static.get(name)
+    if column is None:
+        column = cols.static[name] = np.array([bool(fact(n)) for n in cols.nodes], dtype=bool)
+    return column[dom.rows]
+
+
+def _tainted(dom: NodeBatch) -> np.ndarray:
+    return _static(dom, "tainted", lambda n: n.taints)
+
+
+def _some_lanes(fn: Callable, dom: NodeBatch, lanes: np.ndarray, default, dtype) -> np.ndarray:
+    out = np.full(_size(dom), default, dtype=dtype)
+    for lane in np.flatnonzero(lanes).tolist():
+        out[lane] = fn(dom.node(lane))
+    return out
+
+
+def _untolerated_taint(mask, task, dom, effects):
+    return _some_lanes(lambda n: k8s.untolerated_taint(task, n, effects), dom, _tainted(dom), None, object)
+
+
+def _prefer_no_schedule(mask, task, dom):
+    return _some_lanes(lambda n: k8s.intolerable_prefer_no_schedule(task, n), dom, _tainted(dom), 0.0, float)
+
+
+def _host_port_conflict(mask, task, dom):
+    if not k8s.wanted_host_ports(task):
+        return np.zeros(_size(dom), dtype=bool)
+    return NotImplemented
+
+
+def _node_selector(mask, task, dom):
+    """Node selector and required node affinity: static node facts, one mask per distinct pod spec."""
+    spec = k8s.node_selection_spec(task)
+    key = "selector:" + json.dumps(spec, sort_keys=True, default=str)
+    cols = dom.columns
+    column = cols.static.get(key)
+    if column is None:
+        column = cols.static[key] = np.array([k8s.matches_node_selector_and_affinity(task, n)
+                                              for n in cols.nodes], dtype=bool)
+    return column[dom.rows]
+
+
+def _balanced(mask, task, dom):
+    """NodeResourcesBalancedAllocation, lane-wise with the per-node function's float steps."""
+    pod = task.request
+    n = _size(dom)
+    if all(pod.get(name) == 0 for name in k8s.BALANCED_RESOURCES):
+        return np.zeros(n)
+    before = dom.attribute("view_requested")
+    allocatable = dom.attribute("allocatable")
+    after = _added(before, _vector(pod, n))
+    with_pod = _balance(after, allocatable, pod, n)
+    without_pod = _balance(before, allocatable, pod, n)
+    half = k8s.MAX_NODE_SCORE // 2
+    return half + np.floor_divide(half + with_pod - without_pod, 2)
+
+
+def _balance(requested: ResourceVector, allocatable: ResourceVector, pod: Resource, n: int) -> np.ndarray:
+    names = [name for name in k8s.BALANCED_RESOURCES if name in ("cpu", "memory") or pod.get(name) != 0]
+    fractions, present = [], []
+    for name in names:
+        capacity = allocatable.get(name)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            fractions.append(np.minimum(np.true_divide(requested.get(name), capacity), 1.0))
+        present.append(capacity != 0)
+    counts = np.sum(present, axis=0) if present else np.zeros(n)
+    spread = np.zeros(n)
+    if len(names) >= 2:
+        two = counts == 2
+        if two.any():
+            picked = _first_two(fractions, present, n)
+            spread = np.where(two, np.abs(picked[0] - picked[1]) / 2, spread)
+        if (counts > 2).any():
+            raise _LaneByLane()
+    return np.trunc((1 - spread) * k8s.MAX_NODE_SCORE)
+
+
+class _LaneByLane(Exception):
+    """A batch form's fast path does not cover these lanes."""
+
+
+def _first_two(fractions, present, n):
+    first, second = np.zeros(n), np.zeros(n)
+    seen = np.zeros(n, dtype=int)
+    for values, here in zip(fractions, present):
+        first = np.where(here & (seen == 0), values, first)
+        second = np.where(here & (seen == 1), values, second)
+        seen = seen + here
+    return first, second
+
+
+def _balanced_or_lanes(mask, task, dom):
+    try:
+        return _balanced(mask, task, dom)
+    except _LaneByLane:
+        return NotImplemented
+
+
+def _image_locality(mask, task, dom):
+    if not dom.columns.k8s.any_node_has_images_of(task):
+        return np.zeros(_size(dom))
+    return NotImplemented
+
+
+def _pod_affinity(mask, task, dom, placed=None):
+    if dom.columns.k8s.affinity_cannot_refuse(task, placed):
+        return np.zeros(_size(dom), dtype=bool)
+    return NotImplemented
+
+
+def _pod_view_affinity(mask, view, task, dom):
+    return _pod_affinity(mask, task, dom, view.placed)
+
+
+def _spread(mask, task, dom, *_view):
+    if not k8s.has_hard_spread_constraints(task):
+        return np.zeros(_size(dom), dtype=bool)
+    return NotImplemented
+
+
+def _spread_view(mask, view, task, dom):
+    return _spread(mask, task, dom)
+
+
+LIBRARY: dict[str, Callable] = {
+    "_res.insufficient": _insufficient,
+    "_k8s.untolerated_taint": _untolerated_taint,
+    "_k8s.intolerable_prefer_no_schedule": _prefer_no_schedule,
+    "_k8s.host_port_conflict": _host_port_conflict,
+    "_k8s.matches_node_selector_and_affinity": _node_selector,
+    "_k8s.balanced_allocation_score": _balanced_or_lanes,
+    "_rt.k8s.image_locality_score": _image_locality,
+    "_rt.pod_affinity_failure": _pod_affinity,
+    "PodView.pod_affinity_failure": _pod_view_affinity,
+    "_rt.topology_spread_failure": _spread,
+    "PodView.topology_spread_failure": _spread_view,
+}

@@ -1,0 +1,129 @@
+"""Generated clusters and configurations on which the fast and reference engines must decide alike.
+
+Used by tests/test_engines_agree.py (a bounded number of examples) and by
+benchmarks/differential_run.py (a long run).
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from fumarole.runtime.authoring.scenario import decisions_as_expect
+from fumarole.runtime.bundles.bundle import build_bundle, default_bundle
+from fumarole.runtime.framework.session import Session
+from fumarole.runtime.ingest.kube import cluster_from_objects
+from fumarole.runtime.ingest.scheduler_config import config_from_document
+
+_TIER1 = [{"name": "priority"}, {"name": "gang"}, {"name": "conformance"}]
+CONFIGS = {
+    "default": None,
+    "reclaim-preempt-binpack": {
+        "actions": "enqueue, allocate, backfill, preempt, reclaim",
+        "tiers": [{"plugins": _TIER1},
+                  {"plugins": [{"name": "overcommit"}, {"name": "drf"}, {"name": "predicates"},
+                               {"name": "proportion"}, {"name": "nodeorder"}, {"name": "binpack"}]}]},
+    "capacity": {
+        "actions": "enqueue, allocate, backfill, reclaim",
+        "tiers": [{"plugins": _TIER1},
+                  {"plugins": [{"name": "drf"}, {"name": "predicates"}, {"name": "capacity"},
+                               {"name": "nodeorder", "arguments": {"mostrequested.weight": 2}}]}]},
+}
+_BUNDLES: dict[str, object] = {}
+
+
+def bundle(name: str):
+    if name not in _BUNDLES:
+        doc = CONFIGS[name]
+        _BUNDLES[name] = default_bundle() if doc is None else build_bundle(config_from_document(doc))
+    return _BUNDLES[name]
+
+
+_EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"]
+
+
+@st.composite
+def clusters(draw, max_nodes: int = 12) -> list[dict]:
+    """Kubernetes objects: nodes (labels, taints, cordons, GPUs), queues (some hierarchical),
+    PodGroups with gangs and priorities, pods pending / running / releasing with selectors,
+    tolerations, host ports and pod (anti-)affinity."""
+    n_nodes = draw(st.integers(1, max_nodes))
+    objects: list[dict] = []
+    for i in range(n_nodes):
+        cpu = draw(st.sampled_from([2, 4, 8, 16]))
+        alloc = {"cpu": str(cpu), "memory": f"{cpu * 2}Gi", "pods": str(draw(st.sampled_from([3, 10, 110])))}
+        if draw(st.booleans()) and i % 3 == 0:
+            alloc["nvidia.com/gpu"] = "2"
+        spec: dict = {}
+        if draw(st.integers(0, 5)) == 0:
+            spec["taints"] = [{"key": "dedicated", "value": draw(st.sampled_from(["a", "b"])),
+                               "effect": draw(st.sampled_from(_EFFECTS))}]
+        if draw(st.integers(0, 9)) == 0:
+            spec["unschedulable"] = True
+        objects.append({"apiVersion": "v1", "kind": "Node",
+                        "metadata": {"name": f"n{i:03d}", "labels": {"kubernetes.io/hostname": f"n{i:03d}",
+                                                                    "zone": f"z{i % 3}",
+                                                                    "disk": draw(st.sampled_from(["ssd", "hdd"]))}},
+                        "spec": spec, "status": {"allocatable": alloc, "capacity": alloc}})
+    n_queues = draw(st.integers(1, 3))
+    for q in range(n_queues):
+        queue_spec: dict = {"weight": draw(st.integers(1, 3)), "reclaimable": draw(st.booleans())}
+        if draw(st.booleans()):
+            queue_spec["capability"] = {"cpu": str(draw(st.sampled_from([4, 16, 64])))}
+        objects.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
+                        "metadata": {"name": f"q{q}"}, "spec": queue_spec, "status": {"state": "Open"}})
+    objects.append({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                    "metadata": {"name": "high"}, "value": 1000})
+    n_jobs = draw(st.integers(1, 6))
+    for j in range(n_jobs):
+        size = draw(st.integers(1, 4))
+        min_member = draw(st.integers(1, size))
+        state = draw(st.sampled_from(["pending", "running", "mixed"]))
+        cpu = draw(st.sampled_from(["500m", "1", "2", "3"]))
+        pg_spec: dict = {"queue": f"q{draw(st.integers(0, n_queues - 1))}", "minMember": min_member}
+        if draw(st.booleans()):
+            pg_spec["priorityClassName"] = "high"
+        objects.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+                        "metadata": {"name": f"j{j}", "namespace": "ns",
+                                     "creationTimestamp": f"2026-01-01T00:00:{j:02d}Z"},
+                        "spec": pg_spec, "status": {"phase": "Running" if state != "pending" else "Pending"}})
+        for p in range(size):
+            pod_spec: dict = {"containers": [{"name": "c", "image": "img:1",
+                                              "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}]}
+            if pg_spec.get("priorityClassName"):
+                pod_spec["priorityClassName"] = "high"
+                pod_spec["priority"] = 1000
+            if draw(st.integers(0, 5)) == 0:
+                pod_spec["nodeSelector"] = {"disk": "ssd"}
+            if draw(st.integers(0, 4)) == 0:
+                pod_spec["tolerations"] = [{"key": "dedicated", "operator": "Exists"}]
+            if draw(st.integers(0, 7)) == 0:
+                pod_spec["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 8080}]
+            if draw(st.integers(0, 7)) == 0:
+                pod_spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"app": f"j{j}"}}, "topologyKey": "kubernetes.io/hostname"}]}}
+            if draw(st.integers(0, 7)) == 0:
+                pod_spec["affinity"] = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": 5, "preference": {"matchExpressions": [
+                        {"key": "zone", "operator": "In", "values": ["z1"]}]}}]}}
+            if draw(st.integers(0, 9)) == 0:
+                pod_spec["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] = "1"
+            pod = {"apiVersion": "v1", "kind": "Pod",
+                   "metadata": {"name": f"j{j}-{p}", "namespace": "ns", "uid": f"u-j{j}-{p}",
+                                "labels": {"app": f"j{j}"},
+                                "annotations": {"scheduling.k8s.io/group-name": f"j{j}"},
+                                "creationTimestamp": f"2026-01-01T00:01:{p:02d}Z"},
+                   "spec": pod_spec, "status": {"phase": "Pending"}}
+            placed = state == "running" or (state == "mixed" and p % 2 == 0)
+            if placed:
+                pod["spec"]["nodeName"] = f"n{draw(st.integers(0, n_nodes - 1)):03d}"
+                pod["status"]["phase"] = "Running"
+                pod["status"]["startTime"] = "2026-01-01T00:02:00Z"
+                if draw(st.integers(0, 6)) == 0:
+                    pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:03:00Z"
+            objects.append(pod)
+    return objects
+
+
+def decisions(objects: list[dict], config: str, engine: str) -> dict:
+    session = Session(bundle(config), cluster_from_objects(objects), now=1_800_000_000.0, engine=engine)
+    return decisions_as_expect(session.run())

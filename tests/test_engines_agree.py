@@ -1,0 +1,25 @@
+"""The fast engine decides exactly what the reference engine decides (differential, bounded).
+
+A long run of the same property is ``python benchmarks/differential_run.py``.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from tests.differential import CONFIGS, clusters, decisions
+
+
+@pytest.mark.parametrize("config", sorted(CONFIGS))
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(objects=clusters())
+def test_generated_clusters_get_the_same_decisions(config: str, objects: list[dict]):
+    assert decisions(objects, config, "fast") == decisions(objects, config, "reference")
+
+
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(objects=clusters(max_nodes=140))
+def test_sampled_clusters_get_the_same_decisions(objects: list[dict]):
+    """Above 100 nodes only a rotating sample of feasible nodes is scored."""
+    assert decisions(objects, "default", "fast") == decisions(objects, "default", "reference")
