@@ -175,7 +175,9 @@ class Pass:
 
 @node
 class Victim:
-    value: Expr
+    """``victim x``; ``value`` is None in a one-line rule ``victim when COND`` (see victim_rules)."""
+
+    value: Optional[Expr]
     span: Span
 
 

@@ -17,6 +17,7 @@ from typing import Iterable
 from . import ast as A
 from .diagnostics import Diagnostic, Span, did_you_mean
 from .env import AttrInfo, Environment, FuncSig, HookSig, Param, builtin_type_arity
+from .victim_rules import expand as expand_victim_rules
 from .types import (
     BOOL, FLOAT, INT, NONE, NUMERIC, STRING, UNKNOWN, VOID, Type, assignable, fn_of, join, list_of,
     map_of, substitute, unify,
@@ -1219,5 +1220,12 @@ class Checker:
 
 
 def check(env: Environment, module: A.Module, modules: dict[str, CheckedModule] | None = None) -> CheckedModule:
-    """Check one parsed module; the result lists every diagnostic found."""
-    return Checker(env, module, modules).check()
+    """Check one parsed module; the result lists every diagnostic found.
+
+    One-line victim rules are expanded first (:mod:`.victim_rules`), so what is
+    checked -- and compiled -- is the loop they stand for.
+    """
+    module, sugar_problems = expand_victim_rules(module, env)
+    checked = Checker(env, module, modules).check()
+    checked.diagnostics[:0] = sugar_problems
+    return checked

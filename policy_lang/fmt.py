@@ -216,7 +216,7 @@ def _simple(s: A.Stmt) -> Doc:
     if isinstance(s, A.Return):
         return "return" if s.value is None else ("return ", expr(s.value, top=True))
     if isinstance(s, A.Victim):
-        return ("victim ", expr(s.value, top=True))
+        return "victim" if s.value is None else ("victim ", expr(s.value, top=True))
     if isinstance(s, A.Fail):
         return ("fail ", f"{s.code} " if s.code else "", expr(s.message, top=True))
     if isinstance(s, A.OrderBy):
