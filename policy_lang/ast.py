@@ -274,6 +274,7 @@ class StateDecl:
     name: str
     type: TypeExpr
     span: Span
+    process: bool = False  # `process state`: kept from one session to the next (ProcessState)
 
 
 @node

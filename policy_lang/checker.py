@@ -32,6 +32,10 @@ _PYTHON_RESERVED = frozenset({"lambda", "class", "def", "del", "global", "import
                               "for", "if", "in", "not", "or", "and", "return", "while", "break", "continue"})
 
 
+# What a `process state` may hold: JSON scalars, so the state can be shown and restated.
+PROCESS_STATE_TYPES = frozenset({"int", "float", "duration", "string", "bool"})
+
+
 @dataclass(frozen=True)
 class Ref:
     """What a name refers to: kind is local/arg/state/const/def/global/dispatch/function/builtin/hookparam."""
@@ -75,6 +79,7 @@ class CheckedModule:
     def_types: dict[str, Type] = field(default_factory=dict)
     args: dict[str, A.ArgDecl] = field(default_factory=dict)
     states: dict[str, Type] = field(default_factory=dict)
+    process_states: tuple[str, ...] = ()  # the states declared `process state`, in order
     consts: dict[str, A.ConstDecl] = field(default_factory=dict)
     uses: list["CheckedModule"] = field(default_factory=list)
     assigned_states: dict[int, set[str]] = field(default_factory=dict)  # id(function node) -> states assigned
@@ -198,6 +203,8 @@ class Checker:
                     self.error("E120", "a module cannot declare state", decl.span)
                 if self._declare_top(decl.name, decl.span, seen):
                     self.out.states[decl.name] = self.resolve_type(decl.type)
+                    if decl.process:
+                        self._check_process_state(decl, self.out.states[decl.name])
             elif isinstance(decl, A.ConstDecl):
                 if self._declare_top(decl.name, decl.span, seen):
                     self.out.consts[decl.name] = decl
@@ -213,6 +220,17 @@ class Checker:
             for name in list(used.defs) + list(used.consts):
                 if name in seen:
                     self.error("E130", f"'{name}' is also defined by module '{used.module.name}'", seen[name])
+
+    def _check_process_state(self, decl: A.StateDecl, t: Type) -> None:
+        """Process state outlives the session: only a plugin's, and only values a status page can show."""
+        if self.module.kind != "plugin":
+            self.error("E120", f"only a plugin can declare process state, not an {self.module.kind}"
+                       if self.module.kind == "action" else "only a plugin can declare process state", decl.span)
+        elif t.name not in PROCESS_STATE_TYPES:
+            self.error("E103", f"process state '{decl.name}' must be an int, float, duration, string or bool "
+                       f"(optional or not), not {t}", decl.type.span)
+        else:
+            self.out.process_states += (decl.name,)
 
     def _check_arg(self, decl: A.ArgDecl) -> Type:
         t = decl.type

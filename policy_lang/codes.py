@@ -97,6 +97,7 @@ _CODES = (
     Code("S006", "unknown key in a scenario"),
     Code("S010", "nothing to roll back to"),
     Code("S020", "no valid bundle to serve"),
+    Code("S030", "malformed processState"),
     Code("F001", "cannot read a file"),
     Code("F002", "bad command-line argument"),
     Code("F003", "not a fumarole input"),

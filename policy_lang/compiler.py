@@ -44,6 +44,7 @@ class CompiledModule:
     args: dict[str, A.ArgDecl] = field(default_factory=dict)
     arg_types: dict[str, Type] = field(default_factory=dict)
     batch_fallbacks: list = field(default_factory=list)  # node-level rules without a batch form (vectorize.Fallback)
+    process_states: dict[str, Type] = field(default_factory=dict)  # `process state` names and types
 
     @property
     def filename(self) -> str:
@@ -53,6 +54,11 @@ class CompiledModule:
         if 0 < python_line <= len(self.line_map):
             return self.line_map[python_line - 1]
         return (0, 0)
+
+
+# The builder entry of a plugin with process state: a function returning {name: value now},
+# which the session saves when it closes (runtime/framework/process_state.py).
+PROCESS_STATE_ENTRY = "__process_state__"
 
 
 def _default_value(t: Type) -> str:
@@ -99,7 +105,11 @@ class Compiler:
         for name, decl in c.args.items():
             o.emit(1, f"a_{name} = _args[{name!r}]", decl.span)
         for name, t in c.states.items():
-            o.emit(1, f"s_{name} = {_default_value(t)}")
+            if name in c.process_states:  # the scheduler process's value, kept from the last session
+                o.emit(1, f"s_{name} = _rt.process_state.plugin_value({c.module.name!r}, {name!r}, "
+                          f"{_default_value(t)})")
+            else:
+                o.emit(1, f"s_{name} = {_default_value(t)}")
         # Session globals do not change during a session: read each once.
         uses = _used_modules(c)
         hoisted = sorted({ref.py for m in [c, *uses] for ref in m.refs.values() if ref.kind == "global"})
@@ -128,12 +138,16 @@ class Compiler:
             for line in lines:
                 o.emit(1, line)
         entries = ", ".join(f"{name!r}: {fn}" for name, fn in hooks.items())
+        if c.process_states:  # what the session saves at close (runtime/framework/process_state.py)
+            saved = ", ".join(f"{name!r}: s_{name}" for name in c.process_states)
+            entries += f", {PROCESS_STATE_ENTRY!r}: lambda: {{{saved}}}"
         o.emit(1, f"return {{{entries}}}")
         source = "\n".join(o.lines) + "\n"
         filename = f"<policy {c.module.file}>"
         code = compile(source, filename, "exec")
         return CompiledModule(c.module.kind, c.module.name, c.module.file, source, code, o.line_map,
-                              tuple(hooks), dict(c.args), dict(c.arg_types), fallbacks)
+                              tuple(hooks), dict(c.args), dict(c.arg_types), fallbacks,
+                              {name: c.states[name] for name in c.process_states})
 
     def _emit_definitions(self, m: CheckedModule) -> None:
         for decl in m.module.decls:

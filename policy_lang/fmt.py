@@ -242,7 +242,7 @@ def _decl(d: A.Decl, source_line: str) -> Doc:
     if isinstance(d, A.Use):
         return f"use {d.name}"
     if isinstance(d, A.StateDecl):
-        return f"state {d.name}: {type_text(d.type)}"
+        return f"{'process ' if d.process else ''}state {d.name}: {type_text(d.type)}"
     if isinstance(d, A.ConstDecl):
         annotation = f": {type_text(d.type)}" if d.type else ""
         return (f"let {d.name}{annotation} = ", expr(d.value, top=True))

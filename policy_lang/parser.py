@@ -94,7 +94,7 @@ class _Build(Transformer):
         return _unescape(str(items[0])), True
 
     def state_decl(self, meta, items):
-        return A.StateDecl(str(items[0]), items[1], _span(meta))
+        return A.StateDecl(str(items[1]), items[2], _span(meta), process=items[0] is not None)
 
     def const_decl(self, meta, items):
         return A.ConstDecl(str(items[0]), items[1], items[2], _span(meta))

@@ -59,4 +59,4 @@ def sampled_cluster(size: int = 300, idle: int = 250, pending: tuple[str, ...] =
 
 
 def as_yaml(objects: list[dict]) -> str:
-    return yaml.safe_dump_all(objects, sort_keys=False)
+    return yaml.dump_all(objects, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), sort_keys=False)

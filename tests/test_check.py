@@ -110,8 +110,12 @@ TRIGGERS: dict[str, dict[str, str | bytes]] = {
     "K101": {"cluster.yaml": "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
                              "metadata: {name: pg, namespace: ns}\nspec: {queue: nowhere, minMember: 1}\n"},
     "K102": {"cluster.yaml": POD},
+    "O001": {"b/bundle.yaml": BUNDLE + "schedulerOptions: {percentage-node-to-find: 1}\n"},
+    "O002": {"b/bundle.yaml": BUNDLE + "schedulerOptions: {node-selector: [linux]}\n"},
+    "O003": {"b/bundle.yaml": BUNDLE + "schedulerOptions: {schedule-period: 1s}\n"},
     "S001": {"case.yaml": "expect: {binds: {}\n"},
     "S002": {"case.yaml": "name: no-config\nexpect: {}\n"},
+    "S030": {"case.yaml": "scheduler: {actions: allocate, tiers: []}\nprocessState: {startIndex: 1}\nexpect: {}\n"},
     "F001": {"a.policy": b"plugin x\n\xff\xfe\n"},
     "F003": {"notes.txt": "hello\n"},
 }

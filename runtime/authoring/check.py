@@ -38,13 +38,16 @@ from fumarole.runtime.bundles.bundle import (
     Library,
     build_bundle,
     check_sources,
+    load_bundle,
     manifest_config_document,
     manifest_scheduler_options,
     manifest_sources,
     policy_files,
     schema_diagnostics,
 )
+from fumarole.runtime.authoring.process_state_input import declared_process_states, read_process_inputs
 from fumarole.runtime.ingest.kube import KINDS, cluster_from_objects, load_cluster
+from fumarole.runtime.ingest.scheduler_options import DEFAULT_OPTIONS
 from fumarole.runtime.ingest.scheduler_config import SchedulerConfig, read_config
 from fumarole.runtime.ingest.source import decode_file, read_text
 from fumarole.runtime.ingest.yamlpos import YamlError, load, load_all, position
@@ -375,6 +378,8 @@ class _Run:
         else:
             self.diags.append(Diagnostic("S002", "a scenario needs `scheduler` or `bundle`", file,
                                          Span(*position(doc))))
+        if "schedulerOptions" in doc or "processState" in doc:
+            self._process_inputs(doc, path, file)
         try:
             if "cluster" in doc:
                 cluster_path = path.parent / str(doc["cluster"])
@@ -388,6 +393,20 @@ class _Run:
         except OSError as exc:
             self.diags.append(Diagnostic("F001", f"cannot read cluster {doc['cluster']}: {exc.strerror}", file,
                                          Span(*position(doc, "cluster"))))
+
+    def _process_inputs(self, doc: dict, path: Path, file: str) -> None:
+        """A scenario's schedulerOptions and processState, against its bundle's plugins (when it loads)."""
+        if "bundle" in doc:
+            try:
+                bundle = load_bundle(path.parent / str(doc["bundle"]))
+            except (FumaroleError, OSError):
+                return  # the bundle's own problems are reported by its check
+            base, declared = bundle.scheduler_options, declared_process_states(bundle.plugins)
+        else:
+            plugins = [m for m in _stdlib().checked if m.module.kind == "plugin"]
+            base = DEFAULT_OPTIONS
+            declared = {m.module.name: {n: m.states[n] for n in m.process_states} for m in plugins}
+        self.diags += read_process_inputs(doc, base, declared, file)[2]
 
     def _cluster(self, path: Path) -> None:
         file = display(path)

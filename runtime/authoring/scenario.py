@@ -2,8 +2,10 @@
 
 The format is ../shared/conformance/FORMAT.md (``expect`` and ``expectHooks``
 cases), extended for site bundles: ``bundle: DIR`` (relative to the scenario
-file) may replace ``scheduler``, ``cluster: FILE`` may replace ``objects``, and
-``now`` fixes the session clock.
+file) may replace ``scheduler``, ``cluster: FILE`` may replace ``objects``,
+``now`` fixes the session clock, ``schedulerOptions`` gives the Volcano
+binary's options (over the bundle's) and ``processState`` restates a later
+cycle of one scheduler process (docs/scenarios.md).
 """
 
 from __future__ import annotations
@@ -14,10 +16,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError, Span
+from fumarole.runtime.authoring.process_state_input import declared_process_states, read_process_inputs
 from fumarole.runtime.authoring.scenario_keys import unknown_keys
 from fumarole.runtime.bundles.bundle import Bundle, build_bundle, load_bundle
 from fumarole.runtime.framework.eviction import Eviction
 from fumarole.runtime.framework.namespace import PolicyRuntimeError
+from fumarole.runtime.framework.process_state import ProcessState
 from fumarole.runtime.framework.session import Decisions, Session
 from fumarole.runtime.ingest.kube import (
     Cluster,
@@ -29,6 +33,7 @@ from fumarole.runtime.ingest.kube import (
     task_from_pod,
 )
 from fumarole.runtime.ingest.scheduler_config import config_from_document
+from fumarole.runtime.ingest.scheduler_options import SchedulerOptions
 from fumarole.runtime.ingest.source import decode_file, read_text
 from fumarole.runtime.ingest.yamlpos import YamlError, load, position
 
@@ -42,6 +47,13 @@ class Scenario:
     bundle: Bundle
     cluster: Cluster
     now: float | None = None
+    options: SchedulerOptions | None = None  # None: the bundle's
+    process_state: ProcessState = field(default_factory=ProcessState)
+
+    def session(self, engine: str = "fast") -> Session:
+        """The scenario's session: a copy of its process state, so running it twice decides the same."""
+        return Session(self.bundle, self.cluster, now=self.now, options=self.options,
+                       process_state=self.process_state.copy(), engine=engine)
 
 
 @dataclass
@@ -95,7 +107,18 @@ def load_scenario(path: Path) -> Scenario:
         err.sources.setdefault(file, text)
         raise
     now = parse_time(doc["now"]) if doc.get("now") is not None else None
-    return Scenario(str(doc.get("name") or path.stem), file, doc, bundle, cluster, now)
+    options, state = _process_inputs(doc, bundle, file, text)
+    return Scenario(str(doc.get("name") or path.stem), file, doc, bundle, cluster, now, options, state)
+
+
+def _process_inputs(doc: dict, bundle: Bundle, file: str,
+                    text: str) -> tuple[SchedulerOptions | None, ProcessState]:
+    """The scenario's ``schedulerOptions`` (over the bundle's) and ``processState``; FumaroleError when bad."""
+    options, state, diags = read_process_inputs(doc, bundle.scheduler_options,
+                                                declared_process_states(bundle.plugins), file)
+    if diags:
+        raise FumaroleError(diags, {file: text})
+    return options, state
 
 
 # -- expect ---------------------------------------------------------------------------
@@ -279,7 +302,7 @@ def _ref(ref: Any) -> str:
 
 def run_scenario(scenario: Scenario, engine: str = "fast") -> Outcome:
     doc = scenario.doc
-    ssn = Session(scenario.bundle, scenario.cluster, now=scenario.now, engine=engine)
+    ssn = scenario.session(engine)
     if "expectHooks" in doc:
         ssn.open()
         calls = _HookCalls(ssn, scenario)

@@ -17,6 +17,7 @@ from pathlib import Path
 from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
 from fumarole.runtime.cli.exit_codes import EXIT_OK
 from fumarole.runtime.cli.options import add_output_option
+from fumarole.runtime.cli.scheduler_flags import add_scheduler_option_flags, long_flags, options_from_args
 
 
 def _write(out: Path, data: bytes) -> None:
@@ -153,6 +154,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from fumarole.runtime.serve.state import StateDir
     from fumarole.runtime.serve.watch import Watcher
 
+    option_flags = options_from_args(args, args.argv)  # bad flags are refused before anything starts
     host, port = parse_listen(args.listen)
     options = Options(admin_token=_admin_token(args.admin_token_file), admin_enabled=not args.no_admin)
     problem = check_listen(host, options)
@@ -171,7 +173,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     metrics = Metrics()
     registry = BundleRegistry(trusted, state, metrics)
     decisions = DecisionLog(args.decision_log_size, state.decisions_path if state else None)
-    service = Service(registry, decisions, metrics)
+    service = Service(registry, decisions, metrics, option_flags)
     watcher = Watcher(registry, Path(args.watch), args.watch_interval) if args.watch else None
     try:
         service.start(Path(args.bundle) if args.bundle else None, watcher)
@@ -219,4 +221,5 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     serve.add_argument("--admin-token-file", help="bearer token for the admin endpoints")
     serve.add_argument("--no-admin", action="store_true", help="disable the admin endpoints")
     serve.add_argument("--decision-log-size", type=int, default=1000, help="entries kept in memory")
-    serve.set_defaults(func=cmd_serve)
+    add_scheduler_option_flags(serve)
+    serve.set_defaults(func=cmd_serve, known_flags=long_flags(serve))

@@ -29,10 +29,12 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
+from fumarole.policy_lang.compiler import PROCESS_STATE_ENTRY
+
 
 # The entry a compiled plugin's builder adds when it declares process state: a
 # function returning {name: current value} for the session to save at close.
-PROCESS_STATE_HOOK = "__process_state__"
+PROCESS_STATE_HOOK = PROCESS_STATE_ENTRY
 
 
 @dataclass

@@ -7,12 +7,20 @@ can smoke-run a candidate on it, and decides what to activate at start-up:
 the persisted last-known-good (else ``--bundle``), then the watched bundle on
 top if it is valid.  HTTP (``server.py``) only maps requests onto these
 methods.
+
+The service is one Volcano scheduler process: its sessions run one at a time
+and share one :class:`ProcessState` (the node scan's start index, tdm's last
+eviction, ...), which a bundle swap keeps, as Volcano keeps it when it
+reloads its configuration (docs/scheduler-options.md).  The scheduler
+options are the active bundle's ``schedulerOptions`` under the command
+line's flags.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +29,7 @@ from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError, Span
 from fumarole.runtime.authoring.scenario import decisions_as_expect
 from fumarole.runtime.bundles.loader import LoadedBundle, source_bytes
 from fumarole.runtime.framework.namespace import PolicyRuntimeError
+from fumarole.runtime.framework.process_state import ProcessState
 from fumarole.runtime.framework.session import Session
 from fumarole.runtime.ingest.kube import (
     Cluster,
@@ -28,6 +37,7 @@ from fumarole.runtime.ingest.kube import (
     load_cluster,
     parse_time,
 )
+from fumarole.runtime.ingest.scheduler_options import SchedulerOptions, with_overrides
 from fumarole.runtime.ingest.source import NotText, decode
 from fumarole.runtime.ingest.yamlpos import MAX_DEPTH, nesting_depth
 from fumarole.runtime.serve.decision_log import DecisionLog
@@ -96,10 +106,14 @@ def decision_diff(active: dict, shadow: dict) -> dict:
 
 
 class Service:
-    def __init__(self, registry: BundleRegistry, decisions: DecisionLog, metrics: Metrics) -> None:
+    def __init__(self, registry: BundleRegistry, decisions: DecisionLog, metrics: Metrics,
+                 option_flags: dict[str, Any] | None = None) -> None:
         self.registry = registry
         self.decisions = decisions
         self.metrics = metrics
+        self.option_flags = dict(option_flags or {})  # `fumarole serve --percentage-nodes-to-find ...`
+        self.process_state = ProcessState()  # a freshly started scheduler
+        self._cycle = threading.Lock()  # one scheduling cycle at a time, as in one Volcano process
         self.last_cluster: Cluster | None = None
         self.last_shadow_error: dict[str, Any] | None = None
         registry.smoke = self.smoke
@@ -134,14 +148,21 @@ class Service:
                                          hint="give --bundle, --watch, or a --state-dir holding a last-known-good")])
 
     # -- sessions ------------------------------------------------------------------
-    @staticmethod
-    def decide(loaded: LoadedBundle, cluster: Cluster, clock: float | None = None) -> dict[str, Any]:
+    def options(self, loaded: LoadedBundle) -> SchedulerOptions:
+        """The scheduler options a session of ``loaded`` runs with: its manifest's, under the flags."""
+        return with_overrides(loaded.bundle.scheduler_options, self.option_flags)
+
+    def decide(self, loaded: LoadedBundle, cluster: Cluster, clock: float | None = None,
+               state: ProcessState | None = None) -> dict[str, Any]:
         """One session's decisions, as ``fumarole run --format json`` prints them.
 
-        Raises FumaroleError when a policy fails (R001) or finds the cluster unusable (a queue
-        hierarchy with a cycle), as ``run`` would.
+        ``state`` is the process state the session reads and updates (a fresh
+        one when None: smoke runs and shadows never touch the service's).
+        Raises FumaroleError when a policy fails (R001) or finds the cluster
+        unusable (a queue hierarchy with a cycle), as ``run`` would.
         """
-        session = Session(loaded.bundle, cluster, now=clock)
+        session = Session(loaded.bundle, cluster, now=clock, options=self.options(loaded),
+                          process_state=state if state is not None else ProcessState())
         try:
             session.open()
             if session.problems:
@@ -163,12 +184,17 @@ class Service:
             clock = parse_time(now) if now else None
         except ValueError:
             raise FumaroleError([Diagnostic("K001", f"now={now!r} is not an RFC 3339 time", "request")]) from None
+        with self._cycle:
+            return self._run_cycle(cluster, clock)
+
+    def _run_cycle(self, cluster: Cluster, clock: float | None) -> dict[str, Any]:
         revision = self.registry.active  # pinned: a swap from here on does not concern this session
         shadow = self.registry.shadow
+        started_from = self.process_state.copy()  # the shadow decides from where the active session started
         started = time.perf_counter()
         try:
-            decisions = self.decide(revision.loaded, cluster, clock)
-        except FumaroleError:
+            decisions = self.decide(revision.loaded, cluster, clock, self.process_state)
+        except FumaroleError:  # the session did not close, so it saved no process state
             self.metrics.sessions.inc(outcome="error")
             raise
         elapsed = time.perf_counter() - started
@@ -178,12 +204,13 @@ class Service:
         entry: dict[str, Any] = {"time": time.time(), "bundle": revision.stamp(), "decisions": decisions,
                                  "durationMs": round(elapsed * 1000, 3)}
         if shadow is not None:
-            entry["shadow"] = self._shadow(shadow, cluster, clock, decisions)
+            entry["shadow"] = self._shadow(shadow, cluster, clock, decisions, started_from)
         entry_id = self.decisions.append(entry)
         return {"id": entry_id, **entry, "warnings": diagnostics_json(cluster.warnings)}
 
-    def _shadow(self, shadow: Revision, cluster: Cluster, clock: float | None, active: dict) -> dict[str, Any]:
-        """The shadow bundle's differences from the active decisions.
+    def _shadow(self, shadow: Revision, cluster: Cluster, clock: float | None, active: dict,
+                state: ProcessState) -> dict[str, Any]:
+        """The shadow bundle's differences from the active decisions, deciding from ``state``.
 
         Whatever the shadow does -- a policy failure, a budget running out, an internal error --
         it never changes the active session's answer: the failure goes to the decision log entry,
@@ -191,7 +218,7 @@ class Service:
         """
         out: dict[str, Any] = {"bundle": shadow.stamp()}
         try:
-            out["differences"] = decision_diff(active, self.decide(shadow.loaded, cluster, clock))
+            out["differences"] = decision_diff(active, self.decide(shadow.loaded, cluster, clock, state))
         except FumaroleError as err:
             out["error"] = err.diagnostics[0].headline()
         except Exception as exc:  # noqa: BLE001 - a shadow is an experiment: it must not fail the session
@@ -209,5 +236,8 @@ class Service:
                   "swaps": int(m.swaps.total()), "rollbacks": int(m.swaps.value(kind="rollback")),
                   "failedActivations": int(m.activation_failures.total()),
                   "shadowFailures": int(m.shadow_failures.total())}
+        active = self.registry.active
+        process = {"schedulerOptions": self.options(active.loaded).to_dict() if active else None,
+                   "processState": self.process_state.to_dict()}
         return {**self.registry.status(), "counts": counts, "lastShadowError": self.last_shadow_error,
-                "decisionLog": self.decisions.bounds()}
+                "decisionLog": self.decisions.bounds(), **process}

@@ -1,0 +1,140 @@
+"""A scenario's ``processState`` block: restating a later cycle of one scheduler process.
+
+```yaml
+processState:
+  predicateStartIndex: 144          # where the node scan starts (Volcano's lastProcessedNodeIndex)
+  plugins:
+    tdm: {last_eviction: "2026-11-21T12:00:00Z"}   # a plugin's `process state`, by name
+```
+
+Every name is checked against the bundle: the plugin must be in it and
+declare that ``process state``, and the value must have the declared type (a
+``float`` also takes an RFC 3339 time, as seconds since the epoch).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from fumarole.policy_lang.diagnostics import Diagnostic, Span, did_you_mean
+from fumarole.policy_lang.types import Type
+from fumarole.runtime.framework.process_state import ProcessState
+from fumarole.runtime.ingest.kube import parse_time
+from fumarole.runtime.ingest.scheduler_options import SchedulerOptions, read_options_block, with_overrides
+from fumarole.runtime.ingest.yamlpos import key_position, position
+
+KEYS = ("predicateStartIndex", "plugins")
+
+
+class _Reader:
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.diagnostics: list[Diagnostic] = []
+
+    def fail(self, message: str, where: tuple[int, int], hint: str | None = None) -> None:
+        self.diagnostics.append(Diagnostic("S030", message, self.file, Span(*where), hint=hint))
+
+
+def declared_process_states(plugins: Mapping[str, Any]) -> dict[str, dict[str, Type]]:
+    """Each plugin's ``process state`` declarations, from a bundle's compiled plugins."""
+    return {name: dict(policy.module.process_states) for name, policy in plugins.items()}
+
+
+def read_process_state(block: Any, declared: Mapping[str, Mapping[str, Type]],
+                       file: str) -> tuple[ProcessState, list[Diagnostic]]:
+    """The state a scenario restates, and a diagnostic (S030) per problem.
+
+    ``declared`` maps the bundle's plugin names to their process-state
+    declarations (:func:`declared_process_states`).
+    """
+    reader = _Reader(file)
+    state = ProcessState()
+    if not isinstance(block, Mapping):
+        reader.fail("processState must be a mapping with predicateStartIndex and plugins", position(block))
+        return state, reader.diagnostics
+    for key in block:
+        if key not in KEYS:
+            reader.fail(f"unknown processState key '{key}'", key_position(block, key),
+                        did_you_mean(str(key), KEYS))
+    index = block.get("predicateStartIndex", 0)
+    if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+        reader.fail(f"predicateStartIndex must be a non-negative integer, not {index!r}",
+                    position(block, "predicateStartIndex"))
+    else:
+        state.predicate_start_index = index
+    by_plugin = block.get("plugins") or {}
+    if not isinstance(by_plugin, Mapping):
+        reader.fail("processState.plugins must map plugin names to their process state",
+                    position(block, "plugins"))
+        return state, reader.diagnostics
+    for plugin, values in by_plugin.items():
+        states = declared.get(plugin)
+        if states is None:
+            reader.fail(f"plugin '{plugin}' is not in the bundle", key_position(by_plugin, plugin),
+                        did_you_mean(str(plugin), declared))
+        elif not isinstance(values, Mapping):
+            reader.fail(f"the process state of '{plugin}' must be a mapping of names to values",
+                        position(by_plugin, plugin))
+        else:
+            state.plugins[str(plugin)] = _values(reader, str(plugin), values, states)
+    return state, reader.diagnostics
+
+
+def read_process_inputs(doc: Mapping, base: SchedulerOptions, declared: Mapping[str, Mapping[str, Type]],
+                        file: str) -> tuple[SchedulerOptions | None, ProcessState, list[Diagnostic]]:
+    """A scenario's ``schedulerOptions`` (over ``base``, None without the block) and ``processState``."""
+    diags: list[Diagnostic] = []
+    options = None
+    if "schedulerOptions" in doc:
+        overrides, diags = read_options_block(doc["schedulerOptions"], file)
+        options = with_overrides(base, overrides)
+    state = ProcessState()
+    if "processState" in doc:
+        state, state_diags = read_process_state(doc["processState"], declared, file)
+        diags += state_diags
+    return options, state, diags
+
+
+def _values(reader: _Reader, plugin: str, values: Mapping, declared: Mapping[str, Type]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, value in values.items():
+        t = declared.get(name)
+        if t is None:
+            known = ", ".join(declared) or "none"
+            reader.fail(f"plugin '{plugin}' declares no process state '{name}'", key_position(values, name),
+                        did_you_mean(str(name), declared) or f"its process state: {known}")
+            continue
+        converted = _typed(value, t)
+        if converted is _BAD:
+            reader.fail(f"{plugin}.{name} must be {t}, not {value!r}", position(values, name))
+        else:
+            out[str(name)] = converted
+    return out
+
+
+_BAD = object()
+
+
+def _typed(value: Any, t: Type) -> Any:
+    """``value`` as the declared type, or _BAD."""
+    if value is None:
+        return None if t.optional else _BAD
+    if isinstance(value, bool):
+        return value if t.name == "bool" else _BAD
+    if t.name == "int":
+        return value if isinstance(value, int) else _BAD
+    if t.name in ("float", "duration"):
+        if isinstance(value, (int, float)):
+            return float(value)
+        if t.name == "float":  # a time, quoted or as YAML parsed it
+            try:
+                return parse_time(value)
+            except (TypeError, ValueError):
+                return _BAD
+        return _BAD
+    if t.name == "string":
+        return value if isinstance(value, str) else _BAD
+    return _BAD
+
+
+__all__ = ["read_process_state", "read_process_inputs", "declared_process_states"]
