@@ -43,5 +43,18 @@ class FitErrors:
         self.nodes = nodes if nodes is not None else {}
         self.message = message
 
+    def summary(self) -> str:
+        """Volcano's one-line form (``FitErrors.Error``): ``0/3 nodes are unavailable: 1 Insufficient cpu,
+        2 node(s) didn't match Pod's node affinity/selector.``  Each reason is counted once per node
+        that gave it; the "count reason" strings are sorted as strings, as Go sorts them."""
+        head = self.message or f"0/{len(self.nodes)} nodes are unavailable"
+        if not self.nodes:
+            return head
+        counts: dict[str, int] = {}
+        for error in self.nodes.values():
+            for reason in error.reasons:
+                counts[reason] = counts.get(reason, 0) + 1
+        return f"{head}: {', '.join(sorted(f'{n} {reason}' for reason, n in counts.items()))}."
+
     def __repr__(self) -> str:
         return f"FitErrors({self.message or len(self.nodes)})"

@@ -50,8 +50,9 @@ def _arg_error(message: str) -> Diagnostic:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from fumarole.runtime.authoring.explanations import Explainer, relabel
     from fumarole.runtime.authoring.scenario import decisions_as_expect
-    from fumarole.runtime.cli.output import render_table
+    from fumarole.runtime.cli.output import render_explanations, render_table
     from fumarole.runtime.cli.scheduler_flags import options_from_args
     from fumarole.runtime.framework.session import Session
     from fumarole.runtime.ingest.kube import load_cluster
@@ -65,8 +66,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     for warning in cluster.warnings:
         print(warning.headline(), file=sys.stderr)
     options = with_overrides(bundle.scheduler_options, options_from_args(args, args.argv))
-    session = Session(bundle, cluster, now=args.now, options=options,
-                      engine=args.engine)  # a freshly started scheduler process
+    explainer = Explainer(bundle) if args.explain else None
+    session = explainer.session(cluster, args.now, options=options, engine=args.engine) if explainer else \
+        Session(bundle, cluster, now=args.now, options=options, engine=args.engine)  # a freshly started process
     try:
         session.open()
         if session.problems:  # e.g. a queue hierarchy with a cycle: Volcano would stop scheduling it
@@ -76,10 +78,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     except PolicyRuntimeError as exc:
         exc.file = label(exc.file) if exc.file else exc.file
         raise
+    explanations = relabel(explainer.explain(session, decisions), label) if explainer else None
     if args.format == "table":
         print(render_table(session, decisions))
+        if explanations is not None:
+            print()
+            print(render_explanations(explanations, [job.uid for job in session.job_list]))
     else:
-        print(render_document(decisions_as_expect(decisions), args.format))
+        document = decisions_as_expect(decisions)
+        if explanations is not None:
+            document["explanations"] = [e.as_json() for e in explanations]
+        print(render_document(document, args.format))
     return EXIT_OK
 
 
@@ -136,6 +145,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--engine", choices=("fast", "reference"), default="fast",
                      help="fast: node rules over node columns (default); reference: node by node")
     run.add_argument("--now", type=session_time, help="session clock (RFC 3339, e.g. 2026-11-23T18:00:00Z)")
+    run.add_argument("--explain", action="store_true",
+                     help="say why each bind, pipeline and eviction was made and why jobs stay pending, "
+                          "naming policy rules by file:line")
     add_scheduler_option_flags(run)
     run.set_defaults(func=cmd_run, known_flags=long_flags(run))
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
+from fumarole.runtime.authoring.explanations import Explanation
 from fumarole.runtime.framework.session import Decisions, Session
 
 
@@ -34,3 +37,27 @@ def render_table(session: Session, decisions: Decisions) -> str:
         rows.append((job.uid, job.queue, decisions.phases.get(job.uid, ""), tasks))
     section("PodGroups", ("PODGROUP", "QUEUE", "PHASE", "TASKS"), rows)
     return "\n".join(out).rstrip()
+
+
+
+def render_explanations(explanations: Sequence[Explanation], job_order: Sequence[str] = ()) -> str:
+    """Explanations grouped per PodGroup (in ``job_order``, then any others), each with its reasons."""
+    by_job: dict[str, list[Explanation]] = {job: [] for job in job_order}
+    for explanation in explanations:
+        by_job.setdefault(explanation.job, []).append(explanation)
+    out = [f"Explanations ({len(explanations)})"]
+    for job, items in by_job.items():
+        if not items:
+            continue
+        out.append(f"  {job}")
+        for item in items:
+            out.append(f"    {item.kind}: {item.summary}")
+            out.extend(f"      {reason_line(r.text, r.at)}" for r in item.because)
+    if len(out) == 1:
+        out.append("  none")
+    return "\n".join(out)
+
+
+def reason_line(text: str, at: str) -> str:
+    """A reason and, unless its text already names it, the rule's place."""
+    return f"{text}  [{at}]" if at and at not in text else text

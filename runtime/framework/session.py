@@ -113,6 +113,19 @@ def compare_task(l: Task, r: Task) -> bool:
     return li < ri
 
 
+class SessionObserver(Protocol):
+    """Told of each placement, eviction and fit error as a session makes it, for explanations
+    (``authoring/tracing.py``).  A session has none unless one is attached: a plain run pays
+    one ``is None`` test per decision."""
+
+    def placed(self, task: Task, node: Node, status: str) -> None: ...
+    def evicting(self, task: Task) -> None: ...
+    def undone(self, task: Task) -> None: ...
+    def bound(self, task: Task) -> None: ...
+    def eviction_recorded(self, task: Task, reason: str) -> None: ...
+    def fit_error_made(self, reason: str) -> None: ...
+
+
 class Decisions:
     """What the outside world sees of a session."""
 
@@ -168,6 +181,7 @@ class Session:
         self._detached_queues: dict[str, Queue] = {}
         self.problems: list[HierarchyProblem] = []  # configuration problems policies found
         self._opening_phases = {job.uid: job.phase for job in self.job_list}
+        self.observer: SessionObserver | None = None
 
     # -- lifecycle -----------------------------------------------------------------
     def open(self) -> None:
@@ -332,6 +346,8 @@ class Session:
             node.remove_task(task)
         if on_node:
             self.fire_deallocate(task)
+            if self.observer is not None:
+                self.observer.undone(task)
         task.node_name = ""
 
     def place(self, task: Task, node: Node, status: str) -> bool:
@@ -349,6 +365,8 @@ class Session:
             self.undo_placement(task, on_node=False)
             return False
         self.fire_allocate(task)
+        if self.observer is not None:
+            self.observer.placed(task, node, status)
         return True
 
     def _restatus_on_node(self, task: Task, status: str) -> None:
@@ -365,20 +383,28 @@ class Session:
         """The in-session effect of an eviction: Releasing, re-accounted, deallocate handlers."""
         self._restatus_on_node(task, RELEASING)
         self.fire_deallocate(task)
+        if self.observer is not None:
+            self.observer.evicting(task)
 
     def unevict(self, task: Task) -> None:
         """Undo an eviction: the task is Running again (always Running, as in Volcano)."""
         self._restatus_on_node(task, RUNNING)
         self.fire_allocate(task)
+        if self.observer is not None:
+            self.observer.undone(task)
 
     def bind(self, task: Task) -> None:
         self.decisions.binds.append((task.key, task.node_name))
+        if self.observer is not None:
+            self.observer.bound(task)
         job = self.jobs.get(task.job_id)
         if job is not None:
             job.update_task_status(task, BINDING)
 
     def record_eviction(self, task: Task, reason: str) -> None:
         self.decisions.evictions.append((task.key, reason))
+        if self.observer is not None:
+            self.observer.eviction_recorded(task, reason)
 
     def session_allocate(self, task: Task, node: Node) -> bool:
         """Session.Allocate: allocate now, and bind the job's Allocated tasks once it is ready."""
@@ -471,6 +497,8 @@ class Session:
         job.conditions = [c for c in job.conditions if c.get("type") != kind] + [condition]
 
     def fit_error(self, reason: str) -> FitError:
+        if self.observer is not None:
+            self.observer.fit_error_made(reason)
         return FitError([(UNSCHEDULABLE, reason)])
 
     def fit_errors_for_all(self, task: Task, error: FitError) -> FitErrors:

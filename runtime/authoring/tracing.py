@@ -1,0 +1,293 @@
+"""Recording one session for explanations: every plugin answer that can decide something,
+and the policy line where each placement, eviction and fit error was made.
+
+An explaining run compiles the bundle's policies once more with probes
+(:mod:`fumarole.runtime.authoring.probes`), wraps the plugin hooks whose
+answers decide (victims, candidates, votes, checks, predicates, scores), and
+attaches a :class:`Tracer` to the session as its observer.  A plain session has
+no observer and runs the uninstrumented code: none of this costs it anything.
+
+The probes' event list is cleared whenever a traced hook is entered from
+outside any other, so memory stays bounded by one hook call however long the
+session runs.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from fumarole.runtime.api.model import Job, Node, Queue, Task
+from fumarole.runtime.authoring.probes import HookSite, Probes, Site
+
+VICTIM_HOOKS = ("preemptable", "reclaimable")
+CANDIDATE_HOOKS = ("preempt_candidate", "reclaim_candidate")
+# Hooks whose last answer per plugin and subject is kept (a vote, a yes/no, a failure).
+ANSWER_HOOKS = ("job_valid", "job_enqueueable", "overused", "allocatable", "job_ready", "job_pipelined",
+                "job_starving", "preemptive")
+PREDICATE_HOOKS = ("predicate", "pre_predicate")
+SCORE_HOOKS = ("node_order", "batch_node_order")
+
+
+@dataclass(frozen=True)
+class Where:
+    """A place in a policy file and the code written there."""
+
+    file: str
+    line: int
+    col: int
+    code: str
+
+    @property
+    def location(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+@dataclass
+class VictimCall:
+    """One plugin's answer to one victim question."""
+
+    plugin: str
+    hook: str
+    actor: Any
+    candidates: list
+    chosen: list
+    vote: int
+    events: list = field(repr=False)
+
+
+@dataclass
+class CandidateCall:
+    """A plugin answering no to "may this task be a victim at all?"."""
+
+    plugin: str
+    hook: str
+    where: HookSite
+    actor: Any
+    task: Any
+    events: list = field(repr=False)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A plugin's last answer to a hook about one subject, and the rule that decided it."""
+
+    plugin: str
+    hook: str
+    result: Any
+    where: HookSite
+    decider: Site | None
+    decided: bool  # the decider's outcome
+
+
+@dataclass(eq=False)
+class Move:
+    """One operation on a task: placed (Allocated / Pipelined) or evicted, and what became of it."""
+
+    kind: str  # Allocated, Pipelined, evict
+    task: Task
+    node: str
+    action: str
+    at: Where | None
+    scores: dict[str, dict[str, float]] = field(default_factory=dict)  # node -> plugin -> score
+    victims: list["Move"] = field(default_factory=list)  # evictions made room for a pipelined task
+    undone_at: Where | None = None
+    committed_at: Where | None = None
+
+
+def ident(value: Any) -> Any:
+    """How a subject is keyed: tasks by namespace/name, jobs by UID, queues and nodes by name."""
+    if isinstance(value, Task):
+        return value.key
+    if isinstance(value, Job):
+        return value.uid
+    if isinstance(value, (Queue, Node)):
+        return value.name
+    if isinstance(value, list):
+        return tuple(ident(v) for v in value)
+    return id(value)
+
+
+class Tracer:
+    """Wraps plugin hooks (:meth:`watch`, for :meth:`Probes.instrument`) and observes a session."""
+
+    def __init__(self, probes: Probes) -> None:
+        self.probes = probes
+        self.victim_calls: list[VictimCall] = []
+        self.vetoes: list[CandidateCall] = []
+        self.answers: dict[tuple[str, Any], dict[str, Answer]] = {}  # (hook, subject) -> plugin -> answer
+        self.reason_origins: dict[str, tuple[str, Where]] = {}  # fit-error reason -> (plugin or action, where)
+        self.scores: dict[str, dict[str, dict[str, float]]] = {}  # task -> node -> plugin -> latest score
+        self.moves: dict[str, list[Move]] = {}  # task key -> its operations in order
+        self.hook_sites: dict[tuple[str, str], HookSite] = {}  # (plugin, hook) -> where it is implemented
+        self._unclaimed: list[Move] = []  # evictions no placement has claimed yet (nor undone)
+        self._depth = 0
+        self._modules: dict[str, Any] = {}
+        self._actions: dict[str, str] = {}  # action policy file -> action name
+
+    # -- wiring ---------------------------------------------------------------------------
+    def attach(self, session: Any) -> None:
+        """Observe ``session`` (built on the instrumented library this tracer watched)."""
+        library = session.bundle.library
+        self._modules = dict(library.modules_by_filename)
+        self._actions = {p.module.file: name for name, p in library.actions.items()}
+        self._sources = library.sources
+        session.observer = self
+
+    def watch(self, kind: str, name: str, builder: Callable, where: dict[str, HookSite]) -> Callable:
+        if kind != "plugin":
+            return builder
+
+        def build(*args: Any) -> dict:
+            hooks = builder(*args)
+            return {hook: self._wrap(name, hook, fn, where.get(hook, HookSite("?"))) for hook, fn in hooks.items()}
+        return build
+
+    def _wrap(self, plugin: str, hook: str, fn: Callable, where: HookSite) -> Callable:
+        self.hook_sites[(plugin, hook)] = where
+        if hook in VICTIM_HOOKS:
+            return self._traced_victims(plugin, hook, fn)
+        if hook in CANDIDATE_HOOKS:
+            return self._asked(plugin, hook, where, fn)
+        if hook in ANSWER_HOOKS:
+            return self._answered(plugin, hook, where, fn)
+        if hook in PREDICATE_HOOKS:
+            return self._predicated(plugin, fn)
+        if hook in SCORE_HOOKS:
+            return self._scored(plugin, hook, fn)
+        return fn
+
+    def _call(self, fn: Callable, args: tuple) -> tuple[Any, list]:
+        """Run a plugin function; its result and the probe events it produced."""
+        events = self.probes.events
+        assert events is not None
+        if self._depth == 0:
+            events.clear()
+        mark = len(events)
+        self._depth += 1
+        try:
+            result = fn(*args)
+        finally:
+            self._depth -= 1
+        return result, events[mark:]
+
+    def _traced_victims(self, plugin: str, hook: str, fn: Callable) -> Callable:
+        def traced(actor: Any, candidates: list) -> tuple:
+            (chosen, vote), events = self._call(fn, (actor, candidates))
+            self.victim_calls.append(VictimCall(plugin, hook, actor, list(candidates), list(chosen), vote, events))
+            return chosen, vote
+        return traced
+
+    def _asked(self, plugin: str, hook: str, where: HookSite, fn: Callable) -> Callable:
+        def asked(actor: Any, task: Any) -> bool:
+            result, events = self._call(fn, (actor, task))
+            if not result:
+                self.vetoes.append(CandidateCall(plugin, hook, where, actor, task, events))
+            return result
+        return asked
+
+    def _answered(self, plugin: str, hook: str, where: HookSite, fn: Callable) -> Callable:
+        subject_at = 1 if hook in ("allocatable", "preemptive") else 0
+
+        def answered(*args: Any) -> Any:
+            result, events = self._call(fn, args)
+            decider = last_probe(events)
+            site = self.probes.sites[decider[1]] if decider is not None else None
+            key = (hook, ident(args[subject_at]))
+            self.answers.setdefault(key, {})[plugin] = Answer(plugin, hook, result, where, site,
+                                                              bool(decider[2]) if decider is not None else False)
+            return result
+        return answered
+
+    def _predicated(self, plugin: str, fn: Callable) -> Callable:
+        def predicated(*args: Any) -> Any:
+            failure, events = self._call(fn, args)
+            if failure is not None:
+                decider = last_probe(events)
+                if decider is not None:
+                    site = self.probes.sites[decider[1]]
+                    for reason in failure.reasons:
+                        self.reason_origins.setdefault(reason, (plugin, self._site_where(site)))
+            return failure
+        return predicated
+
+    def _scored(self, plugin: str, hook: str, fn: Callable) -> Callable:
+        def scored(task: Any, nodes: Any) -> Any:
+            result, _events = self._call(fn, (task, nodes))
+            per_node = self.scores.setdefault(task.key, {})
+            if hook == "node_order":
+                if result is not None:
+                    per_node.setdefault(nodes.name, {})[plugin] = result
+            elif result is not None:
+                for node, score in result.items():
+                    per_node.setdefault(node.name, {})[plugin] = per_node.get(node.name, {}).get(plugin, 0.0) + score
+            return result
+        return scored
+
+    # -- where a decision is made -----------------------------------------------------------
+    def _site_where(self, site: Site) -> Where:
+        return Where(site.file, site.line, site.col, site.rule)
+
+    def _policy_frame(self) -> tuple[str, Where | None]:
+        """The action running and the innermost policy line on the stack (the caller of the session)."""
+        frame = sys._getframe(2)
+        innermost: Where | None = None
+        action = ""
+        while frame is not None:
+            module = self._modules.get(frame.f_code.co_filename)
+            if module is not None:
+                if innermost is None:
+                    line, col = module.policy_position(frame.f_lineno)
+                    innermost = Where(module.file, line, col, self._line(module.file, line))
+                action = self._actions.get(module.file, action)
+            frame = frame.f_back
+        return action, innermost
+
+    def _line(self, file: str, line: int) -> str:
+        lines = self._sources.get(file, "").splitlines()
+        return lines[line - 1].strip() if 0 < line <= len(lines) else ""
+
+    # -- the session's observer (framework.session.SessionObserver) --------------------------
+    def placed(self, task: Task, node: Node, status: str) -> None:
+        action, at = self._policy_frame()
+        history = self.moves.setdefault(task.key, [])
+        scores = self.scores.pop(task.key, {})
+        victims = [m for m in self._unclaimed if m.node == node.name and m.action == action]
+        self._unclaimed = [m for m in self._unclaimed if m not in victims]
+        history.append(Move(status, task, node.name, action, at, scores, victims))
+
+    def evicting(self, task: Task) -> None:
+        action, at = self._policy_frame()
+        move = Move("evict", task, task.node_name, action, at)
+        self.moves.setdefault(task.key, []).append(move)
+        self._unclaimed.append(move)
+
+    def undone(self, task: Task) -> None:
+        history = self.moves.get(task.key)
+        if history and history[-1].undone_at is None and history[-1].committed_at is None:
+            history[-1].undone_at = self._policy_frame()[1]
+            self._unclaimed = [m for m in self._unclaimed if m is not history[-1]]
+
+    def bound(self, task: Task) -> None:
+        self._committed(task, "Allocated")
+
+    def eviction_recorded(self, task: Task, reason: str) -> None:
+        self._committed(task, "evict")
+
+    def _committed(self, task: Task, kind: str) -> None:
+        history = self.moves.get(task.key) or []
+        move = next((m for m in reversed(history) if m.kind == kind), None)
+        if move is not None:
+            move.committed_at = self._policy_frame()[1]
+
+    def fit_error_made(self, reason: str) -> None:
+        if reason not in self.reason_origins:
+            action, at = self._policy_frame()
+            if at is not None:
+                self.reason_origins[reason] = (action, at)
+
+
+def last_probe(events: list) -> tuple | None:
+    """The last condition evaluated in ``events``: ("probe", site number, outcome)."""
+    return next((e for e in reversed(events) if e[0] == "probe"), None)

@@ -1,0 +1,158 @@
+"""`fumarole run --explain`: each decision and each pending job says why, naming the policy rule by file:line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fumarole.runtime.api.fit import FitError, FitErrors
+from fumarole.runtime.authoring.explanations import run_explained
+from fumarole.runtime.bundles.bundle import bundle_from_volcano_conf, default_bundle, load_bundle
+from fumarole.runtime.framework.session import Session
+from fumarole.runtime.ingest.kube import load_cluster, parse_time
+
+ROOT = Path(__file__).resolve().parent.parent
+TWO_QUEUES = ROOT / "examples/two-queues"
+AT_1230 = "2026-11-21T12:30:00Z"
+
+
+def line_of(policy: str, code: str) -> int:
+    """The line of ``code`` in a standard-library policy (so tests follow edits to the policies)."""
+    lines = (ROOT / "policies/volcano" / policy).read_text().splitlines()
+    return next(i for i, text in enumerate(lines, 1) if code in text)
+
+
+def cluster(path: Path):
+    return load_cluster(path.read_text(), str(path))
+
+
+def by_subject(explanations, kind: str) -> dict:
+    return {e.subject: e for e in explanations if e.kind == kind}
+
+
+def texts(explanation) -> list[str]:
+    return [f"{r.text} [{r.at}]" for r in explanation.because]
+
+
+def test_fit_errors_summary_is_volcanos_form():
+    errors = FitErrors({f"n{i}": FitError([("Unschedulable", "Insufficient cpu")]) for i in range(10)})
+    errors.nodes["x"] = FitError([("Unschedulable", "Insufficient memory"), ("Unschedulable", "Insufficient cpu")])
+    errors.nodes["y"] = FitError([("UnschedulableAndUnresolvable", "node(s) had untolerated taint {a: b}")])
+    # Go sorts the "count reason" strings as strings: "1 ..." < "11 ..."
+    assert errors.summary() == ("0/12 nodes are unavailable: 1 Insufficient memory, "
+                                "1 node(s) had untolerated taint {a: b}, 11 Insufficient cpu.")
+    assert FitErrors(message="already predicated failed").summary() == "already predicated failed"
+    assert FitErrors().summary() == "0/0 nodes are unavailable"
+
+
+def test_eviction_names_the_reclaim_line_and_the_plugins_that_chose_the_victim():
+    bundle = bundle_from_volcano_conf(TWO_QUEUES / "volcano-scheduler.conf")
+    decisions, explanations = run_explained(bundle, cluster(TWO_QUEUES / "cluster.yaml"), parse_time(AT_1230))
+    evictions = by_subject(explanations, "evict")
+    assert list(evictions) == ["research/sweep-2", "research/sweep-1"]
+    why = evictions["research/sweep-2"]
+    assert why.summary == "research/sweep-2 evicted from node-1 by reclaim"
+    evict_line = line_of("actions/reclaim.policy", 'node_stmt.evict(victim, "reclaim")')
+    commit_line = line_of("actions/reclaim.policy", "stmt.commit()")
+    gang_line = line_of("plugins/gang.policy", "victim candidate")
+    assert texts(why)[0] == ('reclaim evicted it to make room for prod/serving-0: `node_stmt.evict(victim, "reclaim")` '
+                             f"[policies/volcano/actions/reclaim.policy:{evict_line}:13]")
+    assert texts(why)[1] == "victims chosen by reclaimable(prod/serving-0, 4 candidates) []"
+    assert why.because[2].by == "gang"
+    assert why.because[2].at == f"policies/volcano/plugins/gang.policy:{gang_line}:20"
+    assert why.because[2].text.endswith("victim candidate (if spare[job] > 0 was true)")
+    assert why.because[-1].at == f"policies/volcano/actions/reclaim.policy:{commit_line}:17"
+    # sweep-1 made room for the second task of the gang
+    assert texts(evictions["research/sweep-1"])[0].startswith("reclaim evicted it to make room for prod/serving-1")
+    pipelines = by_subject(explanations, "pipeline")
+    assert pipelines["prod/serving-1"].because[1].text == \
+        "node-1 has room once its evicted tasks leave: research/sweep-1"
+
+
+def test_pending_job_too_big_names_the_predicate_summary_with_counts():
+    _decisions, explanations = run_explained(default_bundle(), cluster(ROOT / "tests/whatif/too-big-cluster.yaml"))
+    pending = by_subject(explanations, "pending")["ml/big"]
+    assert pending.summary == "ml/big Inqueue: 1 of 1 tasks pending"
+    selector_line = line_of("plugins/predicates.policy", "not pod_fits_node_selector(task, node)")
+    insufficient_line = line_of("actions/allocate.policy", 'fit_error("Insufficient " + missing[0])')
+    assert [r.text for r in pending.because][0] == ("ml/big-0: 0/3 nodes are unavailable: 1 Insufficient cpu, "
+                                                    "2 node(s) didn't match Pod's node affinity/selector.")
+    ats = {r.text.split(":")[0]: (r.by, r.at) for r in pending.because[1:]}
+    assert ats["Insufficient cpu"] == ("allocate", f"policies/volcano/actions/allocate.policy:{insufficient_line}:9")
+    assert ats["node(s) didn't match Pod's node affinity/selector"] == \
+        ("predicates", f"policies/volcano/plugins/predicates.policy:{selector_line}:13")
+
+
+def test_job_not_enqueued_names_the_rejecting_vote():
+    _decisions, explanations = run_explained(default_bundle(), cluster(ROOT / "examples/cluster.yaml"))
+    pending = by_subject(explanations, "pending")["batch/huge"]
+    line = line_of("plugins/overcommit.policy", "permit when within_requested(inqueue + minimum, idle, minimum)")
+    assert pending.because[0].by == "overcommit"
+    assert pending.because[0].at.startswith(f"policies/volcano/plugins/overcommit.policy:{line}:")
+    assert pending.because[0].text.startswith("overcommit: rejected the enqueue (`permit when within_requested(")
+
+
+def test_site_policy_that_protects_victims_is_named_on_the_waiting_gang():
+    bundle = load_bundle(ROOT / "examples/site-min-runtime")
+    _decisions, explanations = run_explained(bundle, cluster(TWO_QUEUES / "cluster.yaml"),
+                                             parse_time("2026-11-21T11:30:00Z"))
+    pending = by_subject(explanations, "pending")["prod/serving"]
+    lines = [r.text for r in pending.because]
+    discard = line_of("actions/reclaim.policy", "stmt.discard()")
+    assert lines[0] == "reclaim pipelined prod/serving-0 on node-1 after evicting research/sweep-0, then took it back: " \
+                       "`stmt.discard()`"
+    assert pending.because[0].at == f"policies/volcano/actions/reclaim.policy:{discard}:17"
+    assert "the job needs 2 task(s) placed together (minAvailable)" in lines
+    vetoes = [r for r in pending.because if r.by == "min_runtime"]
+    assert [r.text for r in vetoes] == [
+        f"min_runtime ruled out 3 victim(s) for prod/serving-{i} (reclaim_candidate): research/sweep-1, "
+        "research/sweep-2, research/sweep-3: `now - task.start_time >= min_runtime` is false" for i in (0, 1)]
+    assert vetoes[0].at.endswith("examples/site-min-runtime/plugins/min_runtime.policy:11:4")
+
+
+def test_bind_names_the_allocate_line_and_the_scores():
+    _decisions, explanations = run_explained(default_bundle(), cluster(ROOT / "examples/cluster.yaml"))
+    binds = by_subject(explanations, "bind")
+    placed = line_of("actions/allocate.policy", "stmt.allocate(task, best)")
+    assert binds["ml/train-worker-1"].because[0].at == f"policies/volcano/actions/allocate.policy:{placed}:13"
+    # nodeorder's default weights score both nodes 0: the first node scanned wins the tie
+    assert binds["ml/train-worker-1"].because[1].text == \
+        "2 nodes tied for the highest node score, node-b was scanned first: node-b 0, node-a 0"
+    assert binds["ml/train-worker-1"].because[2].by == "nodeorder"
+    assert binds["tools/sidecar-0"].summary == "tools/sidecar-0 bound to node-a by backfill"
+
+
+@pytest.mark.parametrize("bundle_path, now", [
+    (None, None), ("examples/two-queues/volcano-scheduler.conf", AT_1230), ("examples/site-min-runtime", AT_1230),
+    ("examples/site-eviction-budget", None), ("examples/site-most-overused-first", None)])
+def test_explained_run_decides_exactly_as_a_plain_run(bundle_path, now):
+    bundle = load_bundle(ROOT / bundle_path) if bundle_path else default_bundle()
+    folder = (ROOT / bundle_path).parent if bundle_path and bundle_path.endswith(".conf") else \
+        ROOT / (bundle_path or "examples")
+    dump = folder / "cluster.yaml" if (folder / "cluster.yaml").exists() else TWO_QUEUES / "cluster.yaml"
+    clock = parse_time(now) if now else None
+    plain = Session(bundle, cluster(dump), now=clock).run()
+    explained, explanations = run_explained(bundle, cluster(dump), clock)
+    assert (explained.binds, explained.evictions, explained.pipelined, explained.phases) == \
+        (plain.binds, plain.evictions, plain.pipelined, plain.phases)
+    assert len([e for e in explanations if e.kind == "evict"]) == len(plain.evictions)
+
+
+def test_cli_explain_table_groups_per_job_and_json_adds_explanations(cli):
+    args = ["run", str(TWO_QUEUES / "cluster.yaml"), "--config", str(TWO_QUEUES / "volcano-scheduler.conf"),
+            "--now", AT_1230]
+    table = cli(*args, "--explain")
+    assert table.code == 0, table.err
+    section = table.out.split("Explanations (4)\n", 1)[1]
+    assert section.index("  research/sweep\n") < section.index("    evict: research/sweep-2 evicted from node-1")
+    assert section.index("  prod/serving\n") < section.index("    pipeline: prod/serving-0 pipelined on node-1")
+    plain = json.loads(cli(*args, "--format", "json").out)
+    explained = json.loads(cli(*args, "--format", "json", "--explain").out)
+    assert "explanations" not in plain
+    assert {k: v for k, v in explained.items() if k != "explanations"} == plain
+    assert [(e["kind"], e["subject"]) for e in explained["explanations"]] == [
+        ("pipeline", "prod/serving-0"), ("pipeline", "prod/serving-1"),
+        ("evict", "research/sweep-2"), ("evict", "research/sweep-1")]
+    assert set(explained["explanations"][0]["because"][0]) == {"text", "at", "by"}
