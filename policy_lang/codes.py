@@ -8,7 +8,7 @@ and the codes the sources emit in step.
 The letter names the layer that found the problem: P syntax, E/W the checker
 (errors / warnings), C scheduler configuration, B bundle manifest, K cluster
 objects, O the scheduler binary's options, S scenarios and the service, F files and arguments, A bundle
-archives and signatures, R a policy failing while it runs.
+archives and signatures, R a policy failing while it runs, T what-if traces and sweeps.
 """
 
 from __future__ import annotations
@@ -120,6 +120,9 @@ _CODES = (
     Code("A032", "malformed signature"),
     Code("A033", "signature does not verify"),
     Code("R001", "policy failed while running"),
+    Code("T001", "malformed trace YAML"),
+    Code("T002", "malformed trace"),
+    Code("T003", "bad duration or time in a trace"),
 )
 
 CODES: dict[str, Code] = {c.code: c for c in _CODES}

@@ -25,6 +25,8 @@ from .vectorize import batch_forms
 # Without one (the normal case) the generated code has no probes at all.
 ProbeSite = Callable[[str, A.Expr, object], int]
 
+# The key under which a plugin's builder also hands out a view of its state (never a hook name).
+STATE_VIEW = "__state__"
 _DEFAULT_FAIL_CODE = {"predicate": "unschedulable", "pre_predicate": "unresolvable", "job_valid": "invalid"}
 _CODE_STATUS = {"unschedulable": "Unschedulable", "unresolvable": "UnschedulableAndUnresolvable",
                 "error": "Error", "invalid": "Invalid"}
@@ -141,6 +143,11 @@ class Compiler:
         if c.process_states:  # what the session saves at close (runtime/framework/process_state.py)
             saved = ", ".join(f"{name!r}: s_{name}" for name in c.process_states)
             entries += f", {PROCESS_STATE_ENTRY!r}: lambda: {{{saved}}}"
+        if c.states and c.module.kind == "plugin":
+            # Read-only view of the plugin's state for tools that watch sessions (what-if replay
+            # reads proportion's `deserved`); not a hook, so no dispatcher ever calls it.
+            state = ", ".join(f"{name!r}: s_{name}" for name in c.states)
+            entries += f", {STATE_VIEW!r}: lambda: {{{state}}}"
         o.emit(1, f"return {{{entries}}}")
         source = "\n".join(o.lines) + "\n"
         filename = f"<policy {c.module.file}>"

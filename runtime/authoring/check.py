@@ -55,6 +55,8 @@ from fumarole.runtime.ingest.yamlpos import YamlError, load, load_all, position
 INPUT_SUFFIXES = (".policy", ".yaml", ".yml", ".conf")
 _TOP_KEY = re.compile(r"^([A-Za-z][\w-]*)[ \t]*:", re.MULTILINE)
 _BUNDLE_KIND = re.compile(r"^kind:[ \t]*[\"']?PolicyBundle\b", re.MULTILINE)
+# Traces and sweep files are validated by the commands that read them (`replay`, `sweep`), a later stage.
+_WHATIF_KIND = re.compile(r"^kind:[ \t]*[\"']?(Trace|Sweep)\b", re.MULTILINE)
 _HEADER = re.compile(r"^[ \t]*(plugin|action|module)[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
 # A cluster dump holds objects of the kinds a session reads (other manifests, e.g. Deployments, are not inputs).
 _CLUSTER_KIND = re.compile(r"^[ \t-]*kind:[ \t]*[\"']?(%s|List)\b" % "|".join(KINDS), re.MULTILINE)
@@ -86,7 +88,7 @@ def check_paths(paths: Sequence[str], strict: bool = False) -> CheckReport:
 
 
 def classify(path: Path, text: str) -> str | None:
-    """What a file is: policy, bundle, scenario, hooks, conf or cluster (None: not a fumarole input).
+    """What a file is: policy, bundle, scenario, hooks, conf, cluster or whatif (None: not a fumarole input).
 
     Decided from the name and the top-level keys, read from the text so that a
     file whose YAML is broken is still recognised and its error reported.
@@ -95,6 +97,8 @@ def classify(path: Path, text: str) -> str | None:
         return "policy"
     if path.name == MANIFEST or _BUNDLE_KIND.search(text):
         return "bundle"
+    if _WHATIF_KIND.search(text):
+        return "whatif"
     keys = set(_TOP_KEY.findall(text))
     if keys & {"expect", "expectHooks"}:
         return "scenario"

@@ -350,7 +350,7 @@ def run_file(path: Path, prepare: Callable[[Scenario], Scenario] | None = None, 
 def scenario_files(paths: list[Path]) -> list[Path]:
     """The scenarios to run: files as given, and in folders (recursively) every YAML file
     except those that are plainly something else (cluster dumps, bundle manifests,
-    scheduler configurations), so a scenario that is merely broken still counts as failed."""
+    scheduler configurations, traces), so a scenario that is merely broken still counts as failed."""
     from fumarole.runtime.authoring.check import classify
 
     out: list[Path] = []
@@ -363,6 +363,6 @@ def scenario_files(paths: list[Path]) -> list[Path]:
                 kind = classify(file, file.read_text())
             except (OSError, UnicodeDecodeError):
                 kind = None
-            if kind not in ("cluster", "bundle", "conf", "hooks"):
+            if kind not in ("cluster", "bundle", "conf", "hooks", "whatif"):
                 out.append(file)
     return out

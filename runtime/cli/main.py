@@ -175,6 +175,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_commands(sub)
     from fumarole.runtime.cli.authoring_commands import register  # check, fmt, schema
     register(sub)
+    from fumarole.runtime.cli import whatif_commands  # replay
+    whatif_commands.register(sub)
     return parser
 
 

@@ -15,6 +15,7 @@ import uuid
 from types import SimpleNamespace
 from typing import Any, Callable, Mapping, Protocol
 
+from fumarole.policy_lang.compiler import STATE_VIEW
 from fumarole.runtime.api.fit import UNRESOLVABLE, UNSCHEDULABLE, FitError, FitErrors
 from fumarole.runtime.api.model import (
     ALLOCATED,
@@ -262,6 +263,14 @@ class Session:
         self.open()
         self.run_actions()
         return self.close()
+
+    def plugin_state(self, plugin: str) -> dict[str, Any]:
+        """A registered plugin's state as its hooks left it (e.g. proportion's ``deserved``),
+        for tools that watch a session from outside; empty when the plugin is not registered."""
+        for name, hooks in self._plugins:
+            if name == plugin and STATE_VIEW in hooks:
+                return hooks[STATE_VIEW]()
+        return {}
 
     def pod_group_phase(self, job: Job) -> str:
         """jobStatus / getPodGroupPhase (framework/session.go)."""

@@ -1,0 +1,274 @@
+"""The trace format (docs/traces.md): an initial cluster and timed events, read with positions.
+
+A trace is what a replay plays: the cluster at virtual time zero (a dump is a
+valid start) and, in time order, job submissions (a PodGroup and its pods,
+each task with a run time), job deletions, and nodes added or removed.  Every
+Kubernetes object in it is validated as ``fumarole run`` validates a dump, so a
+bad trace is reported with ``file:line:col`` before anything runs.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError, Span
+from fumarole.runtime.framework.go_semantics import parse_duration
+from fumarole.runtime.ingest.kube import GROUP_NAME, Cluster, cluster_from_objects, load_cluster, parse_time
+from fumarole.runtime.ingest.yamlpos import YamlError, key_position, load, position
+
+EVENT_KINDS = ("submit", "delete", "addNode", "removeNode")
+_TOP_KEYS = ("apiVersion", "kind", "metadata", "start", "cluster", "runTimes", "events")
+DEFAULT_START = "2026-01-01T00:00:00Z"
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """One pod to create at submission; ``run_time`` None means it runs until deleted."""
+
+    pod: dict
+    run_time: float | None
+
+
+@dataclass(frozen=True)
+class Event:
+    at: float  # seconds after the trace's start
+    kind: str  # one of EVENT_KINDS
+    pod_group: dict | None = None  # submit
+    tasks: tuple[TaskSpec, ...] = ()  # submit
+    target: str = ""  # delete: namespace/name of the PodGroup; removeNode: the node's name
+    node: dict | None = None  # addNode
+
+
+@dataclass(frozen=True)
+class Trace:
+    name: str
+    start: float  # the virtual clock's zero, seconds since the epoch
+    cluster: Cluster
+    run_times: dict[str, float]  # namespace/pod of the initial cluster -> seconds left to run
+    events: tuple[Event, ...]  # sorted by time, stable
+    file: str
+
+    @property
+    def duration(self) -> float:
+        """The time of the last event (0 for a trace that only drains its initial cluster)."""
+        return self.events[-1].at if self.events else 0.0
+
+
+def rfc3339(epoch: float) -> str:
+    stamp = _dt.datetime.fromtimestamp(epoch, _dt.timezone.utc)
+    return stamp.strftime("%Y-%m-%dT%H:%M:%S") + (f".{stamp.microsecond:06d}" if stamp.microsecond else "") + "Z"
+
+
+def seconds(value: Any) -> float | None:
+    """A duration as Go writes it ("90s", "1h30m") or a number of seconds; None when it is neither."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value) if value >= 0 else None
+    parsed = parse_duration(str(value))
+    return parsed if parsed is not None and parsed >= 0 else None
+
+
+class _TraceReader:
+    def __init__(self, file: str, text: str) -> None:
+        self.file, self.text = file, text
+        self.diagnostics: list[Diagnostic] = []
+
+    def fail(self, code: str, message: str, where: Any, key: Any = None, hint: str | None = None) -> None:
+        line, col = position(where, key)
+        self.diagnostics.append(Diagnostic(code, message, self.file, Span(line, col), hint=hint))
+
+    def fail_key(self, code: str, message: str, owner: dict, key: Any, hint: str | None = None) -> None:
+        line, col = key_position(owner, key)
+        self.diagnostics.append(Diagnostic(code, message, self.file, Span(line, col), hint=hint))
+
+    def duration(self, owner: dict, key: str, what: str) -> float | None:
+        value = seconds(owner[key])
+        if value is None:
+            self.fail("T003", f"{what} must be a duration (\"90s\", \"1h30m\") or a number of seconds, "
+                      f"not {owner[key]!r}", owner, key)
+        return value
+
+    def objects(self, docs: list, what: Any) -> Cluster | None:
+        """Kubernetes objects validated as a cluster dump is, positions in this file."""
+        try:
+            return cluster_from_objects(list(docs), self.file, self.text)
+        except FumaroleError as err:
+            self.diagnostics.extend(err.diagnostics)
+            return None
+
+    def error(self) -> FumaroleError:
+        return FumaroleError(self.diagnostics, {self.file: self.text})
+
+
+def load_trace(path: Path) -> Trace:
+    """Read and validate a trace file; raises FumaroleError listing every problem found."""
+    file = str(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise FumaroleError([Diagnostic("F001", f"cannot read {path}: {exc.strerror}", file)]) from None
+    try:
+        doc = load(text)
+    except YamlError as exc:
+        raise FumaroleError([Diagnostic("T001", exc.message, file,
+                                        Span(exc.line, exc.col))], {file: text}) from None
+    return trace_from_document(doc, path, text)
+
+
+def trace_from_document(doc: Any, path: Path, text: str) -> Trace:
+    reader = _TraceReader(str(path), text)
+    if not isinstance(doc, dict) or doc.get("kind") != "Trace":
+        reader.fail("T002", "a trace is a mapping with `kind: Trace`", doc if isinstance(doc, dict) else None)
+        raise reader.error()
+    for key in doc:
+        if key not in _TOP_KEYS:
+            reader.fail_key("T002", f"unknown trace key {key!r}", doc, key,
+                            hint=f"a trace has {', '.join(_TOP_KEYS)}")
+    start = _start(doc, reader)
+    cluster = _initial_cluster(doc, path, reader)
+    run_times = _run_times(doc, reader)
+    events = _events(doc, reader)
+    if reader.diagnostics:
+        raise reader.error()
+    name = str((doc.get("metadata") or {}).get("name") or path.stem)
+    return Trace(name, start, cluster or Cluster(), run_times, tuple(sorted(events, key=lambda e: e.at)), str(path))
+
+
+def _start(doc: dict, reader: _TraceReader) -> float:
+    raw = doc.get("start", DEFAULT_START)
+    try:
+        return parse_time(raw)
+    except (TypeError, ValueError, OverflowError):
+        reader.fail("T003", f"start must be an RFC 3339 time, not {raw!r}", doc, "start")
+        return 0.0
+
+
+def _initial_cluster(doc: dict, path: Path, reader: _TraceReader) -> Cluster | None:
+    raw = doc.get("cluster")
+    if raw is None:
+        return Cluster()
+    if isinstance(raw, str):  # a dump next to the trace
+        dump = path.parent / raw
+        try:
+            dump_text = dump.read_text()
+        except OSError as exc:
+            reader.fail("F001", f"cannot read the trace's cluster {dump}: {exc.strerror}", doc, "cluster")
+            return None
+        try:
+            return load_cluster(dump_text, str(dump))
+        except FumaroleError as err:
+            raise FumaroleError(err.diagnostics, err.sources) from None
+    if isinstance(raw, list):
+        return reader.objects(raw, raw)
+    reader.fail("T002", "cluster is a file name (a cluster dump) or a list of Kubernetes objects", doc, "cluster")
+    return None
+
+
+def _run_times(doc: dict, reader: _TraceReader) -> dict[str, float]:
+    raw = doc.get("runTimes") or {}
+    if not isinstance(raw, dict):
+        reader.fail("T002", "runTimes maps namespace/pod to a duration", doc, "runTimes")
+        return {}
+    out = {}
+    for key in raw:
+        value = reader.duration(raw, key, f"runTimes[{key}]")
+        if value is not None:
+            out[str(key)] = value
+    return out
+
+
+def _events(doc: dict, reader: _TraceReader) -> list[Event]:
+    raw = doc.get("events") or []
+    if not isinstance(raw, list):
+        reader.fail("T002", "events is a list", doc, "events")
+        return []
+    out = []
+    for i, item in enumerate(raw):
+        kinds = [k for k in EVENT_KINDS if isinstance(item, dict) and k in item]
+        if not isinstance(item, dict) or "at" not in item or len(kinds) != 1:
+            reader.fail("T002", f"event {i} needs `at` and exactly one of {', '.join(EVENT_KINDS)}", raw, i)
+            continue
+        unknown = [k for k in item if k not in ("at", *EVENT_KINDS)]
+        if unknown:
+            reader.fail_key("T002", f"unknown event key {unknown[0]!r}", item, unknown[0])
+        at = reader.duration(item, "at", f"event {i}: at")
+        if at is None:
+            continue
+        event = _EVENT_READERS[kinds[0]](item, at, reader)
+        if event is not None:
+            out.append(event)
+    return out
+
+
+def _submit(item: dict, at: float, reader: _TraceReader) -> Event | None:
+    body = item["submit"]
+    if not isinstance(body, dict) or not isinstance(body.get("podGroup"), dict) \
+            or not isinstance(body.get("tasks"), list):
+        reader.fail("T002", "submit has `podGroup` (a PodGroup) and `tasks` (a list of {pod, runTime, replicas})",
+                    item, "submit")
+        return None
+    pod_group = body["podGroup"]
+    meta = pod_group.get("metadata") if isinstance(pod_group.get("metadata"), dict) else {}
+    group, namespace = meta.get("name", ""), meta.get("namespace") or "default"
+    tasks: list[TaskSpec] = []
+    for j, entry in enumerate(body["tasks"]):
+        if not isinstance(entry, dict) or not isinstance(entry.get("pod"), dict):
+            reader.fail("T002", "a task is {pod: <Pod>, runTime: <duration>, replicas: <count>}", body["tasks"], j)
+            continue
+        run_time = reader.duration(entry, "runTime", "runTime") if "runTime" in entry else None
+        replicas = entry.get("replicas", 1)
+        if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 1:
+            reader.fail("T002", f"replicas must be a positive integer, not {replicas!r}", entry, "replicas")
+            continue
+        tasks.extend(TaskSpec(pod, run_time)
+                     for pod in _replicas(entry["pod"], replicas, group, namespace))
+    if reader.objects([pod_group, *(t.pod for t in tasks)], body) is None:
+        return None
+    return Event(at, "submit", pod_group=pod_group, tasks=tuple(tasks))
+
+
+def _replicas(template: dict, replicas: int, group: str, namespace: str) -> list[dict]:
+    """The template's pods: names suffixed -0, -1, ... when replicated, in the PodGroup's namespace and group."""
+    meta = template.get("metadata") if isinstance(template.get("metadata"), dict) else {}
+    name = str(meta.get("name") or group)
+    pods = []
+    for i in range(replicas):
+        pod_meta = dict(meta, name=f"{name}-{i}" if replicas > 1 else name,
+                        namespace=meta.get("namespace") or namespace)
+        pod_meta["annotations"] = {GROUP_NAME: group, **(meta.get("annotations") or {})}
+        pods.append({**template, "apiVersion": template.get("apiVersion", "v1"), "kind": "Pod",
+                     "metadata": pod_meta})
+    return pods
+
+
+def _delete(item: dict, at: float, reader: _TraceReader) -> Event | None:
+    target = item["delete"]
+    if not isinstance(target, str) or "/" not in target:
+        reader.fail("T002", "delete names a PodGroup as namespace/name", item, "delete")
+        return None
+    return Event(at, "delete", target=target)
+
+
+def _add_node(item: dict, at: float, reader: _TraceReader) -> Event | None:
+    node = item["addNode"]
+    if reader.objects([node], item) is None:
+        return None
+    if not isinstance(node, dict) or node.get("kind") != "Node":
+        reader.fail("T002", "addNode is a Node object", item, "addNode")
+        return None
+    return Event(at, "addNode", node=node)
+
+
+def _remove_node(item: dict, at: float, reader: _TraceReader) -> Event | None:
+    target = item["removeNode"]
+    if not isinstance(target, str) or not target:
+        reader.fail("T002", "removeNode names a node", item, "removeNode")
+        return None
+    return Event(at, "removeNode", target=target)
+
+
+_EVENT_READERS = {"submit": _submit, "delete": _delete, "addNode": _add_node, "removeNode": _remove_node}
