@@ -34,8 +34,8 @@ from fumarole.runtime.ingest.kube import (
 )
 from fumarole.runtime.ingest.scheduler_config import config_from_document
 from fumarole.runtime.ingest.scheduler_options import SchedulerOptions
-from fumarole.runtime.ingest.source import decode_file, read_text
-from fumarole.runtime.ingest.yamlpos import YamlError, load, position
+from fumarole.runtime.ingest.source import decode_file
+from fumarole.runtime.ingest.yamlpos import load_file, position
 
 
 
@@ -71,11 +71,7 @@ class Outcome:
 
 def load_scenario(path: Path) -> Scenario:
     file = str(path)
-    text = read_text(path, file)
-    try:
-        doc = load(text)
-    except YamlError as exc:
-        raise FumaroleError([Diagnostic("S001", exc.message, file, Span(exc.line, exc.col))], {file: text}) from None
+    doc, text = load_file(path, "S001")
     if not isinstance(doc, dict):
         raise FumaroleError([Diagnostic("S002", "a scenario must be a mapping", file)], {file: text})
     unknown = unknown_keys(doc, file)

@@ -9,9 +9,12 @@ throws positions away when it builds Python objects, so this loader builds
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any, Iterator
 
 import yaml
+from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError, Span
+from fumarole.runtime.ingest.source import read_text
 
 
 class PosDict(dict):
@@ -306,6 +309,17 @@ def nesting_depth(value: Any) -> int:
             deepest = max(deepest, depth)
             stack.extend((child, depth + 1) for child in children)
     return deepest
+
+
+def load_file(path: Path, yaml_code: str) -> tuple[Any, str]:
+    """One YAML file's document and text; F001 when unreadable, ``yaml_code`` when malformed."""
+    file = str(path)
+    text = read_text(path, file)
+    try:
+        return load(text), text
+    except YamlError as exc:
+        raise FumaroleError([Diagnostic(yaml_code, exc.message, file, Span(exc.line, exc.col))],
+                            {file: text}) from None
 
 
 def position(container: Any, key: Any = None) -> Position:

@@ -17,7 +17,7 @@ from typing import Any
 from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError, Span
 from fumarole.runtime.framework.go_semantics import parse_duration
 from fumarole.runtime.ingest.kube import GROUP_NAME, Cluster, cluster_from_objects, load_cluster, parse_time
-from fumarole.runtime.ingest.yamlpos import YamlError, key_position, load, position
+from fumarole.runtime.ingest.yamlpos import key_position, load_file, position
 
 EVENT_KINDS = ("submit", "delete", "addNode", "removeNode")
 _TOP_KEYS = ("apiVersion", "kind", "metadata", "start", "cluster", "runTimes", "events")
@@ -106,16 +106,7 @@ class _TraceReader:
 
 def load_trace(path: Path) -> Trace:
     """Read and validate a trace file; raises FumaroleError listing every problem found."""
-    file = str(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise FumaroleError([Diagnostic("F001", f"cannot read {path}: {exc.strerror}", file)]) from None
-    try:
-        doc = load(text)
-    except YamlError as exc:
-        raise FumaroleError([Diagnostic("T001", exc.message, file,
-                                        Span(exc.line, exc.col))], {file: text}) from None
+    doc, text = load_file(path, "T001")
     return trace_from_document(doc, path, text)
 
 
