@@ -7,17 +7,20 @@ get their nominated node and bind when it frees (allocate's nominated-node
 path).  When no session can do anything -- nothing is waiting, or the last
 session changed nothing and no policy reads the clock -- the clock jumps to the
 next event or task end, which is what makes a replay orders of magnitude
-faster than real time.
+faster than real time.  The sessions are one scheduler process's cycles: one
+``ProcessState`` goes from each to the next.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from dataclasses import dataclass
 from typing import Callable
 
 from fumarole.policy_lang.diagnostics import FumaroleError
+from fumarole.runtime.framework.process_state import ProcessState
 from fumarole.runtime.framework.session import CompiledBundle, Decisions, Session
 from fumarole.runtime.whatif.live import RESTART, LiveCluster
 from fumarole.runtime.whatif.metrics import Recorder, Recording
@@ -53,7 +56,11 @@ def replay(trace: Trace, bundle: CompiledBundle, options: ReplayOptions = Replay
     always = not set(bundle.config.actions) <= _NEEDS_PENDING
     events, due = trace.events, 0
     end = math.inf if options.until is None else options.until
-    step, settled_at = 0, -1  # settled_at: live.version when a session last changed nothing
+    process = ProcessState()  # a freshly started scheduler, carried through every session
+    step = 0
+    # The process states sessions went through while the cluster stayed at one version: sessions are
+    # deterministic, so once one comes back (the node scan's index cycles) nothing new can happen.
+    unchanged: tuple[int, set[str]] = (-1, set())
     while True:
         now = step * options.period
         while due < len(events) and events[due].at <= now:
@@ -61,14 +68,19 @@ def replay(trace: Trace, bundle: CompiledBundle, options: ReplayOptions = Replay
             due += 1
         recorder.completed(live.advance(now))
         waiting = always or live.has_pending_work()
-        settled = settled_at == live.version and not clocked
+        settled = not clocked and unchanged[0] == live.version and _key(process) in unchanged[1]
         session = decisions = None
         if waiting and not settled:
-            session, decisions = _session(bundle, live, trace, now)
-            before = live.version
+            version, before = live.version, _key(process)
+            session, decisions = _session(bundle, live, trace, now, process)
             _apply(decisions, live, now, recorder)
-            settled_at = live.version if live.version == before else -1
-            settled = settled_at == live.version and not clocked
+            if live.version != version:
+                unchanged = (-1, set())
+            else:
+                if unchanged[0] != version:
+                    unchanged = (version, {before})
+                settled = not clocked and _key(process) in unchanged[1]
+                unchanged[1].add(_key(process))
         recorder.sample(now, session, decisions)
         if progress is not None:
             progress(now)
@@ -86,12 +98,15 @@ def replay(trace: Trace, bundle: CompiledBundle, options: ReplayOptions = Replay
                            time.perf_counter() - wall, options)
 
 
-def _session(bundle: CompiledBundle, live: LiveCluster, trace: Trace, now: float) -> tuple[Session, Decisions]:
-    # Volcano's scheduler process keeps some state from one session to the next (issue 14: the
-    # node scan's start index, tdm's last eviction).  Until the session takes a process state,
-    # every replayed session starts from a fresh one, as `fumarole run` does; this is where the
-    # replay will hand the previous session's state to the next.
-    session = Session(bundle, live.cluster(), now=trace.start + now)
+def _key(process: ProcessState) -> str:
+    return json.dumps(process.to_dict(), sort_keys=True)
+
+
+def _session(bundle: CompiledBundle, live: LiveCluster, trace: Trace, now: float,
+             process: ProcessState) -> tuple[Session, Decisions]:
+    """One session of the one scheduler process the replay plays: ``process`` (the node scan's
+    start index, tdm's last eviction, ...) goes from each session to the next."""
+    session = Session(bundle, live.cluster(), now=trace.start + now, process_state=process)
     decisions = session.run()
     if session.problems:  # e.g. a queue hierarchy with a cycle: nothing would ever be scheduled
         raise FumaroleError([p.diagnostic(trace.file) for p in session.problems])
