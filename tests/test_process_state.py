@@ -91,6 +91,22 @@ def test_serve_decides_the_next_session_from_where_the_last_left_the_scan(sample
     assert service.status()["processState"]["predicateStartIndex"] == 80
 
 
+def test_serve_holds_tdm_eviction_window_across_sessions(tmp_path):
+    folder = write_bundle(tmp_path / "tdm", "1", [], actions=("shuffle",),
+                          tiers=[{"plugins": [_tdm("10:00-11:00", "1m")]}])
+    service = make_service(archive(folder))
+    cluster = cluster_from_objects(_revocable_cluster())
+    noon = dt.datetime.fromtimestamp(_today(12), dt.timezone.utc)
+
+    def evicted(seconds: int) -> list[str]:
+        return service.run_session(cluster, (noon + dt.timedelta(seconds=seconds)).isoformat())["decisions"]["evicted"]
+
+    assert len(evicted(0)) == 3
+    assert evicted(30) == []
+    assert len(evicted(61)) == 3
+    assert service.status()["processState"]["plugins"] == {"tdm": {"last_eviction": _today(12) + 61}}
+
+
 def test_serve_status_shows_options_and_process_state(sampled_service):
     service, _ = sampled_service
     service.option_flags = {"percentage_nodes_to_find": 100}

@@ -167,7 +167,7 @@ def test_bundle_manifest_option_errors_have_positions(cli, tmp_path):
     assert result.code == 2
     assert "bundle.yaml:9:3: error[B001]: unknown key 'percentage-node-to-find' at schedulerOptions" in result.err
     assert "did you mean 'percentage-nodes-to-find'?" in result.err
-    (tmp_path / "bundle.yaml").write_text(MANIFEST.replace("kubernetes.io/os:linux", "linux"))
+    (tmp_path / "bundle.yaml").write_text(MANIFEST.replace("kubernetes.io/os:linux", "a:b, linux"))
     result = cli("run", "-", "--bundle", str(tmp_path))
     assert result.code == 2
-    assert "bundle.yaml:10:19: error[O002]: node-selector entry 'linux' is not name:value" in result.err
+    assert "bundle.yaml:10:24: error[O002]: node-selector entry 'linux' is not name:value" in result.err

@@ -95,7 +95,11 @@ _OCTAL = re.compile(r"[+-]?0[0-7_]+")
 
 
 class OptionError(ValueError):
-    """A bad option value; the message names the option and what it takes."""
+    """A bad option value; the message names the option and what it takes (``entry``: the bad list item)."""
+
+    def __init__(self, message: str, entry: str | None = None) -> None:
+        super().__init__(message)
+        self.entry = entry
 
 
 def parse_go_int32(flag: str, text: str) -> int:
@@ -135,7 +139,7 @@ def _labels(option: Option, entries: list[str]) -> tuple[str, ...]:
     for entry in entries:
         index = entry.find(":")
         if index < 0 or index >= len(entry) - 1:
-            raise OptionError(f"{option.flag} entry {entry!r} is not name:value (Volcano would ignore it)")
+            raise OptionError(f"{option.flag} entry {entry!r} is not name:value (Volcano would ignore it)", entry)
     return tuple(entries)
 
 
@@ -194,9 +198,18 @@ def read_options_block(block: Any, file: str) -> tuple[dict[str, Any], list[Diag
         try:
             overrides[option.field] = _yaml_value(option, value)
         except OptionError as exc:
-            where = position(value, 0) if isinstance(value, PosList) and value else position(block, name)
-            diags.append(Diagnostic("O002", str(exc), file, Span(*where)))
+            diags.append(Diagnostic("O002", str(exc), file, Span(*_value_position(block, name, exc.entry))))
     return overrides, diags
+
+
+def _value_position(block: Mapping, name: Any, entry: str | None) -> tuple[int, int]:
+    """Where a bad value is: the list item holding the bad entry, else the option's value."""
+    value = block[name]
+    if isinstance(value, PosList):
+        for index, item in enumerate(value):
+            if entry is not None and isinstance(item, str) and entry in item.split(","):
+                return position(value, index)
+    return position(block, name)
 
 
 def with_overrides(base: SchedulerOptions, *overrides: Mapping[str, Any]) -> SchedulerOptions:
