@@ -7,6 +7,7 @@ found and what the grammar expected at that line and column.
 from __future__ import annotations
 
 import re
+import threading
 from functools import lru_cache
 from pathlib import Path
 
@@ -27,6 +28,9 @@ class PolicyIndenter(Indenter):
     INDENT_type = "_INDENT"
     DEDENT_type = "_DEDENT"
     tab_len = 4
+
+
+_PARSING = threading.Lock()
 
 
 @lru_cache(maxsize=1)
@@ -359,7 +363,8 @@ def parse(source: str, file: str = "<policy>") -> A.Module:
     """Parse one policy file; raises FumaroleError with a P001 diagnostic on a syntax error."""
     text = source if source.endswith("\n") else source + "\n"
     try:
-        tree = _lark().parse(text)
+        with _PARSING:  # the indenter keeps per-parse state: one parse at a time (serve, lsp threads)
+            tree = _lark().parse(text)
     except UnexpectedInput as exc:
         raise FumaroleError([_syntax_diagnostic(exc, file, text)], {file: source}) from None
     except DedentError as exc:

@@ -9,7 +9,7 @@ import networkx as nx
 
 RUNTIME = Path(__file__).resolve().parent.parent / "runtime"
 # Lowest first: a stage may import only from itself and the stages before it.
-STAGES = ["api", "ingest", "k8s", "framework", "bundles", "authoring", "whatif", "serve", "cli"]
+STAGES = ["api", "ingest", "k8s", "framework", "bundles", "authoring", "lsp", "whatif", "serve", "cli"]
 
 
 def _module(path: Path) -> str:

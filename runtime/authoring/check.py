@@ -205,7 +205,7 @@ class _Run:
                 self._guarded(path, self._bundle, path)
         for path, kind in self.inputs.items():
             if kind == "policy" and path not in self.claimed:
-                enclosing = _enclosing_bundle(path)
+                enclosing = enclosing_bundle(path)
                 if enclosing is not None:
                     self._guarded(enclosing, self._bundle, enclosing)
         standalone = [(display(p), self.sources[display(p)]) for p, kind in self.inputs.items()
@@ -443,15 +443,15 @@ def _unparsed(files: list[tuple[str, str]], result: CheckedSources) -> dict[str,
     return out
 
 
-def _enclosing_bundle(policy: Path) -> Path | None:
+def enclosing_bundle(policy: Path) -> Path | None:
     """The bundle folder, above a policy file, whose `sources` include it (so it is checked in context)."""
     for folder in list(policy.parents)[:4]:
         manifest = folder / MANIFEST
         if not manifest.is_file():
             continue
         try:
-            doc = load(manifest.read_text())
-        except (OSError, YamlError):
+            doc = load(read_text(manifest))
+        except (FumaroleError, YamlError):
             return None
         patterns = doc.get("sources") if isinstance(doc, dict) else None
         if isinstance(patterns, list) and any(

@@ -101,6 +101,13 @@ def render_document(data: Any, fmt: str) -> str:
     return json.dumps(data, indent=2, sort_keys=True)
 
 
+def cmd_lsp(args: argparse.Namespace) -> int:
+    from fumarole.runtime.lsp.server import main as serve_lsp
+
+    serve_lsp()
+    return EXIT_OK
+
+
 def cmd_completion(args: argparse.Namespace) -> int:
     from fumarole.runtime.cli.completion import SHELLS
 
@@ -150,6 +157,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "naming policy rules by file:line")
     add_scheduler_option_flags(run)
     run.set_defaults(func=cmd_run, known_flags=long_flags(run))
+
+    lsp = sub.add_parser("lsp", help="run the language server (LSP over stdio) for editors")
+    lsp.set_defaults(func=cmd_lsp)
 
     completion = sub.add_parser("completion", help="print a shell completion script (bash, zsh or fish)")
     completion.add_argument("shell", choices=("bash", "zsh", "fish"))

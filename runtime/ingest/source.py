@@ -8,7 +8,10 @@ be a clear error at its first bad byte, whichever command reads it.
 from __future__ import annotations
 
 import codecs
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
+from typing import Iterator, Mapping
 
 from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError, Span
 
@@ -33,8 +36,25 @@ def decode(data: bytes) -> str:
         raise NotText(f"not UTF-8 text (byte 0x{data[exc.start]:02x}: {exc.reason})", line, col) from None
 
 
+# Texts that stand in for files on disk: an editor's unsaved buffers (fumarole lsp).
+_UNSAVED: ContextVar[Mapping[Path, str]] = ContextVar("unsaved", default={})
+
+
+@contextmanager
+def unsaved_buffers(texts: Mapping[Path, str]) -> Iterator[None]:
+    """Within the block, :func:`read_text` answers these texts for these paths instead of the disk's."""
+    token = _UNSAVED.set({path.resolve(): text for path, text in texts.items()})
+    try:
+        yield
+    finally:
+        _UNSAVED.reset(token)
+
+
 def read_text(path: Path, file: str | None = None) -> str:
     """The UTF-8 text of ``path``; raises FumaroleError (F001) when it cannot be read or is not text."""
+    unsaved = _UNSAVED.get()
+    if unsaved and path.resolve() in unsaved:
+        return unsaved[path.resolve()]
     try:
         data = path.read_bytes()
     except OSError as exc:

@@ -1,0 +1,170 @@
+"""`fumarole lsp` driven over stdio as an editor drives it: diagnostics, completion, hover, definition,
+references and formatting, on unsaved buffers."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.lsp_client import LspClient
+
+ROOT = Path(__file__).resolve().parent.parent
+MISSPELT = """plugin guard
+
+arg min_runtime: duration = 10m from "minRuntime"
+
+on reclaim_candidate(reclaimer, task) = now - task.start_tme >= min_runtime
+"""
+
+
+@pytest.fixture
+def bundle(tmp_path) -> Path:
+    folder = tmp_path / "site"
+    shutil.copytree(ROOT / "examples" / "site-min-runtime", folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory):
+    """One server for the module, as one editor session: each test opens documents of its own."""
+    root = tmp_path_factory.mktemp("workspace")
+    lsp = LspClient(root)
+    lsp.request("initialize", {"processId": None, "rootUri": root.as_uri(), "capabilities": {}})
+    lsp.notify("initialized", {})
+    yield lsp
+    assert lsp.close() == 0
+
+
+def _open(client: LspClient, path: Path, text: str, language: str = "fumarole-policy") -> str:
+    uri = path.resolve().as_uri()
+    client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": language, "version": 1,
+                                                            "text": text}})
+    return uri
+
+
+def _diagnostics(client: LspClient, uri: str, nonempty: bool = True) -> list[dict]:
+    params = client.wait_for("textDocument/publishDiagnostics",
+                             lambda p: p["uri"] == uri and bool(p["diagnostics"]) == nonempty)
+    return params["diagnostics"]
+
+
+def test_a_misspelt_attribute_gets_the_code_and_range_check_gives(client, bundle, cli):
+    policy = bundle / "plugins" / "min_runtime.policy"
+    uri = _open(client, policy, MISSPELT)  # the unsaved buffer, not the file on disk, is checked
+    (d,) = [d for d in _diagnostics(client, uri) if d["code"] == "E101"]
+    policy.write_text(MISSPELT)
+    report = json.loads(cli("check", "--strict", "-o", "json", str(bundle)).out)
+    (expected,) = [e for e in report["diagnostics"] if e["code"] == "E101"]
+    assert d["range"] == {"start": {"line": expected["line"] - 1, "character": expected["column"] - 1},
+                          "end": {"line": expected["end_line"] - 1, "character": expected["end_column"] - 1}}
+    assert d["message"].startswith(expected["message"]) and d["severity"] == 1
+
+
+def test_fixing_the_buffer_clears_the_diagnostics(client, bundle):
+    policy = bundle / "plugins" / "min_runtime.policy"
+    uri = _open(client, policy, MISSPELT)
+    _diagnostics(client, uri)
+    fixed = MISSPELT.replace("start_tme", "start_time")
+    client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
+                                             "contentChanges": [{"text": fixed}]})
+    assert _diagnostics(client, uri, nonempty=False) == []
+
+
+def test_completion_after_task_dot_lists_the_schema_attributes(client, tmp_path):
+    text = "plugin p\n\non reclaim_candidate(reclaimer, task) = task.\n"
+    uri = _open(client, tmp_path / "p.policy", text)
+    result = client.request("textDocument/completion", {"textDocument": {"uri": uri},
+                                                        "position": {"line": 2, "character": 45}})
+    items = {i["label"]: i for i in result["items"]}
+    assert "start_time" in items and items["start_time"]["detail"] == "float"
+    assert "status" in items and "queue" in items
+
+
+def test_completion_of_hook_names_after_on(client, tmp_path):
+    uri = _open(client, tmp_path / "p.policy", "plugin p\n\non recl\n")
+    result = client.request("textDocument/completion", {"textDocument": {"uri": uri},
+                                                        "position": {"line": 2, "character": 7}})
+    assert {"reclaimable", "reclaim_candidate"} <= {i["label"] for i in result["items"]}
+
+
+def test_hover_on_a_hook_shows_its_combination_rule(client, tmp_path):
+    uri = _open(client, tmp_path / "p.policy", "plugin p\n\non reclaimable(r, cs):\n    abstain\n")
+    result = client.request("textDocument/hover", {"textDocument": {"uri": uri},
+                                                   "position": {"line": 2, "character": 5}})
+    text = result["contents"]["value"]
+    assert "combines with `intersect`" in text and "tiered intersection" in text
+
+
+def test_hover_on_a_diagnostic_explains_its_code(client, bundle):
+    policy = bundle / "plugins" / "min_runtime.policy"
+    uri = _open(client, policy, MISSPELT)
+    (d,) = [d for d in _diagnostics(client, uri) if d["code"] == "E101"]
+    result = client.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": d["range"]["start"]})
+    assert "**E101** unknown attribute" in result["contents"]["value"]
+
+
+def test_definition_jumps_from_bundle_yaml_to_the_plugin_file(client, bundle):
+    manifest = bundle / "bundle.yaml"
+    text = manifest.read_text()
+    uri = _open(client, manifest, text, "yaml")
+    line = next(i for i, row in enumerate(text.splitlines()) if "name: min_runtime" in row)
+    col = text.splitlines()[line].index("min_runtime") + 2
+    (location,) = client.request("textDocument/definition", {"textDocument": {"uri": uri},
+                                                             "position": {"line": line, "character": col}})
+    assert location["uri"] == (bundle / "plugins" / "min_runtime.policy").resolve().as_uri()
+    assert location["range"]["start"] == {"line": 0, "character": 0}
+
+
+def test_definition_and_references_of_an_argument(client, bundle):
+    policy = bundle / "plugins" / "min_runtime.policy"
+    text = policy.read_text()
+    uri = _open(client, policy, text)
+    rows = text.splitlines()
+    use = next(i for i, row in enumerate(rows) if row.startswith("on "))
+    col = rows[use].rindex("min_runtime")
+    (location,) = client.request("textDocument/definition", {"textDocument": {"uri": uri},
+                                                             "position": {"line": use, "character": col}})
+    declared = next(i for i, row in enumerate(rows) if row.startswith("arg min_runtime"))
+    assert location["range"]["start"]["line"] == declared
+    found = client.request("textDocument/references", {"textDocument": {"uri": uri},
+                                                       "position": {"line": use, "character": col},
+                                                       "context": {"includeDeclaration": True}})
+    assert sorted(r["range"]["start"]["line"] for r in found) == [declared, use]
+
+
+def test_formatting_formats_and_refuses_a_file_that_does_not_parse(client, tmp_path):
+    uri = _open(client, tmp_path / "p.policy", "plugin p\non job_ready(job)=job.min_available>0\n")
+    (edit,) = client.request("textDocument/formatting", {"textDocument": {"uri": uri},
+                                                          "options": {"tabSize": 4, "insertSpaces": True}})
+    assert edit["newText"] == "plugin p\n\non job_ready(job) = job.min_available > 0\n"
+    broken = _open(client, tmp_path / "q.policy", "plugin q\non job_ready(job) = (\n")
+    assert client.request("textDocument/formatting", {"textDocument": {"uri": broken},
+                                                      "options": {"tabSize": 4, "insertSpaces": True}}) is None
+    message = client.wait_for("window/showMessage")
+    assert message["type"] == 1 and "does not parse" in message["message"]
+
+
+def test_a_half_typed_file_never_crashes_the_server(client, tmp_path):
+    uri = _open(client, tmp_path / "p.policy", "plugin p\n\non reclaimable(r, cs):\n    victim when (((\n")
+    _diagnostics(client, uri)
+    for line in range(4):
+        for char in (0, 5, 14, 30):
+            position = {"textDocument": {"uri": uri}, "position": {"line": line, "character": char}}
+            client.request("textDocument/completion", position)
+            client.request("textDocument/hover", position)
+            client.request("textDocument/definition", position)
+
+
+def test_bundle_yaml_completes_plugin_names_and_a_plugins_argument_keys(client, bundle):
+    manifest = bundle / "bundle.yaml"
+    text = "tiers:\n- plugins:\n  - name: min\n  - {name: min_runtime, arguments: {min\n"
+    uri = _open(client, manifest, text, "yaml")
+    plugins = client.request("textDocument/completion", {"textDocument": {"uri": uri},
+                                                         "position": {"line": 2, "character": 13}})
+    assert {"min_runtime", "gang", "proportion"} <= {i["label"] for i in plugins["items"]}
+    keys = client.request("textDocument/completion", {"textDocument": {"uri": uri},
+                                                      "position": {"line": 3, "character": 40}})
+    assert [i["label"] for i in keys["items"]] == ["minRuntime"]
