@@ -123,7 +123,7 @@ def test_serve_status_shows_options_and_process_state(sampled_service):
 def test_serve_refuses_a_bad_option_flag_before_starting(cli):
     result = cli("serve", "--bundle", "nowhere", "--minimum-feasible-nodes", "many")
     assert result.code == 2
-    assert result.err.startswith("command line:1:33: error[O002]: --minimum-feasible-nodes takes an integer")
+    assert result.err.startswith("command line:1:33: error[O002]: --minimum-feasible-nodes takes a 32-bit integer")
 
 
 # -- scenarios ------------------------------------------------------------------------------------
@@ -167,7 +167,7 @@ def test_a_scenario_restates_tdm_last_eviction(tmp_path):
     ("processState:\n  plugins: {tmd: {}}\n",
      "case.yaml:2:13: error[S030]: plugin 'tmd' is not in the bundle"),
     ("schedulerOptions: {percentage-nodes-to-find: all}\n",
-     "case.yaml:1:46: error[O002]: percentage-nodes-to-find takes an integer, not 'all'"),
+     "case.yaml:1:46: error[O002]: percentage-nodes-to-find takes a 32-bit integer, not 'all'"),
     ("schedulerOptions: {node-selectors: [a:b]}\n",
      "case.yaml:1:20: error[O001]: unknown scheduler option node-selectors"),
 ])

@@ -124,7 +124,7 @@ def test_run_flag_errors_name_their_column(cli, cluster_file):
     assert bad.code == 2
     col = len(f"fumarole run {cluster_file} --format json ") + 1
     assert bad.err.splitlines()[0] == \
-        f"command line:1:{col}: error[O002]: --percentage-nodes-to-find takes an integer, not 'all'"
+        f"command line:1:{col}: error[O002]: --percentage-nodes-to-find takes a 32-bit integer, not 'all'"
     unmodelled = cli("run", cluster_file, "--schedule-period=2s")
     assert unmodelled.code == 2 and "error[O003]: Volcano's --schedule-period is not modelled" in unmodelled.err
     selector = cli("run", cluster_file, "--node-selector", "role")

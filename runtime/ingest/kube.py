@@ -37,6 +37,7 @@ from fumarole.runtime.api.model import (
 from fumarole.runtime.api.quantity import QuantityError
 from fumarole.runtime.api.resource import Resource
 from fumarole.runtime.ingest.known_fields import unknown_fields
+from fumarole.runtime.ingest.go_parse import parse_go_bool
 from fumarole.runtime.ingest.scheduler_options import DEFAULT_OPTIONS, SchedulerOptions
 from fumarole.runtime.ingest.yamlpos import (
     PosDict,
@@ -53,22 +54,6 @@ PREEMPTABLE = "volcano.sh/preemptable"
 REVOCABLE_ZONE = "volcano.sh/revocable-zone"
 DEFAULT_QUEUE = "default"
 KINDS = ("Node", "Pod", "PodGroup", "Queue", "PriorityClass", "ResourceQuota")
-
-_TRUE = {"1", "t", "T", "TRUE", "true", "True"}
-_FALSE = {"0", "f", "F", "FALSE", "false", "False"}
-
-
-def parse_go_bool(value: object) -> bool | None:
-    """Go's strconv.ParseBool; None when the text is not a boolean."""
-    if isinstance(value, bool):
-        return value
-    text = str(value)
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    return None
-
 
 def pod_revocable_zone(annotations: dict) -> str:
     """GetPodRevocableZone: "*" when the pod may run on revocable nodes (tdm), else "".

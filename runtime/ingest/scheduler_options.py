@@ -12,11 +12,11 @@ instead of as unknown.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, fields, replace
 from typing import Any, Iterable, Mapping
 
 from fumarole.policy_lang.diagnostics import Diagnostic, Span, did_you_mean
+from fumarole.runtime.ingest.go_parse import INT32, parse_go_bool, parse_go_int32
 from fumarole.runtime.ingest.yamlpos import PosList, key_position, position
 
 
@@ -91,10 +91,6 @@ NOT_MODELLED: dict[str, str] = {
     "scheduler-sharding-name": "fumarole does not model node shards (NodeShard objects)",
 }
 
-INT32 = (-2**31, 2**31 - 1)
-_GO_BOOL = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True,
-            "0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False}
-_OCTAL = re.compile(r"[+-]?0[0-7_]+")
 
 
 class OptionError(ValueError):
@@ -105,28 +101,21 @@ class OptionError(ValueError):
         self.entry = entry
 
 
-def parse_go_int32(flag: str, text: str) -> int:
-    """pflag's Int32 parsing (strconv.ParseInt(s, 0, 32)): decimal, 0x / 0o / 0b prefixes, leading-0 octal."""
-    try:
-        value = int(text, 8) if _OCTAL.fullmatch(text) else int(text, 0)
-    except ValueError:
-        raise OptionError(f"--{flag} takes an integer, not {text!r}") from None
-    if not INT32[0] <= value <= INT32[1]:
-        raise OptionError(f"--{flag} is out of range for a 32-bit integer: {text}")
-    return value
-
-
 def flag_value(option: Option, texts: list[str]) -> Any:
     """The field value of a flag given ``texts`` (one per occurrence on the command line)."""
+    text = texts[-1]
     if option.kind == "int32":
-        return parse_go_int32(option.flag, texts[-1])
+        value = parse_go_int32(text)
+        if value is None:
+            raise OptionError(f"--{option.flag} takes a 32-bit integer, not {text!r}")
+        return value
     if option.kind == "bool":
-        text = texts[-1]
-        if text not in _GO_BOOL:
+        flag = parse_go_bool(text)
+        if flag is None:
             raise OptionError(f"--{option.flag} takes true or false, not {text!r}")
-        return _GO_BOOL[text]
+        return flag
     if option.kind == "string":
-        return texts[-1]
+        return text
     if option.kind == "names":
         return _names(option, texts)
     return _labels(option, [part for text in texts for part in text.split(",")])
@@ -150,10 +139,8 @@ def _yaml_value(option: Option, value: Any) -> Any:
     """A ``schedulerOptions`` value: the YAML type the option takes (a string for a flag's text too)."""
     kind = option.kind
     if kind == "int32":
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise OptionError(f"{option.flag} takes an integer, not {value!r}")
-        if not INT32[0] <= value <= INT32[1]:
-            raise OptionError(f"{option.flag} is out of range for a 32-bit integer: {value}")
+        if isinstance(value, bool) or not isinstance(value, int) or not INT32[0] <= value <= INT32[1]:
+            raise OptionError(f"{option.flag} takes a 32-bit integer, not {value!r}")
         return value
     if kind == "bool":
         if not isinstance(value, bool):
