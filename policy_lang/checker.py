@@ -548,6 +548,7 @@ class Checker:
 
     def _stmt_AugAssign(self, stmt: A.AugAssign, scope: _Scope) -> None:
         t = self._target(stmt.target, scope)
+        self.out.types[id(stmt.target)] = t  # the compiler charges `s += ...` and `n *= ...` by this type
         got = self.expr(stmt.value, scope)
         result = self._arith(stmt.op, t, got, stmt.span)
         if result.name != "unknown" and not assignable(result, t) and t.name != "unknown":

@@ -26,6 +26,10 @@ class Code:
 _CODES = (
     Code("P001", "syntax error"),
     Code("P002", "inconsistent indentation"),
+    Code("P003", "bad escape in a string"),
+    Code("P004", "number literal out of range"),
+    Code("P005", "nested too deeply"),
+    Code("P006", "reserved name"),
     Code("E100", "unknown name"),
     Code("E101", "unknown attribute"),
     Code("E102", "unknown method"),

@@ -1,7 +1,14 @@
-"""Checked module -> Python source -> one code object.
+"""Checked module -> Python syntax tree -> one code object.
 
-Like Jinja2, fumarole compiles each policy file once to Python source and keeps
-the code object; evaluating a rule is running Python, never walking a tree.
+Like Jinja2, fumarole compiles each policy file once to Python and keeps the
+code object; evaluating a rule is running Python, never walking a tree.
+
+The Python is built as ``ast`` nodes, never as text: a policy's strings and
+numbers become ``ast.Constant`` values and its names become prefixed
+identifiers, so no policy text can ever be read as code (docs/language.md,
+"Safety").  The only Python written as text is the runtime's own: the ``py``
+expressions of ``runtime/schema.yaml``, parsed once, whose ``{0}``, ``{1}``...
+placeholders are replaced by *nodes* afterwards.
 
 A compiled plugin or action is a *builder*: ``__build__(_rt, _H, _args)`` runs
 once per session and returns its hook closures.  ``_rt`` is the session runtime,
@@ -9,11 +16,20 @@ once per session and returns its hook closures.  ``_rt`` is the session runtime,
 bundle.  Policy names are prefixed in the generated code (``v_`` locals, ``a_``
 arguments, ``s_`` state, ``c_`` constants, ``f_`` definitions) so no policy
 name can reach a Python builtin or the runtime's internals.
+
+Every loop iteration, every element a comprehension or ``range`` produces and
+every character or item a ``+`` of strings or lists copies is a *step* charged
+to the session's budget ``_B`` (runtime/framework/budget.py), so every policy
+ends.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import ast as py
+import copy
+import re
+from dataclasses import dataclass, field, fields, is_dataclass
+from functools import lru_cache
 from typing import Callable
 
 from . import ast as A
@@ -27,9 +43,14 @@ ProbeSite = Callable[[str, A.Expr, object], int]
 
 # The key under which a plugin's builder also hands out a view of its state (never a hook name).
 STATE_VIEW = "__state__"
+
 _DEFAULT_FAIL_CODE = {"predicate": "unschedulable", "pre_predicate": "unresolvable", "job_valid": "invalid"}
 _CODE_STATUS = {"unschedulable": "Unschedulable", "unresolvable": "UnschedulableAndUnresolvable",
                 "error": "Error", "invalid": "Invalid"}
+
+# The prefix of a plugin hook's function: the budget finds the hook invocation a step belongs to by it.
+PLUGIN_HOOK_PREFIX = "_hook_"
+ACTION_HOOK_PREFIX = "_action_"
 
 
 @dataclass
@@ -39,7 +60,7 @@ class CompiledModule:
     kind: str
     name: str
     file: str
-    source: str
+    tree: py.Module = field(repr=False)
     code: object
     line_map: list[tuple[int, int]]
     hooks: tuple[str, ...]
@@ -52,7 +73,13 @@ class CompiledModule:
     def filename(self) -> str:
         return f"<policy {self.file}>"
 
+    @property
+    def source(self) -> str:
+        """The generated Python as text, for reading (rendered on demand: nothing compiles it)."""
+        return py.unparse(self.tree)
+
     def policy_position(self, python_line: int) -> tuple[int, int]:
+        """The policy (line, col) of a line number in this module's code object."""
         if 0 < python_line <= len(self.line_map):
             return self.line_map[python_line - 1]
         return (0, 0)
@@ -63,71 +90,169 @@ class CompiledModule:
 PROCESS_STATE_ENTRY = "__process_state__"
 
 
-def _default_value(t: Type) -> str:
+# -- building blocks --------------------------------------------------------------------------
+
+def _load(name: str) -> py.Name:
+    return py.Name(id=name, ctx=py.Load())
+
+
+def _store(name: str) -> py.Name:
+    return py.Name(id=name, ctx=py.Store())
+
+
+def _const(value: object) -> py.Constant:
+    return py.Constant(value=value)
+
+
+def _call(func: py.expr | str, *args: py.expr, keywords: list[py.keyword] | None = None) -> py.Call:
+    return py.Call(func=_load(func) if isinstance(func, str) else func, args=list(args), keywords=keywords or [])
+
+
+def _attr(obj: py.expr, name: str) -> py.Attribute:
+    return py.Attribute(value=obj, attr=name, ctx=py.Load())
+
+
+def _assign(target: py.expr, value: py.expr) -> py.Assign:
+    return py.Assign(targets=[target], value=value)
+
+
+def _store_form(target: py.expr) -> py.expr:
+    """The same target expression in store context (``x``, ``x[k]``, ``x.a``)."""
+    target = copy.deepcopy(target)
+    target.ctx = py.Store()
+    return target
+
+
+def _not(value: py.expr) -> py.expr:
+    return py.UnaryOp(op=py.Not(), operand=value)
+
+
+def _args_of(names: list[str]) -> py.arguments:
+    return py.arguments(posonlyargs=[], args=[py.arg(arg=n) for n in names], vararg=None, kwonlyargs=[],
+                        kw_defaults=[], kwarg=None, defaults=[])
+
+
+_BINOPS = {"+": py.Add, "-": py.Sub, "*": py.Mult, "%": py.Mod}
+_CMPOPS = {"==": py.Eq, "!=": py.NotEq, "<": py.Lt, "<=": py.LtE, ">": py.Gt, ">=": py.GtE,
+           "in": py.In, "not in": py.NotIn}
+_PLACEHOLDER = re.compile(r"\{(\d+)\}")
+
+
+@lru_cache(maxsize=None)
+def _parsed_template(text: str) -> py.expr:
+    """A schema ``py`` expression, its ``{N}`` placeholders read as names ``_arg_N_``.
+
+    Only the runtime's own declarations (runtime/schema.yaml, hooks.yaml) are
+    parsed here; no policy text ever is.
+    """
+    tree = py.parse(_PLACEHOLDER.sub(r"_arg_\1_", text), mode="eval").body
+    for node in py.walk(tree):  # positions come from the policy statement it is used in
+        for attr in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
+            if hasattr(node, attr):
+                delattr(node, attr)
+    return tree
+
+
+class _Fill(py.NodeTransformer):
+    def __init__(self, values: list[py.expr]) -> None:
+        self.values = values
+
+    def visit_Name(self, node: py.Name) -> py.expr:
+        match = re.fullmatch(r"_arg_(\d+)_", node.id)
+        if match is None:
+            return node
+        return copy.deepcopy(self.values[int(match.group(1))])
+
+
+def template(text: str, values: list[py.expr] = ()) -> py.expr:
+    """The schema expression ``text`` with ``{N}`` replaced by the node ``values[N]``."""
+    return _Fill(list(values)).visit(copy.deepcopy(_parsed_template(text)))
+
+
+def _default_value(t: Type) -> py.expr:
     if t.optional:
-        return "None"
-    return {"map": "{}", "list": "[]", "int": "0", "float": "0.0", "bool": "False", "string": "''",
-            "Resource": "_res.Resource()"}.get(t.name, "None")
+        return _const(None)
+    if t.name == "map":
+        return py.Dict(keys=[], values=[])
+    if t.name == "list":
+        return py.List(elts=[], ctx=py.Load())
+    if t.name == "Resource":
+        return _call(_attr(_load("_res"), "Resource"))
+    return _const({"int": 0, "float": 0.0, "bool": False, "string": ""}.get(t.name))
 
 
-class _Emitter:
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-        self.line_map: list[tuple[int, int]] = []
-        self.temp = 0
-
-    def emit(self, indent: int, text: str, span=None) -> None:
-        self.lines.append("    " * indent + text)
-        self.line_map.append((span.line, span.col) if span is not None else (0, 0))
-
-    def fresh(self, base: str) -> str:
-        self.temp += 1
-        return f"_{base}{self.temp}"
+def _contains(node: object, wanted: Callable[[object], bool]) -> bool:
+    """Whether a syntax node (or a tuple of them) holds one satisfying ``wanted``; iterative, so any depth."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (tuple, list)):
+            stack.extend(item)
+        elif is_dataclass(item) and not isinstance(item, type):
+            if wanted(item):
+                return True
+            stack.extend(getattr(item, f.name) for f in fields(item))
+    return False
 
 
 class Compiler:
     def __init__(self, checked: CheckedModule, probe: ProbeSite | None = None) -> None:
         self.c = checked
         self.probe = probe
-        self.out = _Emitter()
+        self.line_map: list[tuple[int, int]] = []
+        self.temp = 0
         self.hook: HookInfo | None = None
         self.info = checked  # tables of the module currently being emitted
         self.globals: dict[str, str] = {}  # session global (its Python expression) -> hoisted local
         self.rename: dict[str, str] = {}  # local Python name -> the name to emit instead
 
-    # -- tables -----------------------------------------------------------------
+    # -- tables and positions -------------------------------------------------------
     def t(self, e: A.Expr) -> Type:
         return self.info.types.get(id(e), Type("unknown"))
+
+    def at(self, node: py.AST, span=None) -> py.AST:
+        """Give ``node`` its own line number in the code object, mapped back to ``span``."""
+        self.line_map.append((span.line, span.col) if span is not None else (0, 0))
+        node.lineno = node.end_lineno = len(self.line_map)
+        node.col_offset = node.end_col_offset = 0
+        return node
+
+    def fresh(self, base: str) -> str:
+        self.temp += 1
+        return f"_{base}{self.temp}"
 
     # -- module ---------------------------------------------------------------------
     def compile(self) -> CompiledModule:
         c = self.c
-        o = self.out
-        o.emit(0, "def __build__(_rt, _H, _args):", c.module.span)
+        build = self.at(py.FunctionDef(name="__build__", args=_args_of(["_rt", "_H", "_args"]), body=[],
+                                       decorator_list=[], returns=None), c.module.span)
+        body = build.body
+        body.append(self.at(_assign(_store("_B"), _call("_budget_of", _load("_rt")))))
         for name, decl in c.args.items():
-            o.emit(1, f"a_{name} = _args[{name!r}]", decl.span)
+            body.append(self.at(_assign(_store(f"a_{name}"), py.Subscript(value=_load("_args"), slice=_const(name),
+                                                                          ctx=py.Load())), decl.span))
         for name, t in c.states.items():
+            value = _default_value(t)
             if name in c.process_states:  # the scheduler process's value, kept from the last session
-                o.emit(1, f"s_{name} = _rt.process_state.plugin_value({c.module.name!r}, {name!r}, "
-                          f"{_default_value(t)})")
-            else:
-                o.emit(1, f"s_{name} = {_default_value(t)}")
+                value = _call(template("_rt.process_state.plugin_value"), _const(c.module.name), _const(name), value)
+            body.append(self.at(_assign(_store(f"s_{name}"), value)))
         # Session globals do not change during a session: read each once.
         uses = _used_modules(c)
         hoisted = sorted({ref.py for m in [c, *uses] for ref in m.refs.values() if ref.kind == "global"})
-        self.globals = {py: f"g_{i}" for i, py in enumerate(hoisted)}
-        for py, local in self.globals.items():
-            o.emit(1, f"{local} = {py}")
+        self.globals = {text: f"g_{i}" for i, text in enumerate(hoisted)}
+        for text, local in self.globals.items():
+            body.append(self.at(_assign(_store(local), template(text))))
         for used in uses:
             self.info = used
-            self._emit_definitions(used)
+            body.extend(self._definitions(used))
         self.info = c
-        self._emit_definitions(c)
+        body.extend(self._definitions(c))
         hooks: dict[str, str] = {}
         for hook in c.hooks:
             if hook.decl in hooks.values():
                 continue
-            fn = self._emit_hook(hook)
+            fn, node = self._hook(hook)
+            body.append(node)
             for name in hook.decl.names:
                 hooks[name] = fn
         fallbacks: list = []
@@ -136,347 +261,386 @@ class Compiler:
             hooks = {name: f"f_{name}" for name in c.defs}
         elif self.probe is None:
             # The fast engine's batch forms of node-level rules (policy_lang/vectorize.py).
-            lines, fallbacks = batch_forms(self)
-            for line in lines:
-                o.emit(1, line)
-        entries = ", ".join(f"{name!r}: {fn}" for name, fn in hooks.items())
+            batch, fallbacks = batch_forms(self)
+            body.extend(self.at(stmt) for stmt in batch)
+        keys: list[py.expr] = [_const(n) for n in hooks]
+        values: list[py.expr] = [_load(fn) for fn in hooks.values()]
         if c.process_states:  # what the session saves at close (runtime/framework/process_state.py)
-            saved = ", ".join(f"{name!r}: s_{name}" for name in c.process_states)
-            entries += f", {PROCESS_STATE_ENTRY!r}: lambda: {{{saved}}}"
+            saved = self._state_map(c.process_states)
+            keys.append(_const(PROCESS_STATE_ENTRY))
+            values.append(py.Lambda(args=_args_of([]), body=saved))
         if c.states and c.module.kind == "plugin":
             # Read-only view of the plugin's state for tools that watch sessions (what-if replay
             # reads proportion's `deserved`); not a hook, so no dispatcher ever calls it.
-            state = ", ".join(f"{name!r}: s_{name}" for name in c.states)
-            entries += f", {STATE_VIEW!r}: lambda: {{{state}}}"
-        o.emit(1, f"return {{{entries}}}")
-        source = "\n".join(o.lines) + "\n"
-        filename = f"<policy {c.module.file}>"
-        code = compile(source, filename, "exec")
-        return CompiledModule(c.module.kind, c.module.name, c.module.file, source, code, o.line_map,
+            keys.append(_const(STATE_VIEW))
+            values.append(py.Lambda(args=_args_of([]), body=self._state_map(c.states)))
+        body.append(self.at(py.Return(value=py.Dict(keys=keys, values=values))))
+        tree = py.Module(body=[build], type_ignores=[])
+        py.fix_missing_locations(tree)
+        code = compile(tree, f"<policy {c.module.file}>", "exec")
+        return CompiledModule(c.module.kind, c.module.name, c.module.file, tree, code, self.line_map,
                               tuple(hooks), dict(c.args), dict(c.arg_types), fallbacks,
                               {name: c.states[name] for name in c.process_states})
 
-    def _emit_definitions(self, m: CheckedModule) -> None:
+    @staticmethod
+    def _state_map(names) -> py.Dict:
+        """``{'name': s_name, ...}``: the current values of these state variables."""
+        return py.Dict(keys=[_const(n) for n in names], values=[_load(f"s_{n}") for n in names])
+
+    def _definitions(self, m: CheckedModule) -> list[py.stmt]:
+        out: list[py.stmt] = []
         for decl in m.module.decls:
             if isinstance(decl, A.ConstDecl):
-                self.out.emit(1, f"c_{decl.name} = {self.ex(decl.value)}", decl.span)
+                out.append(self.at(_assign(_store(f"c_{decl.name}"), self.ex(decl.value)), decl.span))
             elif isinstance(decl, A.FuncDef):
-                self._emit_def(decl)
+                out.append(self._def(decl))
+        return out
 
-    def _nonlocals(self, func_node, indent: int) -> None:
+    def _nonlocals(self, func_node) -> list[py.stmt]:
         assigned = self.info.assigned_states.get(id(func_node))
-        if assigned:
-            self.out.emit(indent, "nonlocal " + ", ".join(f"s_{n}" for n in sorted(assigned)))
+        return [self.at(py.Nonlocal(names=[f"s_{n}" for n in sorted(assigned)]))] if assigned else []
 
-    def _emit_def(self, decl: A.FuncDef) -> None:
-        params = ", ".join(self.info.pynames[id(p)] for p in decl.params)
-        self.out.emit(1, f"def f_{decl.name}({params}):", decl.name_span)
-        self._nonlocals(decl, 2)
+    def _function(self, name: str, params: list[str], span) -> py.FunctionDef:
+        return self.at(py.FunctionDef(name=name, args=_args_of(params), body=[], decorator_list=[], returns=None),
+                       span)
+
+    def _def(self, decl: A.FuncDef) -> py.FunctionDef:
+        fn = self._function(f"f_{decl.name}", [self.info.pynames[id(p)] for p in decl.params], decl.name_span)
+        fn.body.extend(self._nonlocals(decl))
         self.hook = None
         if isinstance(decl.body, tuple):
-            self.block(decl.body, 2)
-            if not decl.body:
-                self.out.emit(2, "pass")
+            fn.body.extend(self.block(decl.body))
         else:
-            self.out.emit(2, f"return {self.ex(decl.body)}", decl.body.span)
+            fn.body.append(self.at(py.Return(value=self.ex(decl.body)), decl.body.span))
+        return fn
 
-    def _emit_hook(self, hook: HookInfo) -> str:
+    def _hook(self, hook: HookInfo) -> tuple[str, py.FunctionDef]:
         decl, kind = hook.decl, hook.sig.kind
-        fn = "_hook_" + "_".join(decl.names)
-        o = self.out
+        prefix = ACTION_HOOK_PREFIX if self.info.module.kind == "action" else PLUGIN_HOOK_PREFIX
+        name = prefix + "_".join(decl.names)
         params = [self.info.pynames[id(span)] for _, span in decl.params]
         self.hook = hook
         if hook.key_form:
-            self._emit_key_order(fn, decl, params[0])
-            return fn
-        o.emit(1, f"def {fn}({', '.join(params)}):", decl.name_span)
-        self._nonlocals(decl, 2)
+            return name, self._key_order(name, decl, params[0])
+        fn = self._function(name, params, decl.name_span)
+        body = fn.body
+        body.extend(self._nonlocals(decl))
         if kind == "victims":
-            o.emit(2, "_victims = []")
+            body.append(self.at(_assign(_store("_victims"), py.List(elts=[], ctx=py.Load())), decl.span))
         elif kind == "failure":
-            o.emit(2, "_statuses = []")
+            body.append(self.at(_assign(_store("_statuses"), py.List(elts=[], ctx=py.Load())), decl.span))
         if isinstance(decl.body, tuple):
-            self.block(decl.body, 2)
+            body.extend(self.block(decl.body))
         else:
-            body = self.ex(decl.body)
-            o.emit(2, f"return list({body}), 1" if kind == "victims" else f"return {body}", decl.body.span)
-        if kind == "victims":
-            o.emit(2, "return _victims, 1")
-        elif kind == "failure":
-            o.emit(2, "return _FitError(_statuses) if _statuses else None")
-        elif kind == "vote":
-            o.emit(2, "return 0")
-        elif not isinstance(decl.body, tuple) or not decl.body:
-            o.emit(2, "pass")
-        return fn
+            value = self.ex(decl.body)
+            if kind == "victims":
+                value = py.Tuple(elts=[_call("list", value), _const(1)], ctx=py.Load())
+            body.append(self.at(py.Return(value=value), decl.body.span))
+        ending = self._hook_ending(kind)
+        if ending is not None:
+            body.append(self.at(ending))
+        return name, fn
 
-    def _emit_key_order(self, fn: str, decl: A.HookDef, param: str) -> None:
-        o = self.out
+    @staticmethod
+    def _failure() -> py.expr:
+        """``_FitError(_statuses) if _statuses else None``"""
+        return py.IfExp(test=_load("_statuses"), body=_call("_FitError", _load("_statuses")), orelse=_const(None))
+
+    def _hook_ending(self, kind: str | None) -> py.Return | None:
+        """The statement that ends a hook of this kind when its body falls through (or says `return`)."""
+        if kind == "victims":
+            return py.Return(value=py.Tuple(elts=[_load("_victims"), _const(1)], ctx=py.Load()))
+        if kind == "failure":
+            return py.Return(value=self._failure())
+        if kind == "vote":
+            return py.Return(value=_const(0))
+        return None
+
+    def _key_order(self, name: str, decl: A.HookDef, param: str) -> py.FunctionDef:
         order: A.OrderBy = decl.body[0]
-        o.emit(1, f"def {fn}(_l, _r):", decl.name_span)
+        fn = self._function(name, ["_l", "_r"], decl.name_span)
         for key, desc in order.keys:
             # The key expression is emitted once per side, with the parameter renamed.
             self.rename = {param: "_l"}
-            o.emit(2, f"_a = {self.ex(key)}", key.span)
+            fn.body.append(self.at(_assign(_store("_a"), self.ex(key)), key.span))
             self.rename = {param: "_r"}
-            o.emit(2, f"_b = {self.ex(key)}", key.span)
+            fn.body.append(self.at(_assign(_store("_b"), self.ex(key)), key.span))
             self.rename = {}
-            first, second = ("1", "-1") if desc else ("-1", "1")
-            o.emit(2, "if _a != _b:", key.span)
-            o.emit(3, f"return {first} if _a < _b else {second}", key.span)
-        o.emit(2, "return 0")
+            first, second = (1, -1) if desc else (-1, 1)
+            less = py.Compare(left=_load("_a"), ops=[py.Lt()], comparators=[_load("_b")])
+            result = py.IfExp(test=less, body=_const(first), orelse=_const(second))
+            differ = py.Compare(left=_load("_a"), ops=[py.NotEq()], comparators=[_load("_b")])
+            fn.body.append(self.at(py.If(test=differ, body=[self.at(py.Return(value=result), key.span)], orelse=[]),
+                                   key.span))
+        fn.body.append(self.at(py.Return(value=_const(0))))
+        return fn
 
     # -- statements ---------------------------------------------------------------------
-    def block(self, stmts, indent: int) -> None:
+    def block(self, stmts) -> list[py.stmt]:
+        out: list[py.stmt] = []
         for stmt in stmts:
-            self.stmt(stmt, indent)
+            out.extend(self.stmt(stmt))
+        return out
 
-    def stmt(self, s: A.Stmt, indent: int) -> None:
-        getattr(self, "_st_" + type(s).__name__)(s, indent)
+    def stmt(self, s: A.Stmt) -> list[py.stmt]:
+        return getattr(self, "_st_" + type(s).__name__)(s)
 
-    def _cond(self, cond: A.Expr, owner: object) -> str:
+    def _cond(self, cond: A.Expr, owner: object) -> py.expr:
         """A condition's code; instrumented, ``_probe(n, cond)`` counts each outcome (coverage, explanations)."""
         if self.probe is None:
             return self.ex(cond)
-        return f"_probe({self.probe(self.info.module.file, cond, owner)}, {self.ex(cond)})"
+        return _call("_probe", _const(self.probe(self.info.module.file, cond, owner)), self.ex(cond))
 
-    def _st_When(self, s: A.When, indent: int) -> None:
-        self.out.emit(indent, f"if {self._cond(s.cond, s)}:", s.span)
-        self.stmt(s.stmt, indent + 1)
+    def _st_When(self, s: A.When) -> list[py.stmt]:
+        return [self.at(py.If(test=self._cond(s.cond, s), body=self.stmt(s.stmt), orelse=[]), s.span)]
 
-    def _st_Let(self, s: A.Let, indent: int) -> None:
-        self.out.emit(indent, f"{self.info.pynames[id(s)]} = {self.ex(s.value)}", s.span)
+    def _st_Let(self, s: A.Let) -> list[py.stmt]:
+        return [self.at(_assign(_store(self.info.pynames[id(s)]), self.ex(s.value)), s.span)]
 
-    def _target(self, target: A.Expr) -> str:
+    def _target(self, target: A.Expr) -> py.expr:
+        """The target's code in load context; ``_store_form`` turns it into an assignment target."""
         if isinstance(target, A.Name):
-            return self.info.refs[id(target)].py
-        if isinstance(target, A.Index):
-            return f"{self.ex(target.obj)}[{self.ex(target.key)}]"
-        info = self.info.attrs[id(target)]
-        return info.py.replace("{0}", self.ex(target.obj))
+            return _load(self.info.refs[id(target)].py)
+        return self.ex(target)
 
-    def _st_Assign(self, s: A.Assign, indent: int) -> None:
-        self.out.emit(indent, f"{self._target(s.target)} = {self.ex(s.value)}", s.span)
+    def _st_Assign(self, s: A.Assign) -> list[py.stmt]:
+        return [self.at(_assign(_store_form(self._target(s.target)), self.ex(s.value)), s.span)]
 
-    def _st_AugAssign(self, s: A.AugAssign, indent: int) -> None:
+    def _st_AugAssign(self, s: A.AugAssign) -> list[py.stmt]:
         target = self._target(s.target)
-        value = self.ex(s.value)
-        op = s.op
-        if op == "/":
-            expr = f"_div({target}, {value})"
-        else:
-            expr = f"({target} {op} {value})"
-        self.out.emit(indent, f"{target} = {expr}", s.span)
+        value = self._arith(s.op, self.t(s.target), self.t(s.value), target, self.ex(s.value))
+        return [self.at(_assign(_store_form(target), value), s.span)]
 
-    def _st_Return(self, s: A.Return, indent: int) -> None:
-        hook = self.hook
-        kind = hook.sig.kind if hook else None
-        value = self.ex(s.value) if s.value is not None else None
-        if kind == "victims":
-            text = "return _victims, 1"
-        elif kind == "failure":
-            text = "return _FitError(_statuses) if _statuses else None"
-        elif kind == "vote":
-            text = "return 0"
-        else:
-            text = f"return {value}" if value is not None else "return"
-        self.out.emit(indent, text, s.span)
+    def _st_Return(self, s: A.Return) -> list[py.stmt]:
+        ending = self._hook_ending(self.hook.sig.kind if self.hook else None)
+        if ending is None:
+            ending = py.Return(value=self.ex(s.value) if s.value is not None else None)
+        return [self.at(ending, s.span)]
 
-    def _st_Break(self, s, indent: int) -> None:
-        self.out.emit(indent, "break", s.span)
+    def _st_Break(self, s) -> list[py.stmt]:
+        return [self.at(py.Break(), s.span)]
 
-    def _st_Continue(self, s, indent: int) -> None:
-        self.out.emit(indent, "continue", s.span)
+    def _st_Continue(self, s) -> list[py.stmt]:
+        return [self.at(py.Continue(), s.span)]
 
-    def _st_Pass(self, s, indent: int) -> None:
-        self.out.emit(indent, "pass", s.span)
+    def _st_Pass(self, s) -> list[py.stmt]:
+        return [self.at(py.Pass(), s.span)]
 
-    def _st_Victim(self, s: A.Victim, indent: int) -> None:
+    def _st_Victim(self, s: A.Victim) -> list[py.stmt]:
         value = self.ex(s.value)
         if self.probe is not None:  # record which rule picked which task
-            value = f"_pick({self.probe(self.info.module.file, s.value, s)}, {value})"
-        self.out.emit(indent, f"_victims.append({value})", s.span)
+            value = _call("_pick", _const(self.probe(self.info.module.file, s.value, s)), value)
+        return [self.at(py.Expr(value=_call(_attr(_load("_victims"), "append"), value)), s.span)]
 
-    def _st_Vote(self, s: A.Vote, indent: int) -> None:
+    def _st_Vote(self, s: A.Vote) -> list[py.stmt]:
         if s.verdict == "abstain" and self.hook and self.hook.sig.kind == "victims":
-            self.out.emit(indent, "return [], 0", s.span)
-            return
-        self.out.emit(indent, {"permit": "return 1", "reject": "return -1", "abstain": "return 0"}[s.verdict], s.span)
+            empty = py.Tuple(elts=[py.List(elts=[], ctx=py.Load()), _const(0)], ctx=py.Load())
+            return [self.at(py.Return(value=empty), s.span)]
+        return [self.at(py.Return(value=_const({"permit": 1, "reject": -1, "abstain": 0}[s.verdict])), s.span)]
 
-    def _st_Fail(self, s: A.Fail, indent: int) -> None:
+    def _st_Fail(self, s: A.Fail) -> list[py.stmt]:
+        statuses = _load("_statuses")
         if self.t(s.message).name == "FitError":
             failure = self.ex(s.message)
-            self.out.emit(indent, f"_statuses.extend({failure}.statuses)", s.span)
-            self.out.emit(indent, f"if {failure}.unresolvable: return _FitError(_statuses)", s.span)
-            return
+            extend = _call(_attr(statuses, "extend"), _attr(failure, "statuses"))
+            stop = py.If(test=_attr(copy.deepcopy(failure), "unresolvable"),
+                         body=[self.at(py.Return(value=_call("_FitError", _load("_statuses"))), s.span)], orelse=[])
+            return [self.at(py.Expr(value=extend), s.span), self.at(stop, s.span)]
         code = s.code or _DEFAULT_FAIL_CODE.get(self.hook.name if self.hook else "", "error")
-        status = _CODE_STATUS[code]
-        self.out.emit(indent, f"_statuses.append(({status!r}, {self.ex(s.message)}))", s.span)
+        entry = py.Tuple(elts=[_const(_CODE_STATUS[code]), self.ex(s.message)], ctx=py.Load())
+        out = [self.at(py.Expr(value=_call(_attr(statuses, "append"), entry)), s.span)]
         if code != "unschedulable":
-            self.out.emit(indent, "return _FitError(_statuses)", s.span)
+            out.append(self.at(py.Return(value=_call("_FitError", _load("_statuses"))), s.span))
+        return out
 
-    def _st_ExprStmt(self, s: A.ExprStmt, indent: int) -> None:
-        self.out.emit(indent, self.ex(s.expr), s.span)
+    def _st_ExprStmt(self, s: A.ExprStmt) -> list[py.stmt]:
+        return [self.at(py.Expr(value=self.ex(s.expr)), s.span)]
 
-    def _st_If(self, s: A.If, indent: int) -> None:
-        for i, (cond, body) in enumerate(s.branches):
-            self.out.emit(indent, f"{'if' if i == 0 else 'elif'} {self._cond(cond, s)}:", cond.span)
-            self.block(body, indent + 1)
-        if s.orelse:
-            self.out.emit(indent, "else:", s.span)
-            self.block(s.orelse, indent + 1)
+    def _st_If(self, s: A.If) -> list[py.stmt]:
+        orelse: list[py.stmt] = self.block(s.orelse) if s.orelse else []
+        for cond, body in reversed(s.branches):
+            node = self.at(py.If(test=self._cond(cond, s), body=self.block(body),
+                                 orelse=orelse), cond.span)
+            orelse = [node]
+        return orelse
 
-    def _st_For(self, s: A.For, indent: int) -> None:
-        self.out.emit(indent, f"for {self.info.pynames[id(s)]} in {self.ex(s.iter)}:", s.span)
+    def _step(self, span) -> py.stmt:
+        """One step of the budget: ``_B.left -= 1`` and, once it is spent, ``_B.spent()``."""
+        return self.at(py.AugAssign(target=py.Attribute(value=_load("_B"), attr="left", ctx=py.Store()),
+                                    op=py.Sub(), value=_const(1)), span)
+
+    def _step_check(self, span) -> py.stmt:
+        spent = py.Compare(left=_attr(_load("_B"), "left"), ops=[py.Lt()], comparators=[_const(0)])
+        return self.at(py.If(test=spent, body=[self.at(py.Expr(value=_call(_attr(_load("_B"), "spent"))), span)],
+                             orelse=[]), span)
+
+    def each(self, iterable: py.expr, body: object) -> py.expr:
+        """The iterable charged to the budget at once, one step per item.
+
+        A list the body may append to (an ``append``, or a call that could
+        reach one) is iterated only up to its length at the start, as Go's
+        ``range`` does, so a loop that grows its own list still ends.
+        """
+        grows = _contains(body, self._may_append)
+        return _call(_attr(_load("_B"), "each_capped" if grows else "each"), iterable)
+
+    def _may_append(self, node: object) -> bool:
+        if not isinstance(node, A.Call):
+            return False
+        info = self.info.calls.get(id(node))
+        return info is not None and (info.kind in ("def", "value", "dispatch") or
+                                     (info.kind == "container" and info.name == "append"))
+
+    def _st_For(self, s: A.For) -> list[py.stmt]:
+        var = self.info.pynames[id(s)]
+        body: list[py.stmt] = []
         if self.probe is not None:  # mark each iteration, so a decision can be tied to its item
-            self.out.emit(indent + 1, f"_iter({self.info.pynames[id(s)]})", s.span)
-        self.block(s.body, indent + 1)
+            body.append(self.at(py.Expr(value=_call("_iter", _load(var))), s.span))
+        body.extend(self.block(s.body))
+        loop = py.For(target=_store(var), iter=self.each(self.ex(s.iter), s.body), body=body,
+                      orelse=[])
+        return [self.at(loop, s.span)]
 
-    def _loop_guard(self, counter: str, indent: int, span) -> None:
-        self.out.emit(indent, f"{counter} += 1", span)
-        self.out.emit(indent, f"if {counter} > _LOOP_LIMIT: _loop_limit({span.line}, {span.col})", span)
+    def _st_Drain(self, s: A.Drain) -> list[py.stmt]:
+        queue = self.fresh("q")
+        items = _attr(_load(queue), "items")
+        cond = items if s.cond is None else py.BoolOp(op=py.And(), values=[self._cond(s.cond, s), items])
+        pop = self.at(_assign(_store(self.info.pynames[id(s)]), _call(_attr(_load(queue), "pop"))), s.span)
+        body = [self._step(s.span), self._step_check(s.span), pop, *self.block(s.body)]
+        return [self.at(_assign(_store(queue), self.ex(s.queue)), s.span),
+                self.at(py.While(test=cond, body=body, orelse=[]), s.span)]
 
-    def _st_Drain(self, s: A.Drain, indent: int) -> None:
-        counter, queue = self.out.fresh("n"), self.out.fresh("q")
-        self.out.emit(indent, f"{counter} = 0", s.span)
-        self.out.emit(indent, f"{queue} = {self.ex(s.queue)}", s.span)
-        cond = f"{queue}.items" if s.cond is None else f"{self._cond(s.cond, s)} and {queue}.items"
-        self.out.emit(indent, f"while {cond}:", s.span)
-        self._loop_guard(counter, indent + 1, s.span)
-        self.out.emit(indent + 1, f"{self.info.pynames[id(s)]} = {queue}.pop()", s.span)
-        self.block(s.body, indent + 1)
-
-    def _st_While(self, s: A.While, indent: int) -> None:
-        counter = self.out.fresh("n")
-        self.out.emit(indent, f"{counter} = 0", s.span)
-        self.out.emit(indent, f"while {self._cond(s.cond, s)}:", s.span)
-        self._loop_guard(counter, indent + 1, s.span)
-        self.block(s.body, indent + 1)
+    def _st_While(self, s: A.While) -> list[py.stmt]:
+        body = [self._step(s.span), self._step_check(s.span), *self.block(s.body)]
+        return [self.at(py.While(test=self._cond(s.cond, s), body=body, orelse=[]), s.span)]
 
     # -- expressions ----------------------------------------------------------------------
-    def ex(self, e: A.Expr) -> str:
+    def ex(self, e: A.Expr) -> py.expr:
         return getattr(self, "_ex_" + type(e).__name__)(e)
 
-    def _ex_Literal(self, e: A.Literal) -> str:
-        return repr(e.value)
+    def _ex_Literal(self, e: A.Literal) -> py.expr:
+        return _const(e.value)
 
-    def _ex_Name(self, e: A.Name) -> str:
+    def _ex_Name(self, e: A.Name) -> py.expr:
         ref = self.info.refs[id(e)]
         if ref.kind == "global":
-            return self.globals[ref.py]
-        return self.rename.get(ref.py, ref.py)
+            return _load(self.globals[ref.py])
+        if ref.kind in ("dispatch", "function"):  # a session function used as a value: its schema expression
+            return template(ref.py)
+        return _load(self.rename.get(ref.py, ref.py))
 
-    def _ex_Attr(self, e: A.Attr) -> str:
-        info = self.info.attrs[id(e)]
-        obj = self.ex(e.obj)
-        return info.py.replace("{0}", obj)
+    def _ex_Attr(self, e: A.Attr) -> py.expr:
+        return template(self.info.attrs[id(e)].py, [self.ex(e.obj)])
 
-    def _ex_Index(self, e: A.Index) -> str:
-        return f"{self.ex(e.obj)}[{self.ex(e.key)}]"
+    def _ex_Index(self, e: A.Index) -> py.expr:
+        return py.Subscript(value=self.ex(e.obj), slice=self.ex(e.key), ctx=py.Load())
 
-    def _ex_Unary(self, e: A.Unary) -> str:
-        return f"(not {self.ex(e.operand)})" if e.op == "not" else f"(-{self.ex(e.operand)})"
+    def _ex_Unary(self, e: A.Unary) -> py.expr:
+        return py.UnaryOp(op=py.Not() if e.op == "not" else py.USub(), operand=self.ex(e.operand))
 
-    def _ex_Binary(self, e: A.Binary) -> str:
+    def _arith(self, op: str, left_t: Type, right_t: Type, left: py.expr, right: py.expr) -> py.expr:
+        """``left op right`` for + - * / %: strings, lists and big integers are charged to the budget."""
+        if op == "/":
+            return _call("_div", left, right)
+        if op == "+" and left_t.name in ("string", "list"):
+            return _call(_attr(_load("_B"), "concat"), left, right)
+        if op == "*" and left_t.name == right_t.name == "int":
+            return _call(_attr(_load("_B"), "multiply"), left, right)
+        return py.BinOp(left=left, op=_BINOPS[op](), right=right)
+
+    def _ex_Binary(self, e: A.Binary) -> py.expr:
         op = e.op
-        if op in ("and", "or"):
-            return f"({self.ex(e.left)} {op} {self.ex(e.right)})"
+        if op in ("and", "or"):  # a chain `a and b and c` is one BoolOp with three values
+            chain = [e.right]
+            while isinstance(e.left, A.Binary) and e.left.op == op:
+                e = e.left
+                chain.append(e.right)
+            chain.append(e.left)
+            return py.BoolOp(op=py.And() if op == "and" else py.Or(), values=[self.ex(x) for x in reversed(chain)])
         left_t, right_t = self.t(e.left), self.t(e.right)
         if op in ("==", "!=") and (left_t.name == "none" or right_t.name == "none"):
             other = e.right if left_t.name == "none" else e.left
-            return f"({self.ex(other)} {'is' if op == '==' else 'is not'} None)"
-        if left_t.name == "Resource" and right_t.name == "Resource":
-            if op == "<=":
-                return f"_res.less_equal({self.ex(e.left)}, {self.ex(e.right)})"
-            if op == "<":
-                return f"_res.less({self.ex(e.left)}, {self.ex(e.right)})"
-            if op == "==":
-                return f"_res.equal({self.ex(e.left)}, {self.ex(e.right)})"
-            if op == "!=":
-                return f"(not _res.equal({self.ex(e.left)}, {self.ex(e.right)}))"
-        if op == "/":
-            return f"_div({self.ex(e.left)}, {self.ex(e.right)})"
-        return f"({self.ex(e.left)} {op} {self.ex(e.right)})"
+            return py.Compare(left=self.ex(other), ops=[py.Is() if op == "==" else py.IsNot()],
+                              comparators=[_const(None)])
+        if left_t.name == "Resource" and right_t.name == "Resource" and op in ("<=", "<", "==", "!="):
+            function = {"<=": "less_equal", "<": "less", "==": "equal", "!=": "equal"}[op]
+            result = _call(_attr(_load("_res"), function), self.ex(e.left), self.ex(e.right))
+            return _not(result) if op == "!=" else result
+        if op in _CMPOPS:
+            return py.Compare(left=self.ex(e.left), ops=[_CMPOPS[op]()], comparators=[self.ex(e.right)])
+        return self._arith(op, left_t, right_t, self.ex(e.left), self.ex(e.right))
 
-    def _ex_Conditional(self, e: A.Conditional) -> str:
-        return f"({self.ex(e.then)} if {self._cond(e.cond, e)} else {self.ex(e.orelse)})"
+    def _ex_Conditional(self, e: A.Conditional) -> py.expr:
+        return py.IfExp(test=self._cond(e.cond, e), body=self.ex(e.then), orelse=self.ex(e.orelse))
 
-    def _ex_ListLit(self, e: A.ListLit) -> str:
-        return "[" + ", ".join(self.ex(i) for i in e.items) + "]"
+    def _ex_ListLit(self, e: A.ListLit) -> py.expr:
+        return py.List(elts=[self.ex(i) for i in e.items], ctx=py.Load())
 
-    def _comp_tail(self, var_node_id: int, it: A.Expr, cond: A.Expr | None) -> str:
-        text = f" for {self.info.pynames[var_node_id]} in {self.ex(it)}"
-        if cond is not None:
-            text += f" if {self._cond(cond, cond)}"
-        return text
+    def _generator(self, e: A.ListComp | A.MapComp) -> list[py.comprehension]:
+        conds = [self._cond(e.cond, e.cond)] if e.cond is not None else []
+        return [py.comprehension(target=_store(self.info.pynames[id(e)]), iter=self.each(self.ex(e.iter), e),
+                                 ifs=conds, is_async=0)]
 
-    def _ex_ListComp(self, e: A.ListComp) -> str:
-        return f"[{self.ex(e.elem)}{self._comp_tail(id(e), e.iter, e.cond)}]"
+    def _ex_ListComp(self, e: A.ListComp) -> py.expr:
+        return py.ListComp(elt=self.ex(e.elem), generators=self._generator(e))
 
-    def _ex_MapLit(self, e: A.MapLit) -> str:
-        return "{" + ", ".join(f"{self.ex(k)}: {self.ex(v)}" for k, v in e.entries) + "}"
+    def _ex_MapLit(self, e: A.MapLit) -> py.expr:
+        return py.Dict(keys=[self.ex(k) for k, _ in e.entries], values=[self.ex(v) for _, v in e.entries])
 
-    def _ex_MapComp(self, e: A.MapComp) -> str:
-        return f"{{{self.ex(e.key)}: {self.ex(e.value)}{self._comp_tail(id(e), e.iter, e.cond)}}}"
+    def _ex_MapComp(self, e: A.MapComp) -> py.expr:
+        return py.DictComp(key=self.ex(e.key), value=self.ex(e.value), generators=self._generator(e))
 
-    def _ex_Lambda(self, e: A.Lambda) -> str:
-        params = ", ".join(self.info.pynames[id(span)] for _, _, span in e.params)
-        return f"(lambda {params}: {self.ex(e.body)})"
+    def _ex_Lambda(self, e: A.Lambda) -> py.expr:
+        params = _args_of([self.info.pynames[id(span)] for _, _, span in e.params])
+        return py.Lambda(args=params, body=self.at(self.ex(e.body), e.body.span))  # its own position in errors
 
-    def _args(self, e: A.Call, sig) -> str:
-        """Positional arguments in parameter order; skipped optional ones become keywords."""
-        given: dict[str, A.Expr] = {}
-        for param, arg in zip(sig.params, e.args):
-            given[param.name] = arg
-        for name, value, _span in e.kwargs:
-            given[name] = value
-        parts, keyword = [], False
+    def _given(self, e: A.Call, sig) -> dict[str, A.Expr]:
+        given = {p.name: a for p, a in zip(sig.params, e.args)}
+        given.update({name: value for name, value, _ in e.kwargs})
+        return given
+
+    def _args(self, e: A.Call, sig) -> tuple[list[py.expr], list[py.keyword]]:
+        """Positional arguments in parameter order; after a skipped optional one, keywords."""
+        given = self._given(e, sig)
+        args: list[py.expr] = []
+        keywords: list[py.keyword] = []
+        skipped = False
         for param in sig.params:
             if param.name not in given:
-                keyword = True
-                continue
-            value = self.ex(given[param.name])
-            parts.append(f"{param.name}={value}" if keyword else value)
-        return ", ".join(parts)
+                skipped = True
+            elif skipped:
+                keywords.append(py.keyword(arg=param.name, value=self.ex(given[param.name])))
+            else:
+                args.append(self.ex(given[param.name]))
+        return args, keywords
 
-    def _ex_Call(self, e: A.Call) -> str:
+    def _ex_Call(self, e: A.Call) -> py.expr:
         info = self.info.calls.get(id(e))
         kind = info.kind
         if kind == "builtin":
             args = [self.ex(a) for a in e.args]
-            name = info.name
-            if name == "range":
-                return f"list(range({args[0]}))"
-            if name == "str":
-                return f"_str({args[0]})"
-            return f"{name}({', '.join(args)})"
+            if info.name == "range":
+                return _call(_attr(_load("_B"), "range"), *args)
+            return _call("_str" if info.name == "str" else info.name, *args)
         if kind == "container":
             obj = self.ex(e.func.obj)
             args = [self.ex(a) for a in e.args] + [self.ex(v) for _, v, _ in e.kwargs]
             if info.name in ("keys", "values"):
-                return f"list({obj}.{info.name}())"
+                return _call("list", _call(_attr(obj, info.name)))
             if info.name == "remove":
-                return f"{obj}.pop({args[0]}, None)"
-            return f"{obj}.{info.name}({', '.join(args)})"
-        args = self._args(e, info.sig)
+                return _call(_attr(obj, "pop"), args[0], _const(None))
+            return _call(_attr(obj, info.name), *args)
+        args, keywords = self._args(e, info.sig)
         if kind == "method":
             obj = self.ex(e.func.obj)
             if "{" in info.py:
-                values = [obj] + [self.ex(a) for a in self._ordered_args(e, info.sig)]
-                text = info.py
-                for i, v in enumerate(values):
-                    text = text.replace("{%d}" % i, v)
-                return text
-            return f"{obj}.{info.py}({args})"
+                given = self._given(e, info.sig)
+                values = [obj] + [self.ex(given[p.name]) for p in info.sig.params if p.name in given]
+                return template(info.py, values)
+            return _call(_attr(obj, info.py), *args, keywords=keywords)
         if kind == "value":
-            return f"{self.ex(e.func)}({args})"
-        return f"{info.py}({args})"
-
-    @staticmethod
-    def _ordered_args(e: A.Call, sig) -> list[A.Expr]:
-        given = {p.name: a for p, a in zip(sig.params, e.args)}
-        given.update({name: value for name, value, _ in e.kwargs})
-        return [given[p.name] for p in sig.params if p.name in given]
+            return _call(self.ex(e.func), *args, keywords=keywords)
+        return _call(template(info.py), *args, keywords=keywords)
 
 
 def compile_module(checked: CheckedModule, probe: ProbeSite | None = None) -> CompiledModule:

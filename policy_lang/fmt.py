@@ -57,16 +57,26 @@ def stmt_text(s: A.Stmt) -> str:
 
 
 def same_tree(a: object, b: object) -> bool:
-    """Do two syntax trees mean the same, whatever their positions and spellings of literals?"""
-    if isinstance(a, Span) and isinstance(b, Span):
-        return True
-    if is_dataclass(a) and not isinstance(a, type):
-        return type(a) is type(b) and all(
-            same_tree(getattr(a, f.name), getattr(b, f.name)) for f in fields(a)
-            if f.name not in ("span", "name_span", "var_span", "file", "source", "text"))
-    if isinstance(a, (tuple, list)):
-        return type(a) is type(b) and len(a) == len(b) and all(same_tree(x, y) for x, y in zip(a, b))
-    return a == b
+    """Do two syntax trees mean the same, whatever their positions and spellings of literals?
+
+    Iterative (a stack of pairs), so it compares trees of any depth."""
+    pairs = [(a, b)]
+    while pairs:
+        x, y = pairs.pop()
+        if isinstance(x, Span) and isinstance(y, Span):
+            continue
+        if is_dataclass(x) and not isinstance(x, type):
+            if type(x) is not type(y):
+                return False
+            pairs.extend((getattr(x, f.name), getattr(y, f.name)) for f in fields(x)
+                         if f.name not in ("span", "name_span", "var_span", "file", "source", "text"))
+        elif isinstance(x, (tuple, list)):
+            if type(x) is not type(y) or len(x) != len(y):
+                return False
+            pairs.extend(zip(x, y))
+        elif x != y:
+            return False
+    return True
 
 
 # -- expressions -------------------------------------------------------------------------

@@ -48,14 +48,16 @@ def never_matching(module: A.Module) -> list[Diagnostic]:
 
 
 def _walk(node: object) -> Iterator[object]:
-    yield node
-    if isinstance(node, (tuple, list)):
-        for item in node:
-            yield from _walk(item)
-    elif is_dataclass(node) and not isinstance(node, type):
-        for f in fields(node):
-            if f.name not in ("span", "name_span", "var_span", "file", "source"):
-                yield from _walk(getattr(node, f.name))
+    """Every node under ``node``, parents first (iterative: trees of any depth)."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        yield item
+        if isinstance(item, (tuple, list)):
+            stack.extend(reversed(item))
+        elif is_dataclass(item) and not isinstance(item, type):
+            stack.extend(getattr(item, f.name) for f in reversed(fields(item))
+                         if f.name not in ("span", "name_span", "var_span", "file", "source"))
 
 
 def _conjuncts(e: A.Expr) -> list[A.Expr]:

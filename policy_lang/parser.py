@@ -6,13 +6,15 @@ found and what the grammar expected at that line and column.
 
 from __future__ import annotations
 
+import math
 import re
 import threading
+import unicodedata
 from functools import lru_cache
 from pathlib import Path
 
-from lark import Lark, Token, Transformer, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark import Lark, Token, Transformer, Tree, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 from lark.indenter import DedentError, Indenter
 
 from . import ast as A
@@ -58,8 +60,81 @@ def duration_seconds(text: str) -> float:
     return sum(float(n) * _UNIT_SECONDS[u] for n, u in _DURATION_PART.findall(text))
 
 
-def _unescape(text: str) -> str:
-    return bytes(text[1:-1], "utf-8").decode("unicode_escape")
+# The deepest nesting of the syntax tree a policy may have: every later stage (checker, compiler,
+# formatter) walks the tree recursively, and this keeps them far from Python's recursion limit.
+MAX_NESTING = 200
+MAX_INT = 2**63 - 1  # policy integers are Go's int64 where they are written down
+
+_SIMPLE_ESCAPES = {"\\": "\\", '"': '"', "'": "'", "n": "\n", "t": "\t", "r": "\r", "0": "\0", "a": "\a",
+                   "b": "\b", "f": "\f", "v": "\v"}
+_HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
+
+
+class _LiteralError(Exception):
+    """A literal the grammar accepts but that means nothing: reported as a diagnostic at its place."""
+
+    def __init__(self, code: str, message: str, span: Span) -> None:
+        super().__init__(message)
+        self.code, self.message, self.span = code, message, span
+
+
+def unescape(tok: Token) -> str:
+    """The text of a string literal token, its escapes decoded; a bad escape raises _LiteralError."""
+    text = str(tok)
+    out: list[str] = []
+    i, end = 1, len(text) - 1
+    while i < end:
+        char = text[i]
+        if char != "\\":
+            out.append(char)
+            i += 1
+            continue
+        kind = text[i + 1]
+        at = Span(tok.line, tok.column + i, tok.line, tok.column + i + 2)
+        if kind in _SIMPLE_ESCAPES:
+            out.append(_SIMPLE_ESCAPES[kind])
+            i += 2
+        elif kind in _HEX_ESCAPES:
+            digits = text[i + 2:i + 2 + _HEX_ESCAPES[kind]]
+            if len(digits) != _HEX_ESCAPES[kind] or not all(c in "0123456789abcdefABCDEF" for c in digits):
+                raise _LiteralError("P003", f"\\{kind} needs exactly {_HEX_ESCAPES[kind]} hexadecimal digits", at)
+            out.append(_code_point(int(digits, 16), at))
+            i += 2 + len(digits)
+        elif kind == "N":
+            close = text.find("}", i)
+            if not text.startswith("{", i + 2) or close < 0:
+                raise _LiteralError("P003", "\\N needs a character name in braces, e.g. \\N{BULLET}", at)
+            name = text[i + 3:close]
+            try:
+                out.append(unicodedata.lookup(name))
+            except KeyError:
+                raise _LiteralError("P003", f"unknown character name {name!r} in \\N{{...}}", at) from None
+            i = close + 1
+        else:
+            raise _LiteralError("P003", f"unknown escape \\{kind}", at)
+    return "".join(out)
+
+
+def _code_point(value: int, at: Span) -> str:
+    if value > 0x10FFFF:
+        raise _LiteralError("P003", f"U+{value:X} is beyond the last Unicode character U+10FFFF", at)
+    if 0xD800 <= value <= 0xDFFF:
+        raise _LiteralError("P003", f"U+{value:X} is a surrogate, not a character", at)
+    return chr(value)
+
+
+def _int_literal(tok: Token) -> int:
+    text = str(tok)
+    if len(text) > 19 or int(text) > MAX_INT:
+        raise _LiteralError("P004", f"integer literal out of range (the largest is {MAX_INT})", _tok_span(tok))
+    return int(text)
+
+
+def _finite(value: float, tok: Token) -> float:
+    if not math.isfinite(value):
+        raise _LiteralError("P004", "number literal out of range (larger than the largest float, 1.8e308)",
+                            _tok_span(tok))
+    return value
 
 
 def _block(items) -> tuple:
@@ -92,10 +167,10 @@ class _Build(Transformer):
         return A.ArgDecl(str(name), typ, default, key_text, prefix, _span(meta))
 
     def arg_key(self, meta, items):
-        return _unescape(str(items[0])), False
+        return unescape(items[0]), False
 
     def arg_prefix(self, meta, items):
-        return _unescape(str(items[0])), True
+        return unescape(items[0]), True
 
     def state_decl(self, meta, items):
         return A.StateDecl(str(items[1]), items[2], _span(meta), process=items[0] is not None)
@@ -287,16 +362,17 @@ class _Build(Transformer):
         return A.Name(str(items[0]), _span(meta))
 
     def int_lit(self, meta, items):
-        return A.Literal("int", int(items[0]), _span(meta), str(items[0]))
+        return A.Literal("int", _int_literal(items[0]), _span(meta), str(items[0]))
 
     def float_lit(self, meta, items):
-        return A.Literal("float", float(items[0]), _span(meta), str(items[0]))
+        return A.Literal("float", _finite(float(items[0]), items[0]), _span(meta), str(items[0]))
 
     def duration_lit(self, meta, items):
-        return A.Literal("duration", duration_seconds(str(items[0])), _span(meta), str(items[0]))
+        seconds = _finite(duration_seconds(str(items[0])), items[0])
+        return A.Literal("duration", seconds, _span(meta), str(items[0]))
 
     def string_lit(self, meta, items):
-        return A.Literal("string", _unescape(str(items[0])), _span(meta), str(items[0]))
+        return A.Literal("string", unescape(items[0]), _span(meta), str(items[0]))
 
     def true_lit(self, meta, items):
         return A.Literal("bool", True, _span(meta), "true")
@@ -371,7 +447,41 @@ def parse(source: str, file: str = "<policy>") -> A.Module:
         line = _dedent_line(text)
         raise FumaroleError([Diagnostic("P002", f"inconsistent indentation: {exc}", file, Span(line, 1))],
                             {file: source}) from None
-    return _Build(file, source).transform(tree)
+    reserved, deep = _survey(tree)
+    diagnostics = [Diagnostic("P006", f"'{tok}' is reserved: names cannot start with two underscores", file,
+                              _tok_span(tok)) for tok in reserved]
+    if deep is not None:
+        diagnostics.append(Diagnostic("P005", f"this nests more than {MAX_NESTING} levels deep", file, deep,
+                                      hint="split it up: name the parts with `let`, or a `def`"))
+    if diagnostics:
+        raise FumaroleError(diagnostics, {file: source})
+    try:
+        return _Build(file, source).transform(tree)
+    except VisitError as exc:
+        if isinstance(exc.orig_exc, _LiteralError):
+            err = exc.orig_exc
+            raise FumaroleError([Diagnostic(err.code, err.message, file, err.span)], {file: source}) from None
+        raise
+
+
+def _survey(tree: Tree) -> tuple[list[Token], Span | None]:
+    """One iterative walk of the parse tree (any depth): the names starting with two underscores
+    (Python's own, ``__class__``, ``__globals__``..., are never policy names) and the position of
+    the first subtree nested deeper than MAX_NESTING, or None."""
+    reserved: list[Token] = []
+    deep: Span | None = None
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_NESTING and deep is None:
+            deep = Span(node.meta.line, node.meta.column) if not node.meta.empty else Span(1, 1)
+        for child in node.children:
+            if isinstance(child, Tree):
+                stack.append((child, depth + 1))
+            elif isinstance(child, Token) and child.type == "NAME" and child.startswith("__"):
+                reserved.append(child)
+    reserved.sort(key=lambda tok: (tok.line, tok.column))
+    return reserved, deep
 
 
 def _dedent_line(text: str) -> int:

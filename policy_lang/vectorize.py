@@ -22,8 +22,8 @@ node, a loop over the nodes that carries values between them) has no batch
 form, and :func:`fallbacks` says why.
 
 Code is built as Python ``ast`` nodes; node-independent sub-expressions are the
-per-node compiler's own code for them, parsed, so both forms agree by
-construction.  Literals enter as ``repr`` constants, never as text.
+per-node compiler's own nodes for them, so both forms agree by construction.
+Literals enter as constant nodes, never as text.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from .types import Type
 SCALAR, NODE, VECTOR, RESOURCES, FAILS, NAMES, BATCH, NODEMAP = "S", "N", "V", "R", "E", "L", "B", "M"
 # The node-level hooks the fast engine asks over many nodes at once.
 BATCH_HOOKS = ("predicate", "node_order", "batch_node_order")
+BATCH_HOOK_PREFIX = "_bh_"  # the batch form of a hook; the budget finds hook invocations by it
 _LANE_KINDS = (NODE, VECTOR, RESOURCES, FAILS, NAMES)
 # Methods and functions with effects: a rule calling them has no batch form.
 _EFFECT_TYPES = frozenset({"Statement", "PriorityQueue", "PredicateHelper"})
@@ -72,7 +73,7 @@ def _store(id_: str) -> P.Name:
 
 
 def _const(value: object) -> P.expr:
-    return P.parse(repr(value), mode="eval").body
+    return P.Constant(value=value)
 
 
 def _call(func: str | P.expr, *args: P.expr) -> P.Call:
@@ -181,7 +182,7 @@ class Vectorizer:
         params = [m.pynames[id(span)] for _, span in decl.params]
         kinds = tuple(NODE if t.name == "Node" else BATCH if t.name == "list" and t.args
                       and t.args[0].name == "Node" else SCALAR for t in hook.sig.params)
-        name = "_bh_" + "_".join(decl.names)
+        name = BATCH_HOOK_PREFIX + "_".join(decl.names)
         result = "fails" if hook.sig.kind == "failure" else "value"
         self._function(m, name, params, kinds, decl.body, result, decl.span)
         return name
@@ -469,7 +470,9 @@ class Vectorizer:
             batches = isinstance(s.iter, A.ListLit) and s.iter.items and all(
                 self.ex(i)[1] == BATCH for i in s.iter.items)
             fn.kinds[var] = BATCH if batches else SCALAR
-            return [P.For(target=_store(var), iter=it, body=self.block(s.body) or [P.Pass()], orelse=[])]
+            # charged to the session's budget like the per-node form's loops (policy_lang/compiler.py)
+            return [P.For(target=_store(var), iter=self.base.each(it, s.body), body=self.block(s.body) or [P.Pass()],
+                          orelse=[])]
         if kind != BATCH or fn.dom is not None:
             raise NotVectorisable("a loop over nodes inside a node rule", s.span)
         # A loop over a node list runs once, lane-wise; only per-node map entries and its own lets change.
@@ -503,7 +506,7 @@ class Vectorizer:
         return handler(e)
 
     def _scalar(self, e) -> P.expr:
-        return P.parse(self.base.ex(e), mode="eval").body
+        return self.base.ex(e)
 
     def _kind_of_name(self, e: A.Name) -> str:
         ref = self.base.info.refs.get(id(e))
@@ -838,14 +841,10 @@ def _is_stmt(x) -> bool:
         "OrderBy", "ExprStmt", "When", "If", "For", "Drain", "While")
 
 
-def batch_forms(compiler) -> tuple[list[str], list[Fallback]]:
-    """The batch forms of the module being compiled, as source lines for its ``__build__``
-    (one level in), and the rules left to per-node evaluation."""
-    stmts, fallbacks = Vectorizer(compiler).emit()
-    module = P.Module(body=stmts, type_ignores=[])
-    P.fix_missing_locations(module)
-    text = P.unparse(module) if stmts else ""
-    return ([line for line in text.splitlines()] if text else []), fallbacks
+def batch_forms(compiler) -> tuple[list[P.stmt], list[Fallback]]:
+    """The batch forms of the module being compiled, as statements for its ``__build__``, and the
+    rules left to per-node evaluation."""
+    return Vectorizer(compiler).emit()
 
 
 def fallbacks(compiler) -> list[Fallback]:

@@ -54,3 +54,68 @@ def test_stray_indentation_points_at_the_indented_line():
         parse("plugin p\n\non job_ready(job) = job.is_ready\n  @@garbage\n", "g.policy")
     d = info.value.diagnostics[0]
     assert (d.span.line, d.span.col, d.message) == (4, 3, "unexpected indentation")
+
+
+# -- literals and nesting the grammar accepts but that mean nothing (issue 8, section 2) ----------------------
+
+def _first_diagnostic(source: str) -> tuple[str, int, int, str]:
+    with pytest.raises(FumaroleError) as err:
+        parse(source, "t.policy")
+    d = err.value.diagnostics[0]
+    return d.code, d.span.line, d.span.col, d.message
+
+
+@pytest.mark.parametrize("literal, col, message", [
+    (r'"\x"', 10, r"\x needs exactly 2 hexadecimal digits"),
+    (r'"ab\x4"', 12, r"\x needs exactly 2 hexadecimal digits"),
+    (r'"\N{NOPE}"', 10, r"unknown character name 'NOPE' in \N{...}"),
+    (r'"\N"', 10, r"\N needs a character name in braces, e.g. \N{BULLET}"),
+    (r'"\u12"', 10, r"\u needs exactly 4 hexadecimal digits"),
+    (r'"\ud800"', 10, "U+D800 is a surrogate, not a character"),
+    (r'"\udfff\ud800"', 10, "U+DFFF is a surrogate, not a character"),
+    (r'"\U00110000"', 10, "U+110000 is beyond the last Unicode character U+10FFFF"),
+    (r'"a\q"', 11, r"unknown escape \q"),
+])
+def test_bad_string_escapes_are_diagnostics_at_the_backslash(literal, col, message):
+    assert _first_diagnostic(f"plugin p\n\nlet a = {literal}\n") == ("P003", 3, col, message)
+
+
+@pytest.mark.parametrize("literal, value", [
+    ('"zone-é"', "zone-é"), ('"日本"', "日本"), (r'"\u00e9\x41\U0001F600\N{BULLET}"', "éA\U0001F600•"),
+    (r'"a\"b\\c\n\t"', 'a"b\\c\n\t'),
+])
+def test_string_literals_keep_their_text(literal, value):
+    assert parse(f"plugin p\n\nlet a = {literal}\n").decls[0].value.value == value
+
+
+@pytest.mark.parametrize("literal, message", [
+    ("9" * 4301, "integer literal out of range (the largest is 9223372036854775807)"),
+    ("9223372036854775808", "integer literal out of range (the largest is 9223372036854775807)"),
+    ("1e400", "number literal out of range (larger than the largest float, 1.8e308)"),
+    ("1" * 400 + ".5", "number literal out of range (larger than the largest float, 1.8e308)"),
+    ("9" * 400 + "h", "number literal out of range (larger than the largest float, 1.8e308)"),
+])
+def test_numbers_out_of_range_are_diagnostics(literal, message):
+    assert _first_diagnostic(f"plugin p\n\nlet a = {literal}\n") == ("P004", 3, 9, message)
+
+
+def test_the_largest_int_is_fine():
+    assert parse("plugin p\n\nlet a = 9223372036854775807\n").decls[0].value.value == 2**63 - 1
+
+
+@pytest.mark.parametrize("expr", ["- " * 1000 + "1", "not " * 1000 + "true", "not " * 250 + "true",
+                                  " + ".join(["1"] * 400), "[" * 1000 + "1" + "]" * 1000,
+                                  "f(" * 1000 + "1" + ")" * 1000, "a." * 1000 + "b"])
+def test_deep_nesting_is_a_diagnostic_not_a_recursion_error(expr):
+    code, line, col, message = _first_diagnostic(f"plugin p\n\nlet a = {expr}\n")
+    assert (code, line, message) == ("P005", 3, "this nests more than 200 levels deep") and col >= 9
+
+
+def test_deep_blocks_are_a_diagnostic():
+    lines = ["plugin p", "", "on open:"] + ["    " * (i + 1) + "if true:" for i in range(150)] + ["    " * 151 + "pass"]
+    code, _line, _col, _message = _first_diagnostic("\n".join(lines) + "\n")
+    assert code == "P005"
+
+
+def test_deep_parentheses_need_no_nesting():
+    assert parse("plugin p\n\nlet a = " + "(" * 1000 + "1" + ")" * 1000 + "\n").decls[0].value.value == 1

@@ -19,7 +19,7 @@ from typing import Any, Callable, Sequence
 
 from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
 from fumarole.runtime.cli.exit_codes import EXIT_ERROR, EXIT_OK
-from fumarole.runtime.cli.options import add_output_option, session_time
+from fumarole.runtime.cli.options import add_output_option, session_time, session_timeout
 from fumarole.runtime.framework.namespace import PolicyRuntimeError
 
 
@@ -54,6 +54,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from fumarole.runtime.authoring.scenario import decisions_as_expect
     from fumarole.runtime.cli.output import render_explanations, render_table
     from fumarole.runtime.cli.scheduler_flags import options_from_args
+    from fumarole.runtime.framework.budget import StepBudget
     from fumarole.runtime.framework.session import Session
     from fumarole.runtime.ingest.kube import load_cluster
     from fumarole.runtime.ingest.scheduler_options import with_overrides
@@ -67,8 +68,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(warning.headline(), file=sys.stderr)
     options = with_overrides(bundle.scheduler_options, options_from_args(args, args.argv))
     explainer = Explainer(bundle) if args.explain else None
-    session = explainer.session(cluster, args.now, options=options, engine=args.engine) if explainer else \
-        Session(bundle, cluster, now=args.now, options=options, engine=args.engine)  # a freshly started process
+    budget = StepBudget(timeout=args.session_timeout)
+    session = explainer.session(cluster, args.now, options=options, engine=args.engine, budget=budget) \
+        if explainer else Session(bundle, cluster, now=args.now, options=options, engine=args.engine,
+                                  budget=budget)  # a freshly started process
     try:
         session.open()
         if session.problems:  # e.g. a queue hierarchy with a cycle: Volcano would stop scheduling it
@@ -155,6 +158,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--explain", action="store_true",
                      help="say why each bind, pipeline and eviction was made and why jobs stay pending, "
                           "naming policy rules by file:line")
+    run.add_argument("--session-timeout", type=session_timeout, metavar="SECONDS",
+                     help="stop the session with R001 when its policies run longer than this")
     add_scheduler_option_flags(run)
     run.set_defaults(func=cmd_run, known_flags=long_flags(run))
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import math
 from typing import Sequence
 
 HUMAN = ("text", "table")
@@ -42,3 +43,14 @@ def session_time(value: str) -> float:
     if stamp.tzinfo is None:
         stamp = stamp.replace(tzinfo=_dt.timezone.utc)
     return stamp.timestamp()
+
+
+def session_timeout(value: str) -> float:
+    """``--session-timeout`` (``run``, ``serve``): a positive number of seconds."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {value!r}")
+    return seconds

@@ -16,8 +16,11 @@ from pathlib import Path
 
 from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
 from fumarole.runtime.cli.exit_codes import EXIT_OK
-from fumarole.runtime.cli.options import add_output_option
+from fumarole.runtime.cli.options import add_output_option, session_timeout
 from fumarole.runtime.cli.scheduler_flags import add_scheduler_option_flags, long_flags, options_from_args
+
+
+DEFAULT_SESSION_TIMEOUT = 120.0  # seconds a served session (or an upload's smoke run) may run its policies
 
 
 def _write(out: Path, data: bytes) -> None:
@@ -173,7 +176,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     metrics = Metrics()
     registry = BundleRegistry(trusted, state, metrics)
     decisions = DecisionLog(args.decision_log_size, state.decisions_path if state else None)
-    service = Service(registry, decisions, metrics, option_flags)
+    service = Service(registry, decisions, metrics, option_flags, args.session_timeout)
     watcher = Watcher(registry, Path(args.watch), args.watch_interval) if args.watch else None
     try:
         service.start(Path(args.bundle) if args.bundle else None, watcher)
@@ -222,4 +225,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     serve.add_argument("--no-admin", action="store_true", help="disable the admin endpoints")
     serve.add_argument("--decision-log-size", type=int, default=1000, help="entries kept in memory")
     add_scheduler_option_flags(serve)
+    serve.add_argument("--session-timeout", type=session_timeout, default=DEFAULT_SESSION_TIMEOUT,
+                       metavar="SECONDS",
+                       help="stop a session (or an upload's smoke run) with R001 when its policies run longer "
+                            f"than this (default {DEFAULT_SESSION_TIMEOUT:g})")
     serve.set_defaults(func=cmd_serve, known_flags=long_flags(serve))

@@ -3,11 +3,17 @@
 Every name here is reachable from policies only through ``runtime/schema.yaml``
 (the checker refuses anything else); docs/stdlib.md lists them.  Functions take
 and return values: no policy ever mutates a Resource it did not create.
+
+Nothing here leads back to Python: no module objects (the Kubernetes and Go
+helpers are plain namespaces holding only the functions the schema names),
+and the builtins are a short list of pure functions.
 """
 
 from __future__ import annotations
 
 import math
+from inspect import isfunction
+from types import ModuleType, SimpleNamespace
 
 from fumarole.runtime.api import resource as R
 from fumarole.runtime.api.fit import FitError
@@ -15,15 +21,30 @@ from fumarole.runtime.api.resource import Resource
 from fumarole.runtime.framework import eviction as _eviction_module
 from fumarole.runtime.framework import go_semantics as _go_module
 from fumarole.runtime.framework import vector_lib as _vector_module
+from fumarole.runtime.framework.budget import budget_of
+from fumarole.runtime.framework.policy_error import PolicyRuntimeError
 from fumarole.runtime.k8s import plugins as _k8s_module
 
+__all__ = ["PolicyRuntimeError", "namespace"]
 
-class PolicyRuntimeError(Exception):
-    """A policy failed while running (loop budget, missing map key...), with its position."""
+# The functions of runtime/schema.yaml's `_k8s.NAME` and `_go.NAME` expressions; nothing else of those modules.
+_K8S_FUNCTIONS = ("balanced_allocation_score", "has_node_selection", "has_preferred_node_affinity", "has_start_time",
+                  "host_port_conflict", "intolerable_prefer_no_schedule", "matches_node_selector_and_affinity",
+                  "node_affinity_conflict", "nonzero_request", "preferred_node_affinity_score",
+                  "terminating_by_preemption", "tolerates_unschedulable", "untolerated_taint",
+                  "view_nonzero_requested", "view_requested")
+_GO_FUNCTIONS = ("int_or_percent", "local_time", "parse_clock", "parse_duration", "trim_space")
 
-    def __init__(self, message: str, file: str = "", line: int = 0, col: int = 0) -> None:
-        super().__init__(message)
-        self.message, self.file, self.line, self.col = message, file, line, col
+
+def _library(module: ModuleType, names: tuple[str, ...]) -> SimpleNamespace:
+    """Only ``names`` of ``module``: the functions generated code calls, without the module itself."""
+    return SimpleNamespace(**{name: getattr(module, name) for name in names})
+
+
+def _public_functions(module: ModuleType) -> tuple[str, ...]:
+    """The functions a module defines for generated code (vector_lib: what the batch forms call)."""
+    return tuple(name for name, value in vars(module).items()
+                 if not name.startswith("_") and isfunction(value) and value.__module__ == module.__name__)
 
 
 class _ResourceLibrary:
@@ -109,6 +130,10 @@ def _str(value: object) -> str:
     return str(value)
 
 
+def _str_split(text: str, sep: str) -> list[str]:
+    return text.split(sep)
+
+
 def _parse_float(text: str) -> float | None:
     try:
         return float(text)
@@ -116,29 +141,21 @@ def _parse_float(text: str) -> float | None:
         return None
 
 
-def _loop_limit(line: int, col: int) -> None:
-    raise PolicyRuntimeError(f"loop ran more than {LOOP_LIMIT} times; a policy must terminate", "", line, col)
-
-
-LOOP_LIMIT = 10_000_000
-
-
 def namespace() -> dict:
     """Fresh globals for exec'ing a compiled policy module."""
     return {
         "__builtins__": {"len": len, "max": max, "min": min, "sum": sum, "abs": abs, "list": list,
-                         "range": range, "int": int, "float": float, "bool": bool},
+                         "int": int, "float": float, "bool": bool},
         "_res": _ResourceLibrary,
-        "_k8s": _k8s_module,
-        "_go": _go_module,
-        "_eviction": _eviction_module,
-        "_V": _vector_module,
-        "_math": math,
+        "_k8s": _library(_k8s_module, _K8S_FUNCTIONS),
+        "_go": _library(_go_module, _GO_FUNCTIONS),
+        "_math": SimpleNamespace(floor=math.floor),
+        "_eviction": _library(_eviction_module, ("Eviction", "VictimBundle")),
+        "_V": _library(_vector_module, _public_functions(_vector_module)),
         "_div": _div,
         "_str": _str,
-        "_str_split": lambda s, sep: s.split(sep),
+        "_str_split": _str_split,
         "_parse_float": _parse_float,
         "_FitError": FitError,
-        "_LOOP_LIMIT": LOOP_LIMIT,
-        "_loop_limit": _loop_limit,
+        "_budget_of": budget_of,
     }

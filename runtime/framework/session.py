@@ -41,6 +41,7 @@ from fumarole.runtime.api.model import (
 from fumarole.runtime.api.resource import Resource
 from fumarole.runtime.framework import dispatch as C
 from fumarole.runtime.framework.batch_dispatch import BATCH_COMBINATORS
+from fumarole.runtime.framework.budget import StepBudget
 from fumarole.runtime.framework.namespace import PolicyRuntimeError
 from fumarole.runtime.framework.node_columns import NodeColumns, as_batch, as_value
 from fumarole.runtime.framework.predicate_helper import PredicateHelper
@@ -144,7 +145,8 @@ class Session:
 
     def __init__(self, bundle: CompiledBundle, cluster: Cluster, now: float | None = None,
                  options: SchedulerOptions | None = None, process_state: ProcessState | None = None,
-                 engine: str = "fast") -> None:
+                 engine: str = "fast",
+                 budget: StepBudget | None = None) -> None:
         """``options`` default to the bundle's; ``process_state`` to a freshly started scheduler's.
 
         The session reads ``process_state`` here and writes it back in
@@ -155,6 +157,7 @@ class Session:
         self.process_state = process_state if process_state is not None else ProcessState()
         snap = cluster.snapshot(self.options)
         self.bundle = bundle
+        self.budget = budget if budget is not None else StepBudget()  # every policy of the session runs on it
         self.uid = str(uuid.uuid4())
         self.nodes: dict[str, Node] = snap.nodes
         self.node_list: list[Node] = list(snap.nodes.values())
@@ -292,8 +295,12 @@ class Session:
             if not exc.file:
                 exc.file, exc.line, exc.col = self._policy_location(exc.__traceback__, exc.line, exc.col)
             raise
+        except RecursionError as exc:  # a function value calling itself, through state
+            file, line, col = self._policy_location(exc.__traceback__)
+            raise PolicyRuntimeError("the call depth budget ran out: calls nested too deeply (a function value "
+                                     "that calls itself?); a policy must terminate", file, line, col) from exc
         except (NodeError, KeyError, TypeError, ValueError, AttributeError, IndexError, ZeroDivisionError,
-                RecursionError) as exc:
+                OverflowError, RuntimeError) as exc:
             file, line, col = self._policy_location(exc.__traceback__)
             raise PolicyRuntimeError(f"{type(exc).__name__}: {exc}", file, line, col) from exc
 

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError, Span
 from fumarole.runtime.authoring.scenario import decisions_as_expect
 from fumarole.runtime.bundles.loader import LoadedBundle, source_bytes
+from fumarole.runtime.framework.budget import StepBudget
 from fumarole.runtime.framework.namespace import PolicyRuntimeError
 from fumarole.runtime.framework.process_state import ProcessState
 from fumarole.runtime.framework.session import Session
@@ -107,13 +108,14 @@ def decision_diff(active: dict, shadow: dict) -> dict:
 
 class Service:
     def __init__(self, registry: BundleRegistry, decisions: DecisionLog, metrics: Metrics,
-                 option_flags: dict[str, Any] | None = None) -> None:
+                 option_flags: dict[str, Any] | None = None, session_timeout: float | None = None) -> None:
         self.registry = registry
         self.decisions = decisions
         self.metrics = metrics
         self.option_flags = dict(option_flags or {})  # `fumarole serve --percentage-nodes-to-find ...`
         self.process_state = ProcessState()  # a freshly started scheduler
         self._cycle = threading.Lock()  # one scheduling cycle at a time, as in one Volcano process
+        self.session_timeout = session_timeout  # every session, smoke runs included, ends by then (R001)
         self.last_cluster: Cluster | None = None
         self.last_shadow_error: dict[str, Any] | None = None
         registry.smoke = self.smoke
@@ -158,11 +160,13 @@ class Service:
 
         ``state`` is the process state the session reads and updates (a fresh
         one when None: smoke runs and shadows never touch the service's).
-        Raises FumaroleError when a policy fails (R001) or finds the cluster
-        unusable (a queue hierarchy with a cycle), as ``run`` would.
+        Raises FumaroleError when a policy fails (R001: an error, a budget or the
+        session timeout ran out) or finds the cluster unusable (a queue hierarchy
+        with a cycle), as ``run`` would.
         """
         session = Session(loaded.bundle, cluster, now=clock, options=self.options(loaded),
-                          process_state=state if state is not None else ProcessState())
+                          process_state=state if state is not None else ProcessState(),
+                          budget=StepBudget(timeout=self.session_timeout))
         try:
             session.open()
             if session.problems:

@@ -1,0 +1,50 @@
+"""A served bundle whose smoke run never ends is bounded like any session and never wedges the swap lock."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import httpx
+from serving_helpers import (
+    admin_headers,
+    archive,
+    cluster_text,
+    make_service,
+    namespaces,
+    running,
+    write_bundle,
+)
+
+SPINNING_POLICY = """plugin namespace_gate
+
+arg allowed: list[string] = []
+
+on predicate(task, node):
+    let n = 0
+    while true:
+        while true:
+            n += 1
+"""
+
+
+def test_a_smoke_run_that_never_ends_is_refused_and_releases_the_lock(tmp_path: Path) -> None:
+    ns = namespaces()
+    service = make_service(archive(write_bundle(tmp_path / "one", "1", ns)))
+    service.session_timeout = 0.5  # as `fumarole serve --session-timeout 0.5`
+    spinning = archive(write_bundle(tmp_path / "spin", "2", [], SPINNING_POLICY))
+    with running(service) as url, httpx.Client(base_url=url, timeout=60) as client:
+        assert client.post("/v1/sessions", content=cluster_text(),
+                           headers={"content-type": "application/yaml"}).status_code == 200
+        started = time.monotonic()
+        refused = client.put("/v1/bundles/active", content=spinning, headers=admin_headers())
+        assert refused.status_code == 422 and time.monotonic() - started < 30
+        diagnostic = refused.json()["diagnostics"][0]
+        assert diagnostic["code"] == "R001" and diagnostic["file"] == "upload!/plugins/site.policy"
+        assert diagnostic["line"] == 8 and "ran past its deadline (0.5 s" in diagnostic["message"]
+        # the lock is free again: the next upload and a rollback are answered, not 409
+        accepted = client.put("/v1/bundles/active", content=archive(write_bundle(tmp_path / "two", "3", ns[:1])),
+                              headers=admin_headers())
+        assert accepted.status_code == 200, accepted.text
+        assert client.post("/v1/bundles/rollback", headers=admin_headers()).status_code == 200
+        assert client.get("/v1/status").json()["active"]["revision"] == "1"
