@@ -87,10 +87,13 @@ def test_session_timeout_ends_an_action_that_never_ends(cli, root, tmp_path):
            "(0.5 s, --session-timeout)" in result.err
 
 
-@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf"])
-def test_session_timeout_must_be_a_positive_number(cli, root, value):
-    result = cli("run", str(root / "examples/cluster.yaml"), f"--session-timeout={value}")
-    assert result.code == 2 and "error[F002]: --session-timeout must be a positive number of seconds" in result.err
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "soon"])
+@pytest.mark.parametrize("command", ["run", "serve"])
+def test_session_timeout_must_be_a_positive_number(cli, root, value, command):
+    result = cli(command, *([str(root / "examples/cluster.yaml")] if command == "run" else []),
+                 f"--session-timeout={value}")
+    assert result.code == 2 and "Traceback" not in result.err
+    assert f"argument --session-timeout: must be a positive number of seconds, not '{value}'" in result.err
 
 
 def test_the_session_budget_counts_every_hook_together():

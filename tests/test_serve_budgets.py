@@ -41,7 +41,8 @@ def test_a_smoke_run_that_never_ends_is_refused_and_releases_the_lock(tmp_path: 
         assert refused.status_code == 422 and time.monotonic() - started < 30
         diagnostic = refused.json()["diagnostics"][0]
         assert diagnostic["code"] == "R001" and diagnostic["file"] == "upload!/plugins/site.policy"
-        assert diagnostic["line"] == 8 and "ran past its deadline (0.5 s" in diagnostic["message"]
+        # one of the two loops (which one notices the deadline first depends on the machine's speed)
+        assert diagnostic["line"] in (7, 8) and "ran past its deadline (0.5 s" in diagnostic["message"]
         # the lock is free again: the next upload and a rollback are answered, not 409
         accepted = client.put("/v1/bundles/active", content=archive(write_bundle(tmp_path / "two", "3", ns[:1])),
                               headers=admin_headers())
