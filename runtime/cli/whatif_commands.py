@@ -10,10 +10,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError
+from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
 from fumarole.runtime.cli.exit_codes import EXIT_OK
 
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz")
+SHAPES = ("steady", "burst", "two-queues", "best-effort")  # runtime/whatif/synth.py, named here to keep imports lazy
 
 
 def load_any_bundle(text: str):
@@ -56,6 +57,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_replay_options(replay)
     replay.set_defaults(func=cmd_replay)
 
+    trace = sub.add_parser("trace", help="make traces for replay: synth (named shapes), cut (from a cluster dump)")
+    actions = trace.add_subparsers(dest="trace_command", required=True, metavar="ACTION")
+    synth = actions.add_parser("synth", help="a trace of a named shape, deterministic for a seed")
+    synth.add_argument("shape", choices=SHAPES)
+    synth.add_argument("--seed", type=int, default=1)
+    synth.add_argument("--nodes", type=int, default=10, help="8-CPU, 32 GiB nodes (default 10)")
+    synth.add_argument("--duration", type=duration_arg, default=4 * 3600.0, help="submissions span (default 4h)")
+    synth.add_argument("--out", required=True, metavar="FILE")
+    synth.set_defaults(func=cmd_trace_synth)
+    cut = actions.add_parser("cut", help="a trace starting from a cluster dump, its pods given run times")
+    cut.add_argument("cluster", help="a cluster dump (fumarole snapshot or kubectl get ... -o yaml)")
+    cut.add_argument("--run-time", required=True, metavar="DIST",
+                     help="run-time distribution: fixed:1h, uniform:10m,2h or exp:30m")
+    cut.add_argument("--seed", type=int, default=1)
+    cut.add_argument("--out", required=True, metavar="FILE")
+    cut.set_defaults(func=cmd_trace_cut)
+
 
 def add_replay_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--period", type=duration_arg, default=1.0, help="virtual time between sessions (default 1s)")
@@ -73,7 +91,7 @@ def replay_options(args: argparse.Namespace):
     from fumarole.runtime.whatif.clock import ReplayOptions
 
     if args.period <= 0:
-        raise FumaroleError([Diagnostic("F002", "--period must be more than zero", "fumarole")])
+        raise FumaroleError([Diagnostic("F002", "--period must be more than zero", "fumarole", NO_POSITION)])
     return ReplayOptions(args.period, args.until, args.on_evict, args.grace, args.pingpong_window)
 
 
@@ -104,3 +122,32 @@ def cmd_replay(args: argparse.Namespace) -> int:
               f"{summary['virtualSeconds']:g} virtual s in {summary['wallSeconds']:.2f} s")
     print(f"wrote {args.out}/report.html, metrics.json, queues.csv, nodes.csv, jobs.csv", file=sys.stderr)
     return EXIT_OK
+
+
+def _write_trace(doc: dict, out: str) -> int:
+    import yaml
+
+    Path(out).write_text(yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=120))
+    print(f"wrote {out}: {len(doc['events'])} events, {len(doc['cluster'])} objects at the start", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_trace_synth(args: argparse.Namespace) -> int:
+    from fumarole.runtime.whatif.synth import synth_trace
+
+    if args.nodes < 1:
+        raise FumaroleError([Diagnostic("F002", "--nodes must be at least 1", "fumarole", NO_POSITION)])
+    return _write_trace(synth_trace(args.shape, args.seed, args.nodes, args.duration), args.out)
+
+
+def cmd_trace_cut(args: argparse.Namespace) -> int:
+    from fumarole.runtime.ingest.kube import load_cluster
+    from fumarole.runtime.ingest.source import read_text
+    from fumarole.runtime.whatif.synth import cut_trace, parse_distribution
+
+    sampler = parse_distribution(args.run_time)
+    if sampler is None:
+        raise FumaroleError([Diagnostic("F002", f"--run-time {args.run_time!r}: expected fixed:D, uniform:A,B "
+                                        "or exp:MEAN with durations such as 30m", "fumarole", NO_POSITION)])
+    cluster = load_cluster(read_text(Path(args.cluster), args.cluster), args.cluster)
+    return _write_trace(cut_trace(cluster, Path(args.cluster).stem, sampler, args.seed), args.out)
