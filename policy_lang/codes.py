@@ -127,6 +127,7 @@ _CODES = (
     Code("T001", "malformed trace YAML"),
     Code("T002", "malformed trace"),
     Code("T003", "bad duration or time in a trace"),
+    Code("T004", "malformed sweep file"),
 )
 
 CODES: dict[str, Code] = {c.code: c for c in _CODES}

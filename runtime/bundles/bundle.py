@@ -293,6 +293,32 @@ def resolve_arguments(policy: CompiledPolicy, raw: Mapping[str, Any], file: str,
     return out, diags
 
 
+def override_arguments(bundle: "Bundle", raw: Mapping[str, Any]) -> tuple["Bundle", set[str]]:
+    """The bundle with plugin arguments set by their configuration key (``minRuntime: 1h``) on every
+    tier entry whose plugin declares that key, and the keys it declared; raises FumaroleError (C012)
+    for a value of the wrong type."""
+    used: set[str] = set()
+    tiers = []
+    for tier in bundle.tiers:
+        entries = []
+        for entry in tier:
+            declared = {decl.key or name: (name, decl) for name, decl in bundle.plugins[entry.name].module.args.items()
+                        if not decl.prefix}
+            arguments = dict(entry.arguments)
+            for key, value in raw.items():
+                if key in declared:
+                    name, decl = declared[key]
+                    ok, converted = _convert(value, decl.type.name)
+                    if not ok:
+                        raise FumaroleError([_arg_error(raw, key, value, str(decl.type.name), bundle.config.file,
+                                                        f"plugin '{entry.name}'")])
+                    arguments[name] = converted
+                    used.add(key)
+            entries.append(replace(entry, arguments=arguments))
+        tiers.append(tuple(entries))
+    return replace(bundle, tiers=tuple(tiers)), used
+
+
 def _arg_error(raw: Mapping, key: str, value: Any, type_name: str, file: str, what: str) -> Diagnostic:
     article = "an" if type_name[0] in "aeiou" else "a"
     return Diagnostic("C012", f"argument '{key}' of {what} must be {article} {type_name}, not {value!r}", file,

@@ -1,4 +1,4 @@
-"""The what-if commands: ``replay`` (and the inputs they share: bundles, durations).
+"""The what-if commands: ``replay``, ``sweep`` and ``trace synth|cut``.
 
 The work is in :mod:`fumarole.runtime.whatif`; each command here is its
 options, its output and its exit code (0 done, 2 bad input).
@@ -13,24 +13,7 @@ from pathlib import Path
 from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
 from fumarole.runtime.cli.exit_codes import EXIT_OK
 
-ARCHIVE_SUFFIXES = (".tar.gz", ".tgz")
 SHAPES = ("steady", "burst", "two-queues", "best-effort")  # runtime/whatif/synth.py, named here to keep imports lazy
-
-
-def load_any_bundle(text: str):
-    """A bundle folder, bundle.yaml, archive (.tar.gz) or volcano-scheduler.conf; Volcano's default for None."""
-    from fumarole.runtime.bundles.bundle import default_bundle, load_bundle
-
-    if text is None:
-        return default_bundle()
-    path = Path(text)
-    if not path.exists():
-        raise FumaroleError([Diagnostic("F001", f"no such bundle or configuration: {path}", str(path))])
-    if path.is_file() and path.name.endswith(ARCHIVE_SUFFIXES):
-        from fumarole.runtime.bundles.loader import load_artifact
-
-        return load_artifact(path.read_bytes(), str(path)).bundle
-    return load_bundle(path)
 
 
 def duration_arg(text: str) -> float:
@@ -56,6 +39,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     replay.add_argument("--out", required=True, metavar="DIR", help="the output folder (created)")
     add_replay_options(replay)
     replay.set_defaults(func=cmd_replay)
+
+    sweep = sub.add_parser("sweep", help="replay every combination of traces, bundles and plugin arguments",
+                           description="Run the replays a sweep file names (docs/traces.md) on a local process "
+                                       "pool or a Dask cluster; writes results.csv and summary.html to --out.")
+    sweep.add_argument("spec", help="a sweep file (kind: Sweep)")
+    sweep.add_argument("--out", required=True, metavar="DIR")
+    sweep.add_argument("--dask", metavar="ADDRESS", help="a Dask scheduler address, or 'local' for a LocalCluster")
+    sweep.add_argument("--workers", type=int, help="processes (local pool or LocalCluster); default: one per CPU")
+    sweep.set_defaults(func=cmd_sweep)
 
     trace = sub.add_parser("trace", help="make traces for replay: synth (named shapes), cut (from a cluster dump)")
     actions = trace.add_subparsers(dest="trace_command", required=True, metavar="ACTION")
@@ -98,6 +90,7 @@ def replay_options(args: argparse.Namespace):
 def cmd_replay(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
+    from fumarole.runtime.whatif import inputs
     from fumarole.runtime.cli.progress import ProgressBar
     from fumarole.runtime.whatif.clock import replay
     from fumarole.runtime.whatif.outputs import write_outputs
@@ -106,7 +99,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     trace = load_trace(Path(args.trace))
     options = replay_options(args)
     labels = [args.bundle or "volcano-default"] + ([args.compare] if args.compare else [])
-    bundles = [load_any_bundle(args.bundle)] + ([load_any_bundle(args.compare)] if args.compare else [])
+    bundles = [inputs.load_any_bundle(args.bundle)] + ([inputs.load_any_bundle(args.compare)] if args.compare else [])
     runs = []
     for label, bundle in zip(labels, bundles):
         bar = ProgressBar(options.until or trace.duration, f"replay {label}", "s")
@@ -151,3 +144,18 @@ def cmd_trace_cut(args: argparse.Namespace) -> int:
                                         "or exp:MEAN with durations such as 30m", "fumarole", NO_POSITION)])
     cluster = load_cluster(read_text(Path(args.cluster), args.cluster), args.cluster)
     return _write_trace(cut_trace(cluster, Path(args.cluster).stem, sampler, args.seed), args.out)
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from fumarole.runtime.cli.progress import ProgressBar
+    from fumarole.runtime.whatif.sweep import distinct, load_sweep, run_sweep
+    from fumarole.runtime.whatif.sweep_report import write_sweep
+
+    runs = distinct(load_sweep(Path(args.spec)))
+    bar = ProgressBar(len(runs), "sweep", " replays")
+    rows = run_sweep(runs, args.dask, args.workers, bar.update)
+    bar.close()
+    grid_keys = list(dict.fromkeys(k for run in runs for k, _ in run.arguments))
+    write_sweep(Path(args.out), rows, grid_keys)
+    print(f"{len(rows)} replays; wrote {args.out}/results.csv and summary.html", file=sys.stderr)
+    return EXIT_OK

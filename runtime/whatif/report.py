@@ -117,6 +117,13 @@ def _plot(name: str, runs: list[Recording]) -> str:
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7, loc="best")
         ax.grid(alpha=0.3)
+    return png_base64(fig)
+
+
+def png_base64(fig) -> str:
+    """A finished matplotlib figure as base64 PNG (for a data: URL), closed."""
+    from matplotlib import pyplot as plt
+
     fig.tight_layout()
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=90)
