@@ -485,11 +485,15 @@ def default_bundle() -> Bundle:
 
 
 def bundle_from_volcano_conf(path: Path) -> Bundle:
-    text = _read(path)
+    return bundle_from_conf_text(_read(path), _display(path))
+
+
+def bundle_from_conf_text(text: str, file: str) -> Bundle:
+    """A volcano-scheduler.conf's text (a file's, or a live cluster's ConfigMap's) over the standard library."""
     try:
-        return build_bundle(load_config(text, _display(path)))
+        return build_bundle(load_config(text, file))
     except FumaroleError as err:
-        err.sources.setdefault(_display(path), text)
+        err.sources.setdefault(file, text)
         raise
 
 

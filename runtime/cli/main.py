@@ -19,19 +19,29 @@ from typing import Any, Callable, Sequence
 
 from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
 from fumarole.runtime.cli.exit_codes import EXIT_ERROR, EXIT_OK
-from fumarole.runtime.cli.options import add_output_option, session_time, session_timeout
+from fumarole.runtime.cli.options import add_output_option, session_time, session_timeout, usage_error
+from fumarole.runtime.cli.snapshot_command import add_command as add_snapshot_command
+from fumarole.runtime.cli.snapshot_command import add_live_cluster_options
 from fumarole.runtime.framework.namespace import PolicyRuntimeError
 
 
-def _bundle_from_args(args: argparse.Namespace) -> tuple[Any, Callable[[str], str]]:
-    """The bundle ``--bundle`` or ``--config`` names (Volcano's default without either), and how
-    to show its policy files' names in errors (an archive's files as ``ARCHIVE!/path``)."""
-    from fumarole.runtime.bundles.bundle import bundle_from_volcano_conf, default_bundle, load_bundle
+def _bundle_from_args(args: argparse.Namespace, live_conf: str | None = None) -> tuple[Any, Callable[[str], str]]:
+    """The bundle ``--bundle`` or ``--config`` names (else a live cluster's own configuration, else
+    Volcano's default), and how to show its policy files' names in errors (an archive's files as
+    ``ARCHIVE!/path``)."""
+    from fumarole.runtime.bundles.bundle import (
+        bundle_from_conf_text,
+        bundle_from_volcano_conf,
+        default_bundle,
+        load_bundle,
+    )
 
     if args.bundle and args.config:
         raise FumaroleError([_arg_error("give either --bundle or --config, not both")])
     if args.config:
         return bundle_from_volcano_conf(Path(args.config)), str
+    if not args.bundle and live_conf is not None:
+        return bundle_from_conf_text(live_conf, f"{args.scheduler_configmap} ({args.kubeconfig})"), str
     if not args.bundle:
         return default_bundle(), str
     path = Path(args.bundle)
@@ -60,9 +70,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     from fumarole.runtime.ingest.scheduler_options import with_overrides
     from fumarole.runtime.ingest.source import read_text
 
-    bundle, label = _bundle_from_args(args)
-    path = Path(args.cluster)
-    text = read_text(Path("/dev/stdin") if args.cluster == "-" else path, args.cluster)
+    if (args.cluster is None) == (args.kubeconfig is None):
+        raise usage_error("give a cluster file or --kubeconfig (one of them)")
+    if args.kubeconfig:  # the live cluster, as the dump `fumarole snapshot` would write
+        from fumarole.runtime.cli.snapshot_command import dumped, live_snapshot
+
+        live = live_snapshot(args)
+        args.cluster, text = f"{args.kubeconfig}:{args.context or 'current-context'}", dumped(live)
+        bundle, label = _bundle_from_args(args, live.scheduler_conf)
+    else:
+        bundle, label = _bundle_from_args(args)
+        text = read_text(Path("/dev/stdin") if args.cluster == "-" else Path(args.cluster), args.cluster)
     cluster = load_cluster(text, args.cluster)
     for warning in cluster.warnings:
         print(warning.headline(), file=sys.stderr)
@@ -146,7 +164,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
 
     run = sub.add_parser("run", help="run one scheduling session on a cluster dump")
-    run.add_argument("cluster", help="Kubernetes objects (YAML, multi-document or kind: List; '-' for stdin)")
+    run.add_argument("cluster", nargs="?",
+                     help="Kubernetes objects (YAML, multi-document or kind: List; '-' for stdin)")
+    add_live_cluster_options(run)
     run.add_argument("--config", help="a volcano-scheduler.conf")
     run.add_argument("--bundle", help="a fumarole bundle folder or archive (.tar.gz)")
     run.add_argument("--trusted-key", action="append",
@@ -162,6 +182,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="stop the session with R001 when its policies run longer than this")
     add_scheduler_option_flags(run)
     run.set_defaults(func=cmd_run, known_flags=long_flags(run))
+
+    add_snapshot_command(sub)
 
     lsp = sub.add_parser("lsp", help="run the language server (LSP over stdio) for editors")
     lsp.set_defaults(func=cmd_lsp)

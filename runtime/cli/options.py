@@ -13,6 +13,8 @@ import datetime as _dt
 import math
 from typing import Sequence
 
+from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
+
 HUMAN = ("text", "table")
 
 
@@ -54,3 +56,8 @@ def session_timeout(value: str) -> float:
     if not (math.isfinite(seconds) and seconds > 0):
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {value!r}")
     return seconds
+
+
+def usage_error(message: str, hint: str | None = None) -> FumaroleError:
+    """F002: the command line asks for something that cannot be done (no position: it is an argument)."""
+    return FumaroleError([Diagnostic("F002", message, "fumarole", NO_POSITION, hint=hint)])

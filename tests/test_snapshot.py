@@ -1,0 +1,120 @@
+"""`fumarole snapshot` and `run --kubeconfig` against a loopback server answering the API's list endpoints."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "two-queues"
+PATHS = {  # list endpoint -> kind
+    "/api/v1/nodes": "Node",
+    "/api/v1/pods": "Pod",
+    "/apis/scheduling.k8s.io/v1/priorityclasses": "PriorityClass",
+    "/apis/scheduling.volcano.sh/v1beta1/queues": "Queue",
+    "/apis/scheduling.volcano.sh/v1beta1/podgroups": "PodGroup",
+}
+CONFIGMAP = "/api/v1/namespaces/volcano-system/configmaps/volcano-scheduler-configmap"
+
+
+def _objects() -> list[dict]:
+    docs = [d for d in yaml.safe_load_all(EXAMPLE.joinpath("cluster.yaml").read_text()) if d]
+    return [item for d in docs for item in (d["items"] if d.get("kind") == "List" else [d])]
+
+
+class _Api(BaseHTTPRequestHandler):
+    """Answers as the API server does: list responses without apiVersion/kind on their items."""
+
+    requests: list[tuple[str, str, str]] = []
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        path = self.path.split("?")[0]
+        self.requests.append(("GET", path, self.headers.get("Authorization", "")))
+        if path in PATHS:
+            items = [{k: v for k, v in o.items() if k not in ("apiVersion", "kind")}
+                     for o in _objects() if o["kind"] == PATHS[path]]
+            self._send(200, {"kind": f"{PATHS[path]}List", "apiVersion": "v1", "metadata": {}, "items": items})
+        elif path == CONFIGMAP:
+            self._send(200, {"kind": "ConfigMap", "apiVersion": "v1",
+                             "metadata": {"name": "volcano-scheduler-configmap", "namespace": "volcano-system"},
+                             "data": {"volcano-scheduler.conf": EXAMPLE.joinpath("volcano-scheduler.conf").read_text()}})
+        else:  # e.g. the HyperNode CRD is not installed
+            self._send(404, {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "NotFound",
+                             "code": 404})
+
+    def _refuse(self) -> None:
+        self.requests.append((self.command, self.path, ""))
+        self._send(405, {"kind": "Status", "code": 405})
+
+    do_POST = do_PUT = do_PATCH = do_DELETE = _refuse
+
+    def _send(self, status: int, body: dict) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture
+def api_server():
+    _Api.requests = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Api)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def _kubeconfig(tmp_path: Path, port: int) -> Path:
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "test",
+        "clusters": [{"name": "loop", "cluster": {"server": f"http://127.0.0.1:{port}"}}],
+        "users": [{"name": "reader", "user": {"token": "s3cret"}}],
+        "contexts": [{"name": "test", "context": {"cluster": "loop", "user": "reader"}}],
+    }))
+    return path
+
+
+def test_snapshot_writes_a_cluster_file_and_the_scheduler_configuration(cli, tmp_path, api_server):
+    kubeconfig = _kubeconfig(tmp_path, api_server.server_address[1])
+    out = tmp_path / "snap" / "cluster.yaml"
+    out.parent.mkdir()
+    result = cli("snapshot", "--kubeconfig", str(kubeconfig), "-o", str(out))
+    assert result.code == 0, result.err
+    dumped = yaml.safe_load(out.read_text())
+    assert dumped["kind"] == "List"
+    kinds = sorted({(o["apiVersion"], o["kind"]) for o in dumped["items"]})
+    assert kinds == sorted({(o["apiVersion"], o["kind"]) for o in _objects()})
+    assert (out.parent / "volcano-scheduler.conf").read_text() == EXAMPLE.joinpath("volcano-scheduler.conf").read_text()
+    assert {method for method, _, _ in _Api.requests} == {"GET"}
+    assert all(auth == "Bearer s3cret" for _, _, auth in _Api.requests)
+
+
+def test_run_on_the_live_cluster_decides_as_on_its_dump(cli, tmp_path, api_server):
+    kubeconfig = _kubeconfig(tmp_path, api_server.server_address[1])
+    live = cli("run", "--kubeconfig", str(kubeconfig), "--now", "2026-11-21T12:30:00Z", "-o", "json")
+    assert live.code == 0, live.err
+    dump = cli("run", str(EXAMPLE / "cluster.yaml"), "--config", str(EXAMPLE / "volcano-scheduler.conf"),
+               "--now", "2026-11-21T12:30:00Z", "-o", "json")
+    assert json.loads(live.out) == json.loads(dump.out)
+    assert json.loads(live.out)["evicted"]  # the cluster's own configuration (with reclaim) was used
+
+
+def test_an_unreachable_cluster_or_a_missing_context_is_f005(cli, tmp_path):
+    kubeconfig = _kubeconfig(tmp_path, 9)  # nothing listens on port 9 of the loopback
+    unreachable = cli("snapshot", "--kubeconfig", str(kubeconfig))
+    assert unreachable.code == 2 and f"{kubeconfig}: error[F005]: cannot reach the API server" in unreachable.err
+    no_context = cli("run", "--kubeconfig", str(kubeconfig), "--context", "nosuch")
+    assert no_context.code == 2 and "error[F005]: cannot use the kubeconfig" in no_context.err
