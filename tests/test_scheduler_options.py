@@ -68,6 +68,16 @@ def test_default_queue_takes_podgroups_that_name_none():
     assert binds(objects, default_queue="batch") == {"ns/job": "a"}
 
 
+def test_the_missing_queue_warning_follows_the_default_queue():
+    objects = [queue("batch"), pod_group("job", queue_name=None)]
+    cluster = cluster_from_objects(objects)
+    assert [w.message for w in cluster.warnings_for(SchedulerOptions())] == \
+        ["PodGroup job names queue 'default', which does not exist: Volcano leaves the group out of the session"]
+    assert cluster.warnings_for(SchedulerOptions(default_queue="batch")) == ()
+    assert [w.message for w in cluster.warnings_for(SchedulerOptions(default_queue="none"))] == \
+        ["PodGroup job names queue 'none', which does not exist: Volcano leaves the group out of the session"]
+
+
 def test_node_selector_restricts_the_nodes():
     objects = [queue(), node("a", {"role": "serving"}), node("b", {"role": "train"}),
                pod_group("job"), pod("job", "1", group="job")]

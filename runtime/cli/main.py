@@ -82,9 +82,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         bundle, label = _bundle_from_args(args)
         text = read_text(Path("/dev/stdin") if args.cluster == "-" else Path(args.cluster), args.cluster)
     cluster = load_cluster(text, args.cluster)
-    for warning in cluster.warnings:
-        print(warning.headline(), file=sys.stderr)
     options = with_overrides(bundle.scheduler_options, options_from_args(args, args.argv))
+    for warning in cluster.warnings_for(options):
+        print(warning.headline(), file=sys.stderr)
     explainer = Explainer(bundle) if args.explain else None
     budget = StepBudget(timeout=args.session_timeout)
     session = explainer.session(cluster, args.now, options=options, engine=args.engine, budget=budget) \

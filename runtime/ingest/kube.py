@@ -297,6 +297,14 @@ class Cluster:
     priority_classes: tuple = ()
     resource_quotas: tuple = ()
     warnings: tuple = field(default=())
+    file: str = "<cluster>"
+
+    def warnings_for(self, options: SchedulerOptions) -> tuple:
+        """The warnings, with the queue of a PodGroup naming none taken from ``--default-queue``."""
+        if options.default_queue == DEFAULT_QUEUE:
+            return self.warnings
+        kept = [w for w in self.warnings if w.code != "K101"]
+        return tuple(kept + _queue_warnings(self.queues, self.pod_groups, self.file, options.default_queue))
 
     def priorities(self, options: SchedulerOptions = DEFAULT_OPTIONS) -> tuple[dict[str, int], int | None]:
         """PriorityClass values and the global default's; none when --priority-class=false (no informer)."""
@@ -546,21 +554,27 @@ def cluster_from_objects(docs: list, file: str = "<cluster>", text: str | None =
     warnings += _referential_warnings(groups, file)
     return Cluster(tuple(groups["Node"]), tuple(groups["Pod"]), tuple(groups["PodGroup"]),
                    tuple(groups["Queue"]), tuple(groups["PriorityClass"]),
-                   tuple(groups["ResourceQuota"]), tuple(warnings))
+                   tuple(groups["ResourceQuota"]), tuple(warnings), file)
 
 
-def _referential_warnings(groups: dict[str, list], file: str) -> list[Diagnostic]:
-    """Dangling references are legal (Volcano ignores them) but worth telling the user."""
+def _queue_warnings(queues: Any, pod_groups: Any, file: str, default_queue: str = DEFAULT_QUEUE) -> list[Diagnostic]:
+    """K101: PodGroups whose queue (``default_queue`` when they name none) does not exist."""
     out = []
-    queues = {o["metadata"]["name"] for o in groups["Queue"]}
-    pgs = {f"{o['metadata'].get('namespace') or 'default'}/{o['metadata']['name']}" for o in groups["PodGroup"]}
-    for pg in groups["PodGroup"]:
-        queue = _mapping(pg, "spec").get("queue") or DEFAULT_QUEUE
-        if queue not in queues:
+    names = {o["metadata"]["name"] for o in queues}
+    for pg in pod_groups:
+        queue = _mapping(pg, "spec").get("queue") or default_queue
+        if queue not in names:
             line, col = key_position(pg, "spec")
             out.append(Diagnostic("K101", f"PodGroup {pg['metadata']['name']} names queue {queue!r}, "
                                   "which does not exist: Volcano leaves the group out of the session",
                                   file, Span(line, col), severity="warning"))
+    return out
+
+
+def _referential_warnings(groups: dict[str, list], file: str) -> list[Diagnostic]:
+    """Dangling references are legal (Volcano ignores them) but worth telling the user."""
+    out = _queue_warnings(groups["Queue"], groups["PodGroup"], file)
+    pgs = {f"{o['metadata'].get('namespace') or 'default'}/{o['metadata']['name']}" for o in groups["PodGroup"]}
     for pod in groups["Pod"]:
         meta = pod["metadata"]
         group = (meta.get("annotations") or {}).get(GROUP_NAME)

@@ -210,7 +210,8 @@ class Service:
         if shadow is not None:
             entry["shadow"] = self._shadow(shadow, cluster, clock, decisions, started_from)
         entry_id = self.decisions.append(entry)
-        return {"id": entry_id, **entry, "warnings": diagnostics_json(cluster.warnings)}
+        warnings = cluster.warnings_for(self.options(revision.loaded))
+        return {"id": entry_id, **entry, "warnings": diagnostics_json(warnings)}
 
     def _shadow(self, shadow: Revision, cluster: Cluster, clock: float | None, active: dict,
                 state: ProcessState) -> dict[str, Any]:
