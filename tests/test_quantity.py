@@ -31,3 +31,44 @@ def test_rounding_up_like_milli_value_and_value():
     assert milli_value(parse_quantity("1.0001m")) == 2
     assert value(parse_quantity("1.5")) == 2
     assert milli_value(parse_quantity("250m")) == 250
+
+
+# -- Kubernetes' grammar exactly, and nothing a hostile value can make slow (issue 8) -----------
+
+CAP = 2**63 - 1
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("1e999999999", Fraction(CAP)),            # capped like Kubernetes, at once (no billion-digit power)
+    ("1e400", Fraction(CAP)),
+    ("1" * 5_000, Fraction(CAP)),              # past Python's 4,300-digit conversion limit
+    ("9223372036854775808", Fraction(CAP)),
+    ("8Ei", Fraction(CAP)),
+    ("1e-999999999", Fraction(1, 10**9)),      # rounded up to one nano-unit, not to zero
+    ("0.1n", Fraction(1, 10**9)),
+    ("1.0000000001", Fraction(1000000001, 10**9)),
+    ("0." + "0" * 5_000 + "1Ki", Fraction(1, 10**9)),
+    ("1.G", Fraction(10**9)), ("1E", Fraction(10**18)), ("1E3", Fraction(1000)), ("1e+3", Fraction(1000)),
+    ("0.5Ki", Fraction(512)), ("\t2 ", Fraction(2)), ("1e2147483647", Fraction(CAP)),
+    (10**30, Fraction(CAP)), (1e-12, Fraction(1, 10**9)),
+])
+def test_values_are_what_kubernetes_stores(text, expected):
+    assert parse_quantity(text) == expected
+
+
+@pytest.mark.parametrize("text, message", [
+    ("١٢", "is not a Kubernetes quantity"),          # Arabic-Indic digits: ASCII only
+    ("１２", "is not a Kubernetes quantity"),         # full-width digits
+    ("1e2147483648", "exponent '2147483648' is out of range"),
+    ("1e-99999999999", "exponent '-99999999999' is out of range"),
+    ("1e" + "9" * 5_000, "is out of range"),
+    (".", "is not a Kubernetes quantity"), ("+", "is not a Kubernetes quantity"),
+    ("1Ki3", "is not a Kubernetes quantity"), ("1e3.5", "is not a Kubernetes quantity"),
+    ("1kk", "is not a Kubernetes quantity"), ("1i", "is not a Kubernetes quantity"),
+    ("x" * 5_000, "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...' is not"),  # the message stays short
+    (float("inf"), "is not finite"), (float("nan"), "is not finite"),
+])
+def test_everything_else_is_refused_with_a_reason(text, message):
+    with pytest.raises(QuantityError) as caught:
+        parse_quantity(text)
+    assert message in str(caught.value)

@@ -64,7 +64,7 @@ def parse_quantity(text: object) -> Fraction:
 
 def _exponent(text: str) -> int:
     digits = text[1:].lstrip("+-").lstrip("0") or "0"
-    value = int(digits) if len(digits) <= 10 else _INT32
+    value = int(digits) if len(digits) <= 10 else _INT32 + 1  # out of range either way
     value = -value if text[1:2] == "-" else value
     if not -_INT32 <= value < _INT32:
         raise QuantityError(f"exponent {text[1:][:20]!r} is out of range (Kubernetes keeps exponents "
