@@ -428,6 +428,35 @@ def load_cluster(text: str, file: str = "<cluster>") -> Cluster:
 # runs, and a structure fumarole does not read is left alone.  A path's "*" is every item of a
 # list or every value of a mapping.  ``scalar`` is any text, number or boolean (fumarole reads
 # names and label values as text; YAML may have read `name: 12` as a number).
+def _under(prefix: str, table: tuple) -> tuple:
+    """``table``'s paths below ``prefix`` ("" in a table is the place itself)."""
+    return tuple((f"{prefix}.{path}" if path else prefix, kind) for path, kind in table)
+
+
+_REQUIREMENTS = (("", "list"), ("*", "map"), ("*.key", "scalar"), ("*.operator", "scalar"), ("*.values", "list"),
+                 ("*.values.*", "scalar"))
+_NODE_SELECTOR_TERM = (("", "map"), *_under("matchExpressions", _REQUIREMENTS), *_under("matchFields", _REQUIREMENTS))
+_LABEL_SELECTOR = (("", "map"), ("matchLabels", "map"), ("matchLabels.*", "scalar"),
+                   *_under("matchExpressions", _REQUIREMENTS))
+_POD_AFFINITY_TERM = (("", "map"), *_under("labelSelector", _LABEL_SELECTOR), ("topologyKey", "scalar"),
+                      ("namespaces", "list"), ("namespaces.*", "scalar"), *_under("namespaceSelector", _LABEL_SELECTOR))
+_REQUIRED, _PREFERRED = "requiredDuringSchedulingIgnoredDuringExecution", "preferredDuringSchedulingIgnoredDuringExecution"
+_POD_AFFINITY = (("", "map"), (_REQUIRED, "list"), *_under(_REQUIRED + ".*", _POD_AFFINITY_TERM),
+                 (_PREFERRED, "list"), (_PREFERRED + ".*", "map"), (_PREFERRED + ".*.weight", "int"),
+                 *_under(_PREFERRED + ".*.podAffinityTerm", _POD_AFFINITY_TERM))
+_AFFINITY = (("", "map"), ("nodeAffinity", "map"), (f"nodeAffinity.{_REQUIRED}", "map"),
+             (f"nodeAffinity.{_REQUIRED}.nodeSelectorTerms", "list"),
+             *_under(f"nodeAffinity.{_REQUIRED}.nodeSelectorTerms.*", _NODE_SELECTOR_TERM),
+             (f"nodeAffinity.{_PREFERRED}", "list"), (f"nodeAffinity.{_PREFERRED}.*", "map"),
+             (f"nodeAffinity.{_PREFERRED}.*.weight", "int"),
+             *_under(f"nodeAffinity.{_PREFERRED}.*.preference", _NODE_SELECTOR_TERM),
+             *_under("podAffinity", _POD_AFFINITY), *_under("podAntiAffinity", _POD_AFFINITY))
+_TOLERATION = (("", "map"), ("key", "scalar"), ("operator", "scalar"), ("value", "scalar"), ("effect", "scalar"),
+               ("tolerationSeconds", "int"))
+_SPREAD = (("", "map"), ("maxSkew", "int"), ("minDomains", "int"), ("topologyKey", "scalar"),
+           ("whenUnsatisfiable", "scalar"), ("nodeAffinityPolicy", "scalar"), ("nodeTaintsPolicy", "scalar"),
+           ("matchLabelKeys", "list"), ("matchLabelKeys.*", "scalar"), *_under("labelSelector", _LABEL_SELECTOR))
+_CONDITIONS = (("", "list"), ("*", "map"), ("*.type", "scalar"), ("*.status", "scalar"), ("*.reason", "scalar"))
 _CONTAINER = (("", "map"), ("resources", "map"), ("ports", "list"), ("ports.*", "map"),
               ("ports.*.hostPort", "int"), ("ports.*.protocol", "scalar"), ("ports.*.hostIP", "scalar"),
               ("restartPolicy", "scalar"), ("image", "scalar"))
@@ -441,21 +470,20 @@ _TYPED_FIELDS: dict[str, tuple] = {
              ("spec.taints.*.value", "scalar"), ("spec.taints.*.effect", "scalar"),
              ("spec.unschedulable", "bool"), ("status.images", "list"), ("status.images.*", "map"),
              ("status.images.*.names", "list"), ("status.images.*.names.*", "scalar"),
-             ("status.images.*.sizeBytes", "int"), ("status.conditions", "list"), ("status.conditions.*", "map")),
+             ("status.images.*.sizeBytes", "int"), *_under("status.conditions", _CONDITIONS)),
     "Pod": (("metadata.deletionTimestamp", "time"), ("spec.priority", "int"), ("spec.nodeName", "scalar"),
             ("spec.priorityClassName", "scalar"), ("spec.preemptionPolicy", "scalar"),
             ("spec.containers", "list"), ("spec.initContainers", "list"),
-            *((f"spec.containers.*{'.' + p if p else ''}", t) for p, t in _CONTAINER),
-            *((f"spec.initContainers.*{'.' + p if p else ''}", t) for p, t in _CONTAINER),
-            ("spec.nodeSelector", "map"), ("spec.nodeSelector.*", "scalar"), ("spec.affinity", "map"),
-            ("spec.tolerations", "list"), ("spec.tolerations.*", "map"), ("spec.schedulingGates", "list"),
-            ("spec.topologySpreadConstraints", "list"), ("spec.topologySpreadConstraints.*", "map"),
+            *_under("spec.containers.*", _CONTAINER), *_under("spec.initContainers.*", _CONTAINER),
+            ("spec.nodeSelector", "map"), ("spec.nodeSelector.*", "scalar"), *_under("spec.affinity", _AFFINITY),
+            ("spec.tolerations", "list"), *_under("spec.tolerations.*", _TOLERATION), ("spec.schedulingGates", "list"),
+            ("spec.topologySpreadConstraints", "list"), *_under("spec.topologySpreadConstraints.*", _SPREAD),
             ("spec.volumes", "list"), ("spec.volumes.*", "map"), ("status.phase", "scalar"),
             ("status.startTime", "time"), ("status.nominatedNodeName", "scalar"),
-            ("status.conditions", "list"), ("status.conditions.*", "map")),
+            *_under("status.conditions", _CONDITIONS)),
     "PodGroup": (("spec.minMember", "int"), ("spec.minTaskMember", "map"), ("spec.minTaskMember.*", "int"),
                  ("spec.queue", "scalar"), ("spec.priorityClassName", "scalar"), ("status.phase", "scalar"),
-                 ("status.conditions", "list"), ("status.conditions.*", "map")),
+                 *_under("status.conditions", _CONDITIONS)),
     "Queue": (("spec.weight", "int"), ("spec.priority", "int"), ("spec.reclaimable", "bool"),
               ("spec.parent", "scalar"), ("spec.guarantee", "map"), ("status.state", "scalar")),
     "PriorityClass": (("value", "int"), ("globalDefault", "bool")),
