@@ -108,8 +108,12 @@ def compile_archive(archive: Archive, source: str, workdir: Path | None = None) 
     try:
         for name, data in archive.files.items():
             target = folder / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+            except OSError as exc:  # a name too long for the file system, ...
+                raise FumaroleError([Diagnostic("A004", f"member {name[:80]} cannot be unpacked: "
+                                                f"{exc.strerror or exc}", source)]) from None
         try:
             bundle = load_bundle_dir(folder)
         except FumaroleError as err:

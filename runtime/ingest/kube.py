@@ -512,7 +512,7 @@ def _is_typed(value: Any, kind: str) -> bool:
 
 
 def _places(owner: Any, path: list[str]) -> Iterator[tuple[Any, Any, str]]:
-    """(container, key, dotted path) of every value ``path`` names under ``owner`` (None skipped)."""
+    """(container, key, dotted path) of every value ``path`` names under ``owner`` (null fields skipped)."""
     head, rest = path[0], path[1:]
     if head == "*":
         keys = range(len(owner)) if isinstance(owner, list) else list(owner) if isinstance(owner, dict) else ()
@@ -520,8 +520,8 @@ def _places(owner: Any, path: list[str]) -> Iterator[tuple[Any, Any, str]]:
         keys = (head,) if isinstance(owner, dict) and head in owner else ()
     for key in keys:
         value = owner[key]
-        if value is None:
-            continue
+        if value is None and not isinstance(owner, list):
+            continue  # an absent field: Kubernetes reads null as unset (a null list item is still checked)
         label = f"[{key}]" if isinstance(owner, list) else f".{key}"
         if not rest:
             yield owner, key, label
