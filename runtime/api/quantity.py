@@ -33,6 +33,8 @@ _GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006
             "\u2028\u2029\u202f\u205f\u3000"
 CAP = 2**63 - 1  # Kubernetes' largest quantity: larger ones are stored as this
 _CAP_DIGITS = len(str(CAP))  # 19: a value with more integer digits is over the cap
+_NANO = 10**9
+_CAP_NANOS = CAP * _NANO
 _INT32 = 2**31
 _CHUNK = 4000  # digits per int() call (Python refuses to convert more than 4,300 at once)
 
@@ -87,7 +89,7 @@ def _decimal(integer: str, fraction: str, exponent: int) -> Fraction:
         keep = len(digits) + shift
         head, tail = (digits[:keep], digits[keep:]) if keep > 0 else ("0", digits)
         nanos = int(head) + (1 if tail.strip("0") else 0)
-    return min(Fraction(nanos, 10**9), Fraction(CAP))
+    return Fraction(nanos, _NANO) if nanos <= _CAP_NANOS else Fraction(CAP)
 
 
 def _binary(integer: str, fraction: str, bits: int) -> Fraction:
@@ -95,8 +97,8 @@ def _binary(integer: str, fraction: str, bits: int) -> Fraction:
     if len(integer) > _CAP_DIGITS:
         return Fraction(CAP)
     fraction = fraction.rstrip("0")
-    exact = Fraction(_int(integer + fraction) << bits, 10 ** len(fraction))
-    return min(Fraction(math.ceil(exact * 10**9), 10**9), Fraction(CAP))
+    nanos = -(-(_int(integer + fraction) << bits) * _NANO // 10 ** len(fraction))  # ceiling division
+    return Fraction(nanos, _NANO) if nanos <= _CAP_NANOS else Fraction(CAP)
 
 
 def _int(digits: str) -> int:

@@ -511,37 +511,47 @@ def _is_typed(value: Any, kind: str) -> bool:
         return False
 
 
-def _places(owner: Any, path: list[str]) -> Iterator[tuple[Any, Any, str]]:
-    """(container, key, dotted path) of every value ``path`` names under ``owner`` (null fields skipped)."""
-    head, rest = path[0], path[1:]
-    if head == "*":
-        keys = range(len(owner)) if isinstance(owner, list) else list(owner) if isinstance(owner, dict) else ()
-    else:
-        keys = (head,) if isinstance(owner, dict) and head in owner else ()
-    for key in keys:
-        value = owner[key]
-        if value is None and not isinstance(owner, list):
-            continue  # an absent field: Kubernetes reads null as unset (a null list item is still checked)
-        label = f"[{key}]" if isinstance(owner, list) else f".{key}"
-        if not rest:
-            yield owner, key, label
+def _tree(table: tuple) -> dict:
+    """A path table as a tree: segment -> (type name or None, subtree), so one walk checks an object."""
+    root: dict = {}
+    for path, type_name in table:
+        node = root
+        parts = path.split(".")
+        for part in parts[:-1]:
+            node = node.setdefault(part, [None, {}])[1]
+        node.setdefault(parts[-1], [None, {}])[0] = type_name
+    return root
+
+
+_TREES = {kind: _tree(_COMMON_FIELDS + fields) for kind, fields in _TYPED_FIELDS.items()}
+
+
+def _mistyped(value: Any, tree: dict, label: str = "") -> Iterator[tuple[Any, Any, str, str]]:
+    """(container, key, dotted path, expected type) of every value under ``value`` of the wrong type;
+    what lies under a mistyped value is not looked at."""
+    for segment, (type_name, subtree) in tree.items():
+        if segment == "*":
+            items = enumerate(value) if isinstance(value, list) else value.items() if isinstance(value, dict) else ()
+        elif isinstance(value, dict) and value.get(segment) is not None:  # null: unset, as Kubernetes reads it
+            items = ((segment, value[segment]),)
         else:
-            for inner, inner_key, inner_label in _places(value, rest):
-                yield inner, inner_key, label + inner_label
+            continue
+        for key, item in items:
+            where = f"{label}[{key}]" if isinstance(value, list) else f"{label}.{key}"
+            if type_name is not None and not _is_typed(item, type_name):
+                yield value, key, where.lstrip("."), type_name
+            elif subtree:
+                yield from _mistyped(item, subtree, where)
 
 
 def _fields_are_typed(kind: str, obj: dict, reader: _Reader) -> bool:
     ok = True
-    for path, type_name in _COMMON_FIELDS + _TYPED_FIELDS[kind]:
-        for owner, key, label in _places(obj, path.split(".")):
-            value = owner[key]
-            if not _is_typed(value, type_name):
-                name = obj["metadata"].get("name") if isinstance(obj.get("metadata"), dict) else None
-                subject = f"{kind} {_clip(str(name))}" if _is_typed(name, "scalar") else f"a {kind}"
-                reader.fail("K007", f"{label.lstrip('.')} of {subject} must be "
-                            f"{_TYPE_NAMES[type_name]}, not {_clip(repr(value))}", owner, key)
-                ok = False
-                break  # the fields under a mistyped one are not checked
+    for owner, key, where, type_name in _mistyped(obj, _TREES[kind]):
+        name = obj["metadata"].get("name") if isinstance(obj.get("metadata"), dict) else None
+        subject = f"{kind} {_clip(str(name))}" if _is_typed(name, "scalar") else f"a {kind}"
+        reader.fail("K007", f"{where} of {subject} must be {_TYPE_NAMES[type_name]}, "
+                    f"not {_clip(repr(owner[key]))}", owner, key)
+        ok = False
     return ok
 
 
