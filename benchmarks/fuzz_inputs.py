@@ -12,66 +12,15 @@ from __future__ import annotations
 import argparse
 import collections
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from fuzz_properties import (  # noqa: E402
-    BYTE_EDIT,
-    FILE_EDIT,
-    MUTATION,
-    TEXT_EDIT,
-    archive_variants,
-    as_json,
-    as_yaml,
-    check_archive,
-    check_cluster_text,
-    check_session_body,
-    edited,
-    mutated,
-    site_files,
-)
-from hostile_inputs import BASE  # noqa: E402
+from fuzz_properties import PROPERTIES  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-
-
-def structure(mutations: list) -> str:
-    return check_cluster_text(as_yaml(mutated(mutations)).decode())
-
-
-def text(edits: list) -> str:
-    return check_cluster_text(edited(as_yaml(BASE).decode(), edits))
-
-
-def body(mutations: list, json_body: bool) -> str:
-    objects = mutated(mutations)
-    return check_session_body(as_json(objects), "application/json") if json_body else \
-        check_session_body(as_yaml(objects), "application/yaml")
-
-
-def archive(file_edits: list, byte_edits: list) -> str:
-    files = site_files(Path("."))
-    files.update(dict(file_edits))
-    outcomes = []
-    with tempfile.TemporaryDirectory() as workdir:
-        for data in archive_variants(files):
-            for where, noise in byte_edits:
-                at = int(where * len(data))
-                data = data[:at] + noise + data[at + len(noise):]
-            outcomes.append(check_archive(data, Path(workdir)))
-    return outcomes[-1]
-
-
-PROPERTIES: dict[str, tuple[Callable[..., str], tuple]] = {
-    "cluster documents, structure": (structure, (st.lists(MUTATION, min_size=1, max_size=3),)),
-    "cluster documents, text": (text, (st.lists(TEXT_EDIT, min_size=1, max_size=4),)),
-    "session bodies (YAML / JSON)": (body, (st.lists(MUTATION, min_size=1, max_size=3), st.booleans())),
-    "bundle archives": (archive, (st.lists(FILE_EDIT, max_size=3), st.lists(BYTE_EDIT, max_size=2))),
-}
 
 
 def run(name: str, check: Callable[..., str], strategies: tuple, examples: int) -> tuple[int, list[str]]:

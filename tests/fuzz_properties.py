@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import io
 import tarfile
+import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from fumarole.policy_lang.diagnostics import FumaroleError
 from fumarole.runtime.bundles.archive import pack
@@ -76,6 +77,17 @@ def _positioned(err: FumaroleError) -> None:
         assert diagnostic.span.line >= 1 and diagnostic.span.col >= 1, diagnostic.headline()
 
 
+def _session(cluster: Any, started: float) -> str:
+    """One default session on ``cluster``, within the time bound counted from ``started``."""
+    session = Session(default_bundle(), cluster)
+    session.open()
+    if not session.problems:
+        session.run_actions()
+        session.close()
+    assert time.perf_counter() - started < SECONDS, "too slow"
+    return "ok"
+
+
 def check_cluster_text(text: str) -> str:
     """The cluster loads and a default session runs on it, or a positioned K/F diagnostic says why."""
     started = time.perf_counter()
@@ -84,13 +96,7 @@ def check_cluster_text(text: str) -> str:
     except FumaroleError as err:
         _positioned(err)
         return err.diagnostics[0].code
-    session = Session(default_bundle(), cluster)
-    session.open()
-    if not session.problems:
-        session.run_actions()
-        session.close()
-    assert time.perf_counter() - started < SECONDS, "too slow"
-    return "ok"
+    return _session(cluster, started)
 
 
 def check_session_body(body: bytes, content_type: str) -> str:
@@ -101,13 +107,7 @@ def check_session_body(body: bytes, content_type: str) -> str:
     except FumaroleError as err:
         assert err.diagnostics and err.diagnostics[0].code.startswith("K"), err.diagnostics
         return err.diagnostics[0].code
-    session = Session(default_bundle(), cluster)
-    session.open()
-    if not session.problems:
-        session.run_actions()
-        session.close()
-    assert time.perf_counter() - started < SECONDS, "too slow"
-    return "ok"
+    return _session(cluster, started)
 
 
 # -- archives ----------------------------------------------------------------------------------------
@@ -122,7 +122,7 @@ FILE_EDIT = st.tuples(_NAMES, _CONTENTS)
 BYTE_EDIT = st.tuples(st.floats(min_value=0, max_value=1), st.binary(min_size=1, max_size=3))
 
 
-def site_files(root: Path) -> dict[str, bytes]:
+def site_files() -> dict[str, bytes]:
     manifest = (b"apiVersion: fumarole/v1\nkind: PolicyBundle\nmetadata: {name: site, revision: '1'}\n"
                 b"uses: [volcano]\nsources: ['plugins/*.policy']\n")
     return {"bundle.yaml": manifest, "plugins/site.policy": b"plugin site\n\non open:\n    pass\n"}
@@ -163,5 +163,40 @@ def check_archive(data: bytes, workdir: Path) -> str:
     return outcome
 
 
-__all__ = ["MUTATION", "TEXT_EDIT", "FILE_EDIT", "BYTE_EDIT", "mutated", "edited", "as_yaml", "as_json",
-           "check_cluster_text", "check_session_body", "check_archive", "site_files", "archive_variants"]
+# -- the properties, as the tests and the long-run script call them ---------------------------------
+
+def structure(mutations: list) -> str:
+    return check_cluster_text(as_yaml(mutated(mutations)).decode())
+
+
+def text_edits(edits: list) -> str:
+    return check_cluster_text(edited(as_yaml(BASE).decode(), edits))
+
+
+def body(mutations: list, json_body: bool) -> str:
+    objects = mutated(mutations)
+    if json_body:
+        return check_session_body(as_json(objects), "application/json")
+    return check_session_body(as_yaml(objects), "application/yaml")
+
+
+def archive(file_edits: list, byte_edits: list) -> str:
+    files = site_files()
+    files.update(dict(file_edits))
+    outcome = "ok"
+    with tempfile.TemporaryDirectory() as workdir:
+        for data in archive_variants(files):
+            for where, noise in byte_edits:
+                at = int(where * len(data))
+                data = data[:at] + noise + data[at + len(noise):]
+            outcome = check_archive(data, Path(workdir))
+    return outcome
+
+
+# name -> (property, strategies of its arguments)
+PROPERTIES: dict[str, tuple[Callable[..., str], tuple]] = {
+    "cluster documents, structure": (structure, (st.lists(MUTATION, min_size=1, max_size=3),)),
+    "cluster documents, text": (text_edits, (st.lists(TEXT_EDIT, min_size=1, max_size=4),)),
+    "session bodies (YAML / JSON)": (body, (st.lists(MUTATION, min_size=1, max_size=3), st.booleans())),
+    "bundle archives": (archive, (st.lists(FILE_EDIT, max_size=3), st.lists(BYTE_EDIT, max_size=2))),
+}

@@ -71,21 +71,25 @@ def paths(value: Any, prefix: tuple = ()) -> Iterator[tuple]:
 ALL_PATHS: list[tuple] = list(paths(BASE))
 
 
-def replaced(objects: list, path: tuple, value: Any) -> list:
-    """A deep copy of ``objects`` with the value at ``path`` replaced."""
+def _copy_and_owner(objects: list, path: tuple) -> tuple[list, Any]:
+    """A deep copy of ``objects`` and, in it, the container holding ``path``'s last step."""
     out = copy.deepcopy(objects)
     owner: Any = out
     for part in path[:-1]:
         owner = owner[part]
+    return out, owner
+
+
+def replaced(objects: list, path: tuple, value: Any) -> list:
+    """A deep copy of ``objects`` with the value at ``path`` replaced."""
+    out, owner = _copy_and_owner(objects, path)
     owner[path[-1]] = copy.deepcopy(value)
     return out
 
 
 def removed(objects: list, path: tuple) -> list:
-    out = copy.deepcopy(objects)
-    owner: Any = out
-    for part in path[:-1]:
-        owner = owner[part]
+    """A deep copy of ``objects`` without the value at ``path``."""
+    out, owner = _copy_and_owner(objects, path)
     del owner[path[-1]]
     return out
 

@@ -6,8 +6,6 @@ cannot be unpacked, and compile folders a kill -9 left behind.
 
 from __future__ import annotations
 
-import io
-import tarfile
 import time
 from pathlib import Path
 
@@ -16,7 +14,8 @@ import pytest
 from fumarole.runtime.bundles.archive import folder_files, pack
 from fumarole.runtime.serve.service import Service
 from fumarole.runtime.serve.state import COMPILE, StateDir
-from hostile_inputs import as_yaml, BASE, corpus
+from fuzz_properties import raw_tar
+from hostile_inputs import BASE, as_yaml, corpus
 from serving_helpers import FAILING_POLICY, admin_headers, archive, make_service, namespaces, running, write_bundle
 
 YAML = {"content-type": "application/yaml"}
@@ -93,22 +92,12 @@ def test_a_failing_shadow_never_touches_the_active_decisions(site, tmp_path, mon
     assert "fumarole_shadow_failures_total 2" in metrics
 
 
-def _tar_gz(members: dict[str, bytes]) -> bytes:
-    raw = io.BytesIO()
-    with tarfile.open(fileobj=raw, mode="w:gz") as tar:
-        for name, data in members.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return raw.getvalue()
-
-
 def test_an_archive_with_a_file_where_a_folder_must_be_is_a011(site):
     files = folder_files(site)
     files["plugins/site.policy/inner"] = b"plugin inner\n"
     service = make_service(archive(site))
     with running(service) as url, httpx.Client(base_url=url, timeout=30) as client:
-        for data in (pack(files), _tar_gz(files)):
+        for data in (pack(files), raw_tar(files)):
             response = client.put("/v1/bundles/active", content=data, headers=admin_headers())
             assert response.status_code == 422, response.text
             diagnostic = response.json()["diagnostics"][0]
