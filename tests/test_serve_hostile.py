@@ -12,7 +12,6 @@ from pathlib import Path
 import httpx
 import pytest
 from fumarole.runtime.bundles.archive import folder_files, pack
-from fumarole.runtime.serve.service import Service
 from fumarole.runtime.serve.state import COMPILE, StateDir
 from fuzz_properties import raw_tar
 from hostile_inputs import BASE, as_yaml, corpus
@@ -72,13 +71,13 @@ def test_a_failing_shadow_never_touches_the_active_decisions(site, tmp_path, mon
         assert installed.status_code == 200
         policy_failure = client.post("/v1/sessions", content=as_yaml(BASE), headers=YAML)
         # ... and a shadow failing in a way no policy diagnostic covers (an internal error)
-        real_decide = Service.decide
+        real_decide = service.decide
 
-        def shadow_crashes(loaded, cluster, clock=None):
+        def shadow_crashes(loaded, cluster, clock=None, state=None):
             if loaded is service.registry.shadow.loaded:
                 raise RuntimeError("shadow exploded")
-            return real_decide(loaded, cluster, clock)
-        monkeypatch.setattr(Service, "decide", staticmethod(shadow_crashes))
+            return real_decide(loaded, cluster, clock, state)
+        monkeypatch.setattr(service, "decide", shadow_crashes)
         internal = client.post("/v1/sessions", content=as_yaml(BASE), headers=YAML)
         status = client.get("/v1/status").json()
         metrics = client.get("/metrics").text
