@@ -388,7 +388,7 @@ class Checker:
             return
         if isinstance(decl.body, tuple):
             self.block(decl.body, scope)
-            if first.kind in ("bool", "score", "scores") or (first.kind == "order"):
+            if first.kind in ("bool", "score", "scores", "hyper-scores", "gradients") or (first.kind == "order"):
                 if not self._always_exits(decl.body, returns_only=True):
                     self.error("E122", f"hook '{first.name}' must return a {self._hook_result(first)} on every path",
                                decl.name_span)
@@ -403,6 +403,8 @@ class Checker:
     def _hook_result(self, sig: HookSig) -> Type | None:
         return {"bool": BOOL, "score": FLOAT.maybe(), "order": INT,
                 "scores": map_of(Type("Node"), FLOAT).maybe(),
+                "hyper-scores": map_of(Type("HyperNode"), FLOAT).maybe(),
+                "gradients": list_of(list_of(Type("HyperNode"))),
                 "victims": list_of(Type("Task"))}.get(sig.kind)
 
     def _check_key_order(self, decl: A.HookDef, scope: _Scope) -> None:

@@ -122,7 +122,9 @@ def dispatch_signature(hook: HookSig, combine: str) -> Type:
     if combine == "sum":
         return FLOAT
     if combine == "sum-by-key":
-        return map_of(NODE, FLOAT).maybe()
+        return map_of(Type("HyperNode") if hook.kind == "hyper-scores" else NODE, FLOAT).maybe()
+    if combine == "first-answer":
+        return list_of(list_of(Type("HyperNode")))
     if combine == "each":
         return VOID
     raise ValueError(f"unknown combinator {combine!r}")

@@ -37,12 +37,14 @@ class Task:
         "uid", "name", "namespace", "key", "job_id", "role", "request", "init_request",
         "best_effort", "preemptable", "priority", "pod_priority", "gated", "node_name",
         "status", "eviction_occurred", "preemption_policy", "nominated_node", "priority_class",
-        "creation", "labels", "annotations", "pod", "revocable_zone", "derived", "__weakref__",
+        "creation", "labels", "annotations", "pod", "revocable_zone", "derived",
+        "job_allocated_hyper_node", "__weakref__",
     )
 
     def __init__(self, **fields: Any) -> None:
         self.eviction_occurred = False
         self.revocable_zone = ""
+        self.job_allocated_hyper_node: Any = None  # a HyperNode; Volcano's TaskInfo.JobAllocatedHyperNode, set by allocate
         self.derived: dict = {}  # facts computed from the pod spec once per session (runtime/k8s/plugins.py)
         for name, value in fields.items():
             setattr(self, name, value)
@@ -59,9 +61,17 @@ class Job:
         "task_min_available_total", "priority", "creation", "min_resources", "preemptable",
         "tasks", "status_index", "allocated", "total_request", "fit_errors", "phase",
         "conditions", "pod_group", "annotations", "labels", "priority_class",
+        "network_topology", "sub_group_policies", "sub_jobs", "task_to_sub_job", "min_sub_jobs",
+        "allocated_hyper_node",
     )
 
     def __init__(self, **fields: Any) -> None:
+        self.network_topology: NetworkTopology | None = None
+        self.sub_group_policies: tuple[SubGroupPolicy, ...] = ()
+        self.sub_jobs: dict[str, SubJob] = {}
+        self.task_to_sub_job: dict[str, SubJob] = {}
+        self.min_sub_jobs: dict[str, int] = {}
+        self.allocated_hyper_node: Any = None  # a HyperNode (runtime/framework/topology.py) or None
         self.tasks: dict[str, Task] = {}
         self.status_index: dict[str, dict[str, Task]] = {}
         self.allocated = Resource()
@@ -81,6 +91,9 @@ class Job:
         if task.status in ALLOCATED_STATUS:
             self.allocated.add(task.request)
         self.total_request.add(task.request)
+        sub_job = self.task_to_sub_job.get(task.uid) or self._sub_job_for(task)
+        sub_job.add_task(task)
+        self.task_to_sub_job[task.uid] = sub_job
 
     def _remove_task(self, task: Task) -> None:
         bucket = self.status_index.get(task.status)
@@ -92,6 +105,9 @@ class Job:
             self.allocated.sub(task.request)
         self.total_request.sub(task.request)
         del self.tasks[task.uid]
+        sub_job = self.task_to_sub_job.get(task.uid)
+        if sub_job is not None:
+            sub_job.remove_task(task)
 
     def update_task_status(self, task: Task, status: str) -> None:
         """Volcano's UpdateTaskStatus: every status change goes through here."""
@@ -105,6 +121,57 @@ class Job:
     def count(self, *statuses: str) -> int:
         index = self.status_index
         return sum(len(index[s]) for s in statuses if s in index)
+
+    # -- sub-jobs (job_info.go getOrCreateSubJob, sub_job_info.go) ---------------
+    @property
+    def has_sub_group_policy(self) -> bool:
+        return bool(self.sub_group_policies)
+
+    def _sub_job_for(self, task: Task) -> "SubJob":
+        """The sub-job of the first policy whose matchLabelKeys the pod carries, else the default one."""
+        for policy in self.sub_group_policies:
+            values = policy.match_values(task.labels)
+            if values:
+                uid = f"{self.uid}/{policy.name}-{'-'.join(values)}"
+                if uid not in self.sub_jobs:
+                    self.sub_jobs[uid] = SubJob(f"{self.uid}/{policy.name}", uid, self, policy.size,
+                                                policy.network_topology, values)
+                return self.sub_jobs[uid]
+        if self.uid not in self.sub_jobs:
+            size = 1 if self.sub_group_policies else self.min_available
+            self.sub_jobs[self.uid] = SubJob(self.uid, self.uid, self, size, self.network_topology, ())
+        return self.sub_jobs[self.uid]
+
+    @property
+    def contains_hard_topology(self) -> bool:
+        return (self.network_topology is not None and self.network_topology.is_hard) or any(
+            s.network_topology is not None and s.network_topology.is_hard for s in self.sub_jobs.values())
+
+    @property
+    def contains_network_topology(self) -> bool:
+        return self.network_topology is not None or any(
+            s.network_topology is not None for s in self.sub_jobs.values())
+
+    def _sub_jobs_meeting(self, condition: str) -> bool:
+        counts: dict[str, int] = {}
+        for sub_job in self.sub_jobs.values():
+            counts[sub_job.gid] = counts.get(sub_job.gid, 0) + (1 if getattr(sub_job, condition) else 0)
+        return all(counts.get(gid, 0) >= need for gid, need in self.min_sub_jobs.items() if need)
+
+    @property
+    def check_sub_job_valid(self) -> bool:
+        counts: dict[str, int] = {}
+        for sub_job in self.sub_jobs.values():
+            counts[sub_job.gid] = counts.get(sub_job.gid, 0) + 1
+        return all(counts.get(gid, 0) >= need for gid, need in self.min_sub_jobs.items())
+
+    @property
+    def check_sub_job_ready(self) -> bool:
+        return self._sub_jobs_meeting("is_ready")
+
+    @property
+    def check_sub_job_pipelined(self) -> bool:
+        return self._sub_jobs_meeting("is_pipelined")
 
     # -- gang counters (job_info.go) -------------------------------------------
     @property
@@ -189,6 +256,9 @@ class Job:
         """GetElasticResources: allocated beyond minResources (all of it without minResources)."""
         return exceeded_part(self.allocated, self.min_resources or Resource())
 
+    def reset_fit_errors(self) -> None:
+        self.fit_errors = {}
+
     # -- fit-error bookkeeping (§6.2.6) ----------------------------------------
     def task_has_fit_errors(self, task: Task) -> bool:
         if not task.role:
@@ -211,6 +281,156 @@ class Job:
             if m != 0 and allocated.get(role, 0) < m:
                 return False
         return True
+
+
+class NetworkTopology:
+    """A PodGroup's (or sub-group policy's) ``networkTopology``; the session's copy may be rewritten
+    at open (tier name translated, soft turned into hard: framework/session.go)."""
+
+    __slots__ = ("mode", "highest_tier_allowed", "highest_tier_name")
+
+    def __init__(self, mode: str, highest_tier_allowed: int | None, highest_tier_name: str) -> None:
+        self.mode = mode
+        self.highest_tier_allowed = highest_tier_allowed
+        self.highest_tier_name = highest_tier_name
+
+    def copy(self) -> "NetworkTopology":
+        return NetworkTopology(self.mode, self.highest_tier_allowed, self.highest_tier_name)
+
+    @property
+    def is_hard(self) -> bool:
+        """IsHardTopologyMode: hard mode with a highest allowed tier."""
+        return self.mode == "hard" and self.highest_tier_allowed is not None
+
+
+class SubGroupPolicy:
+    """One ``spec.subGroupPolicy`` entry of a PodGroup."""
+
+    __slots__ = ("name", "size", "min_sub_groups", "match_label_keys", "label_selector", "network_topology")
+
+    def __init__(self, name: str, size: int, min_sub_groups: int, match_label_keys: tuple[str, ...],
+                 label_selector: Any, network_topology: NetworkTopology | None) -> None:
+        self.name = name
+        self.size = size
+        self.min_sub_groups = min_sub_groups
+        self.match_label_keys = match_label_keys
+        self.label_selector = label_selector  # a callable(labels) -> bool, or None
+        self.network_topology = network_topology
+
+    def match_values(self, labels: dict) -> tuple[str, ...]:
+        """getSubJobMatchValues: the pod's values for matchLabelKeys (all present and non-empty), or ()."""
+        if self.label_selector is not None and not self.label_selector(labels):
+            return ()
+        values = tuple(str(labels.get(key) or "") for key in self.match_label_keys)
+        return values if values and all(values) else ()
+
+
+class SubJob:
+    """Volcano's SubJobInfo: the tasks of one sub-group (or the job's default sub-job)."""
+
+    __slots__ = ("gid", "uid", "job", "min_available", "match_index", "tasks", "status_index",
+                 "allocated_hyper_node", "network_topology")
+
+    def __init__(self, gid: str, uid: str, job: Job, min_available: int,
+                 network_topology: NetworkTopology | None, match_values: tuple[str, ...]) -> None:
+        self.gid = gid
+        self.uid = uid
+        self.job = job
+        self.min_available = min_available
+        index = match_values[0] if match_values else ""
+        self.match_index = int(index) if index.lstrip("-").isdigit() else 0
+        self.tasks: dict[str, Task] = {}
+        self.status_index: dict[str, dict[str, Task]] = {}
+        self.allocated_hyper_node: Any = None  # a HyperNode (runtime/framework/topology.py) or None
+        self.network_topology = network_topology.copy() if network_topology is not None else None
+
+    def __repr__(self) -> str:
+        return f"<SubJob {self.uid}>"
+
+    def add_task(self, task: Task) -> None:
+        self.tasks[task.uid] = task
+        self.status_index.setdefault(task.status, {})[task.uid] = task
+
+    def remove_task(self, task: Task) -> None:
+        self.tasks.pop(task.uid, None)
+        bucket = self.status_index.get(task.status)
+        if bucket is not None:
+            bucket.pop(task.uid, None)
+            if not bucket:
+                del self.status_index[task.status]
+
+    def count(self, *statuses: str) -> int:
+        index = self.status_index
+        return sum(len(index[s]) for s in statuses if s in index)
+
+    def tasks_in(self, status: str) -> list[Task]:
+        return list(self.status_index.get(status, {}).values())
+
+    @property
+    def priority(self) -> int:
+        """The highest priority of its tasks (0 at least, as Volcano starts from 0)."""
+        return max([0] + [t.priority for t in self.tasks.values()])
+
+    @property
+    def ready_task_num(self) -> int:
+        return self.count(BOUND, BINDING, RUNNING, ALLOCATED, SUCCEEDED)
+
+    @property
+    def pending_best_effort_task_num(self) -> int:
+        return sum(1 for t in self.status_index.get(PENDING, {}).values() if t.best_effort)
+
+    @property
+    def allocated_task_num(self) -> int:
+        return self.count(*ALLOCATED_STATUS)
+
+    @property
+    def is_ready(self) -> bool:
+        return self.ready_task_num + self.pending_best_effort_task_num >= self.min_available
+
+    @property
+    def is_pipelined(self) -> bool:
+        return (self.count(PIPELINED) + self.ready_task_num
+                + self.pending_best_effort_task_num >= self.min_available)
+
+    @property
+    def min_resources(self) -> Resource:
+        """GetMinResources: the initial requests of its pending tasks."""
+        total = Resource()
+        for task in self.status_index.get(PENDING, {}).values():
+            total.add(task.init_request)
+        return total
+
+    @property
+    def is_hard_topology(self) -> bool:
+        return self.network_topology is not None and self.network_topology.is_hard
+
+    @property
+    def highest_tier_allowed(self) -> int:
+        topology = self.network_topology
+        return topology.highest_tier_allowed or 0 if topology is not None else 0
+
+    def task_has_fit_errors(self, task: Task) -> bool:
+        """TaskHasFitErrors(subJob, task): a task of the same role in this sub-job already failed."""
+        if not task.role:
+            return False
+        errors = self.job.fit_errors
+        return any(t.role == task.role for uid, t in self.tasks.items() if uid in errors)
+
+    def need_continue_allocating(self) -> bool:
+        """NeedContinueAllocating(subJob) after a predicate failure."""
+        job = self.job
+        if job.min_available == len(job.tasks) or self.min_available >= len(self.tasks):
+            return False
+        if job.has_sub_group_policy:
+            return True
+        return job.need_continue_allocating()
+
+    def reset_fit_errors(self) -> None:
+        """ResetSubJobFitErr: forget the fit errors of this sub-job's tasks."""
+        errors = self.job.fit_errors
+        for uid in list(errors):
+            if uid in self.tasks:
+                del errors[uid]
 
 
 class Queue:

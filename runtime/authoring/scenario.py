@@ -140,6 +140,13 @@ def compare_expect(expect: dict, decisions: Decisions) -> str | None:
         want_binds = dict(expect.get("binds") or {})
         if want_binds != got_binds:
             return f"binds: expected {_fmt(want_binds)}, got {_fmt(got_binds)}"
+    if "bindCountsPerHyperNode" in expect:
+        per_hyper_node = Counter(decisions.node_hyper_nodes.get(node, "") for _pod, node in decisions.binds)
+        got_counts = sorted(per_hyper_node.values())
+        want_counts = [int(n) for n in expect["bindCountsPerHyperNode"] or []]
+        if got_counts != want_counts:
+            return (f"bindCountsPerHyperNode: expected {want_counts}, got {got_counts} "
+                    f"({_fmt(dict(per_hyper_node))})")
     want_evicted = Counter(expect.get("evicted") or [])
     got_evicted = Counter(pod for pod, _ in decisions.evictions)
     if want_evicted != got_evicted:
@@ -220,6 +227,35 @@ class _HookCalls:
             if abs(got - float(want)) > tolerance:
                 return f"nodeOrder({e['task']}, {name}): expected {want}, got {got}"
         return None
+
+    def _scores(self, what: str, got: dict | None, e: dict) -> str | None:
+        """Compare a score map (keys are named objects) with `scores`, within `tolerance`."""
+        named = {key.name: value for key, value in (got or {}).items()}
+        tolerance = float(e.get("tolerance", 0))
+        want = {str(k): float(v) for k, v in (e.get("scores") or {}).items()}
+        for name, value in want.items():
+            if abs(named.get(name, 0.0) - value) > tolerance:
+                return f"{what}: {name} expected {value}, got {named.get(name, 0.0)} (all: {_fmt(named)})"
+        if e.get("exact") and set(named) != set(want):
+            return f"{what}: expected scores for exactly {sorted(want)}, got {sorted(named)}"
+        return None
+
+    def _batchNodeOrder(self, H, e):
+        task = self.task(e["task"])
+        allocated = str(e.get("jobAllocatedHyperNode") or "")
+        task.job_allocated_hyper_node = self.ssn.topology.get(allocated)
+        if allocated and task.job_allocated_hyper_node is None:
+            raise LookupError(f"no HyperNode {allocated!r} in the session")
+        nodes = [self.node(name) for name in e.get("nodes") or []]
+        return self._scores(f"batchNodeOrder({e['task']})", H.batch_node_order(task, nodes), e)
+
+    def _hyperNodeOrder(self, H, e):
+        sub_job = next((s for job in self.ssn.job_list for s in job.sub_jobs.values() if s.uid == e["subJob"]), None)
+        if sub_job is None:
+            raise LookupError(f"no sub-job {e['subJob']!r} in the session")
+        hook = self.ssn.plugin_hook(str(e.get("plugin")), "hyper_node_order")
+        got = hook(sub_job, list(self.ssn.topology.list)) if hook is not None else {}
+        return self._scores(f"hyperNodeOrder({e['subJob']}, {e.get('plugin')})", got, e)
 
     def _predicate(self, H, e):
         task = self.task(e["task"])

@@ -389,7 +389,7 @@ def _digest(sources: Mapping[str, str], config: SchedulerConfig, overrides: Mapp
 # running without them could change decisions, so they are errors with their own message.
 VOLCANO_ONLY_PLUGINS = frozenset({
     "deviceshare", "resource-strategy-fit", "task-topology", "numa-aware", "cdp", "rescheduling", "usage",
-    "pdb", "nodegroup", "network-topology-aware", "extender", "resourcequota",
+    "pdb", "nodegroup", "extender", "resourcequota",
 })
 
 

@@ -185,6 +185,18 @@ def sum_by_key(tiers: Tiers) -> Callable:
     return scores
 
 
+def first_answer(tiers: Tiers) -> Callable:
+    """The first enabled plugin answers alone (HyperNodeGradientFor...Fn); nobody: one gradient
+    holding the HyperNode the caller searches under (the call's second argument)."""
+    fns = _flat(tiers)
+
+    def gradients(*args) -> list:
+        if fns:
+            return fns[0](*args)
+        return [[args[1]]]
+    return gradients
+
+
 def each(tiers: Tiers) -> Callable:
     fns = _flat(tiers)
 
@@ -220,7 +232,8 @@ COMBINATORS: dict[str, tuple[Callable, frozenset]] = {
     "first-tier-all": (first_tier_all, frozenset({"bool"})),
     "first-failure": (first_failure, frozenset({"failure"})),
     "sum": (sum_, frozenset({"score"})),
-    "sum-by-key": (sum_by_key, frozenset({"scores"})),
+    "sum-by-key": (sum_by_key, frozenset({"scores", "hyper-scores"})),
+    "first-answer": (first_answer, frozenset({"gradients"})),
     "each": (each, frozenset({"event"})),
     "union-first-nonempty-tier": (union_first_nonempty_tier, frozenset({"victims"})),
 }

@@ -184,3 +184,10 @@ def _atoi(text: str) -> int | None:
         return None
     number = int(text)
     return number if -_LIMIT <= number < _LIMIT else None
+
+
+def pow(base: float, exponent: float) -> float:
+    """Go's math.Pow for the cases Python's refuses: a zero base with a negative exponent is +Inf."""
+    if base == 0 and exponent < 0:
+        return math.inf
+    return math.pow(base, exponent)

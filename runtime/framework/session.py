@@ -47,7 +47,8 @@ from fumarole.runtime.framework.node_columns import NodeColumns, as_batch, as_va
 from fumarole.runtime.framework.predicate_helper import PredicateHelper
 from fumarole.runtime.framework.priority_queue import PriorityQueue
 from fumarole.runtime.framework.process_state import PROCESS_STATE_HOOK, ProcessState
-from fumarole.runtime.framework.statement import Statement
+from fumarole.runtime.framework.statement import SavedOperations, Statement
+from fumarole.runtime.framework.topology import Topology
 from fumarole.runtime.ingest.kube import Cluster, parse_time
 from fumarole.runtime.ingest.queue_tree import (
     HierarchyProblem,
@@ -95,6 +96,13 @@ def queue_fallback(l: Queue, r: Queue) -> bool:
     return l.uid < r.uid
 
 
+def sub_job_fallback(l, r) -> bool:
+    """SubJobOrderFn without plugins: match index, then UID."""
+    if l.match_index != r.match_index:
+        return l.match_index < r.match_index
+    return l.uid < r.uid
+
+
 def _pod_index(name: str) -> int | None:
     parts = name.split("-")
     if len(parts) < 3:
@@ -138,6 +146,8 @@ class Decisions:
         self.phases: dict[str, str] = {}
         self.pipelined: dict[str, list[tuple[str, str]]] = {}
         self.status_counts: dict[str, dict[str, int]] = {}
+        self.hyper_nodes: dict[str, str] = {}  # job -> the HyperNode holding it, where it has one
+        self.node_hyper_nodes: dict[str, str] = {}  # bound node -> its lowest-tier HyperNode ("" for none)
 
 
 class Session:
@@ -168,6 +178,10 @@ class Session:
         self.total_resource = Resource()
         for node in self.node_list:
             self.total_resource.add(node.allocatable)
+        self.topology = Topology(cluster.hyper_nodes, self.node_list)
+        self.topology.adjust_network_topology(self.job_list)
+        for job in self.job_list:
+            self.topology.recover_allocated(job)
         self.action_names = list(bundle.config.actions)
         self.now = time.time() if now is None else now
         self.decisions = Decisions()
@@ -212,6 +226,7 @@ class Session:
             "job": job_fallback,
             "queue": queue_fallback,
             "task": compare_task,
+            "sub-job": sub_job_fallback,
             "reverse-queue-order": lambda a, b, _p: not H.queue_order(a, b),
         }
         for name, spec in bundle.dispatch.items():
@@ -228,6 +243,18 @@ class Session:
             if self.columns is not None and batch_builder is not None:
                 fn.batch = batch_builder([f for tier in tiers for f in tier])
             setattr(H, name, fn)
+
+    def plugin_hook(self, plugin: str, hook: str) -> Callable | None:
+        """One plugin's own implementation of a hook, when its tier entry enables it (what
+        Volcano's per-plugin maps, such as HyperNodeOrderMapFn's, hold)."""
+        gate = self.bundle.hook_gates.get(hook)
+        for tier in self.bundle.tiers:
+            for entry in tier:
+                if entry.name == plugin and entry.enabled(gate):
+                    for name, hooks in self._plugins:
+                        if name == plugin and hook in hooks:
+                            return hooks[hook]
+        return None
 
     def run_actions(self) -> None:
         for name in self.bundle.config.actions:
@@ -247,6 +274,12 @@ class Session:
             pipelined = job.status_index.get(PIPELINED)
             if pipelined:
                 decisions.pipelined[job.uid] = [(t.key, t.node_name) for t in pipelined.values()]
+            if job.allocated_hyper_node is not None:
+                decisions.hyper_nodes[job.uid] = job.allocated_hyper_node.name
+        for _pod, node_name in decisions.binds:
+            node = self.nodes.get(node_name)
+            lowest = self.topology.lowest_of_node(node) if node is not None else None
+            decisions.node_hyper_nodes[node_name] = lowest.name if lowest is not None else ""
         for _name, hooks in self._plugins:
             if "close" in hooks:
                 self._guard(hooks["close"])
@@ -442,6 +475,10 @@ class Session:
     def statement(self) -> Statement:
         return Statement(self)
 
+    @staticmethod
+    def save_operations(statements: list[Statement]) -> SavedOperations:
+        return SavedOperations.of(statements)
+
     def priority_queue(self, less: Callable, items: list | None = None) -> PriorityQueue:
         return PriorityQueue(less, items or ())
 
@@ -477,6 +514,10 @@ class Session:
         """GetArgOfActionFromConf(...).GetBool: a YAML boolean under the action's configuration, else the default."""
         value = self.bundle.config.configurations.get(action, {}).get(key)
         return value if isinstance(value, bool) else default
+
+    def sub_job_of(self, task: Task):
+        job = self.jobs.get(task.job_id)
+        return None if job is None else job.task_to_sub_job.get(task.uid)
 
     def queue_of_task(self, task: Task) -> Queue | None:
         job = self.jobs.get(task.job_id)

@@ -22,7 +22,24 @@ class SessionOperations(Protocol):
     def record_eviction(self, task: Task, reason: str) -> None: ...
     def bind(self, task: Task) -> None: ...
 
+    @property
+    def nodes(self) -> dict[str, Node]: ...
+
 EVICT, PIPELINE, ALLOCATE = "evict", "pipeline", "allocate"
+
+
+class SavedOperations:
+    """SaveOperations: what statements did (task, node, reason), kept after they are discarded."""
+
+    __slots__ = ("operations",)
+
+    def __init__(self, operations: list[tuple[str, Task, str, str, bool]]) -> None:
+        self.operations = operations
+
+    @classmethod
+    def of(cls, statements: list["Statement"]) -> "SavedOperations":
+        return cls([(kind, task, task.node_name, reason, task.eviction_occurred)
+                    for stmt in statements for kind, task, reason in stmt.operations])
 
 
 class Statement:
@@ -54,6 +71,20 @@ class Statement:
     def unpipeline(self, task: Task) -> None:
         """Undo a pipeline directly, recording nothing (backfill uses this)."""
         self.ssn.undo_placement(task)
+
+    def recover(self, saved: "SavedOperations") -> bool:
+        """RecoverOperations: redo saved operations on their recorded nodes; false at the first that fails."""
+        for kind, task, node_name, reason, eviction_occurred in saved.operations:
+            if kind == EVICT:
+                self.evict(task, reason)
+                continue
+            node = self.ssn.nodes.get(node_name)
+            if node is None:
+                return False
+            done = self.allocate(task, node) if kind == ALLOCATE else self.pipeline(task, node, eviction_occurred)
+            if not done:
+                return False
+        return True
 
     def merge(self, other: "Statement") -> None:
         self.operations.extend(other.operations)

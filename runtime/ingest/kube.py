@@ -30,14 +30,18 @@ from fumarole.runtime.api.model import (
     SUCCEEDED,
     UNKNOWN,
     Job,
+    NetworkTopology,
     Node,
     Queue,
+    SubGroupPolicy,
     Task,
 )
+from fumarole.runtime.api.labels import parse_selector, selects
 from fumarole.runtime.api.quantity import QuantityError
 from fumarole.runtime.api.resource import Resource
 from fumarole.runtime.ingest.known_fields import unknown_fields
 from fumarole.runtime.ingest.go_parse import parse_go_bool
+from fumarole.runtime.ingest.hypernodes import HyperNodeSpec, hyper_node_spec, tree_problems
 from fumarole.runtime.ingest.scheduler_options import DEFAULT_OPTIONS, SchedulerOptions
 from fumarole.runtime.ingest.yamlpos import (
     PosDict,
@@ -45,6 +49,7 @@ from fumarole.runtime.ingest.yamlpos import (
     key_position,
     load_all,
     position,
+    walk_path,
 )
 
 GROUP_NAME = "scheduling.k8s.io/group-name"
@@ -53,7 +58,7 @@ TASK_PRIORITY = "volcano.sh/task-priority"
 PREEMPTABLE = "volcano.sh/preemptable"
 REVOCABLE_ZONE = "volcano.sh/revocable-zone"
 DEFAULT_QUEUE = "default"
-KINDS = ("Node", "Pod", "PodGroup", "Queue", "PriorityClass", "ResourceQuota")
+KINDS = ("Node", "Pod", "PodGroup", "Queue", "PriorityClass", "ResourceQuota", "HyperNode")
 
 def pod_revocable_zone(annotations: dict) -> str:
     """GetPodRevocableZone: "*" when the pod may run on revocable nodes (tdm), else "".
@@ -222,6 +227,7 @@ def job_from_pod_group(pg: dict, priorities: dict[str, int], default_priority: i
         priority = default_priority if default_priority is not None else 0
     annotations, labels = meta.get("annotations") or {}, meta.get("labels") or {}
     raw_preemptable = annotations.get(PREEMPTABLE, labels.get(PREEMPTABLE))
+    policies = sub_group_policies(spec.get("subGroupPolicy"))
     return Job(
         uid=f"{namespace}/{name}",
         name=name,
@@ -240,7 +246,40 @@ def job_from_pod_group(pg: dict, priorities: dict[str, int], default_priority: i
         pod_group=pg,
         annotations=dict(annotations),
         labels=dict(labels),
+        network_topology=network_topology(spec.get("networkTopology")),
+        sub_group_policies=policies,
+        min_sub_jobs={f"{namespace}/{name}/{p.name}": p.min_sub_groups for p in policies},
     )
+
+
+def _int_or(value: object, default: int | None) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def network_topology(raw: object) -> NetworkTopology | None:
+    """spec.networkTopology (mode, highestTierAllowed, highestTierName), or None when absent."""
+    if not isinstance(raw, dict):
+        return None
+    return NetworkTopology(str(raw.get("mode") or "hard"), _int_or(raw.get("highestTierAllowed"), None),
+                           str(raw.get("highestTierName") or ""))
+
+
+def sub_group_policies(raw: object) -> tuple[SubGroupPolicy, ...]:
+    """spec.subGroupPolicy: sub-jobs by matchLabelKeys (and an optional labelSelector)."""
+    out = []
+    for entry in raw if isinstance(raw, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        keys = entry.get("matchLabelKeys")
+        selector = None
+        if entry.get("labelSelector") is not None:
+            parsed = parse_selector(entry.get("labelSelector"))
+            selector = lambda labels, parsed=parsed: selects(parsed, labels)  # noqa: E731
+        out.append(SubGroupPolicy(str(entry.get("name") or ""), _int_or(entry.get("subGroupSize"), 1) or 0,
+                                  _int_or(entry.get("minSubGroups"), 0) or 0,
+                                  tuple(str(k) for k in keys) if isinstance(keys, list) else (),
+                                  selector, network_topology(entry.get("networkTopology"))))
+    return tuple(out)
 
 
 def queue_from_object(obj: dict, reader: _Reader | None = None) -> Queue:
@@ -298,6 +337,7 @@ class Cluster:
     resource_quotas: tuple = ()
     warnings: tuple = field(default=())
     file: str = "<cluster>"
+    hyper_nodes: tuple[HyperNodeSpec, ...] = ()
 
     def warnings_for(self, options: SchedulerOptions) -> tuple:
         """The warnings, with the queue of a PodGroup naming none taken from ``--default-queue``."""
@@ -482,12 +522,18 @@ _TYPED_FIELDS: dict[str, tuple] = {
             ("status.startTime", "time"), ("status.nominatedNodeName", "scalar"),
             *_under("status.conditions", _CONDITIONS)),
     "PodGroup": (("spec.minMember", "int"), ("spec.minTaskMember", "map"), ("spec.minTaskMember.*", "int"),
+                 ("spec.networkTopology", "map"), ("spec.networkTopology.highestTierAllowed", "int"),
+                 ("spec.networkTopology.mode", "scalar"), ("spec.networkTopology.highestTierName", "scalar"),
+                 ("spec.subGroupPolicy", "list"), ("spec.subGroupPolicy.*", "map"),
+                 ("spec.subGroupPolicy.*.subGroupSize", "int"), ("spec.subGroupPolicy.*.minSubGroups", "int"),
+                 ("spec.subGroupPolicy.*.matchLabelKeys", "list"),
                  ("spec.queue", "scalar"), ("spec.priorityClassName", "scalar"), ("status.phase", "scalar"),
                  *_under("status.conditions", _CONDITIONS)),
     "Queue": (("spec.weight", "int"), ("spec.priority", "int"), ("spec.reclaimable", "bool"),
               ("spec.parent", "scalar"), ("spec.guarantee", "map"), ("status.state", "scalar")),
     "PriorityClass": (("value", "int"), ("globalDefault", "bool")),
     "ResourceQuota": (),
+    "HyperNode": (),
 }
 _TYPE_NAMES = {"time": "an RFC 3339 time", "map": "a mapping", "list": "a list", "bool": "true or false",
                "int": "an integer", "scalar": "a string or a number"}
@@ -586,13 +632,17 @@ def cluster_from_objects(docs: list, file: str = "<cluster>", text: str | None =
         job_from_pod_group(obj, {}, None, reader)
     for obj in groups["Pod"]:
         task_from_pod(obj, reader)
+    hyper_nodes = [spec for spec in (hyper_node_spec(obj, reader.fail) for obj in groups["HyperNode"]) if spec]
+    if not reader.diagnostics:
+        reader.diagnostics.extend(tree_problems(hyper_nodes, file))
     if reader.diagnostics:
         raise FumaroleError(reader.diagnostics, {file: text} if text is not None else {})
     warnings = [d for kind, objs in groups.items() for obj in objs for d in unknown_fields(kind, obj, file)]
     warnings += _referential_warnings(groups, file)
+    warnings += _missing_node_members(hyper_nodes, groups["Node"], file)
     return Cluster(tuple(groups["Node"]), tuple(groups["Pod"]), tuple(groups["PodGroup"]),
                    tuple(groups["Queue"]), tuple(groups["PriorityClass"]),
-                   tuple(groups["ResourceQuota"]), tuple(warnings), file)
+                   tuple(groups["ResourceQuota"]), tuple(warnings), file, tuple(hyper_nodes))
 
 
 def _queue_warnings(queues: Any, pod_groups: Any, file: str, default_queue: str = DEFAULT_QUEUE) -> list[Diagnostic]:
@@ -622,6 +672,21 @@ def _referential_warnings(groups: dict[str, list], file: str) -> list[Diagnostic
             out.append(Diagnostic("K102", f"Pod {ns}/{meta['name']} names PodGroup {group!r}, which does "
                                   "not exist: Volcano does not schedule it", file, Span(line, col),
                                   severity="warning"))
+    return out
+
+
+def _missing_node_members(hyper_nodes: list[HyperNodeSpec], nodes: list[dict], file: str) -> list[Diagnostic]:
+    """A node member naming no node of the dump is legal (Volcano keeps only the nodes it
+    knows), but worth telling: the HyperNode is smaller than it says."""
+    names = {o["metadata"]["name"] for o in nodes}
+    out = []
+    for spec in hyper_nodes:
+        for i, member in enumerate(spec.members):
+            if member.type == "Node" and member.exact and member.exact not in names:
+                line, col = walk_path(spec.raw, iter(("spec", "members", i)))
+                out.append(Diagnostic("K104", f"HyperNode {spec.name} has member node {member.exact!r}, which "
+                                      "is not in the cluster: Volcano leaves it out", file, Span(line, col),
+                                      severity="warning"))
     return out
 
 

@@ -33,6 +33,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Mapping
 
+from fumarole.runtime.api.labels import Requirement, parse_selector, selects
 from fumarole.runtime.api.model import Node, Task
 from fumarole.runtime.api.resource import Resource
 
@@ -59,7 +60,6 @@ _GO_INT = re.compile(r"[+-]?[0-9]+")
 
 # A label selector: None selects nothing (labels.Nothing), [] selects everything
 # (labels.Everything), otherwise the AND of (key, operator, values) requirements.
-Requirement = tuple[str, str, tuple[str, ...]]
 
 
 def _memo(fn):
@@ -540,35 +540,6 @@ def balanced_allocation_score(task: Task, node: Node) -> int:
 
 # -- label selectors (pods) ---------------------------------------------------
 
-def _parse_selector(raw: Any) -> list[Requirement] | None:
-    """metav1.LabelSelectorAsSelector: absent -> nothing, {} -> everything, bad operator -> nothing."""
-    if not isinstance(raw, dict):
-        return None
-    reqs: list[Requirement] = [(str(k), "In", (str(v),)) for k, v in _mapping(raw, "matchLabels").items()]
-    for expr in _list(raw, "matchExpressions"):
-        op = expr.get("operator")
-        if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
-            return None
-        reqs.append((str(expr.get("key")), op, tuple(str(v) for v in expr.get("values") or [])))
-    return reqs
-
-
-def _selects(selector: list[Requirement] | None, labels: dict) -> bool:
-    if selector is None:
-        return False
-    for key, op, values in selector:
-        present = key in labels
-        if op == "In" and not (present and str(labels[key]) in values):
-            return False
-        if op == "NotIn" and present and str(labels[key]) in values:
-            return False
-        if op == "Exists" and not present:
-            return False
-        if op == "DoesNotExist" and present:
-            return False
-    return True
-
-
 # -- inter-pod affinity terms -------------------------------------------------
 
 @dataclass(frozen=True)
@@ -583,9 +554,9 @@ class _PodTerm:
 
     def matches(self, pod: Task) -> bool:
         """framework.AffinityTerm.Matches, with every namespace's labels empty (see module doc)."""
-        if pod.namespace not in self.namespaces and not _selects(self.namespace_selector, {}):
+        if pod.namespace not in self.namespaces and not selects(self.namespace_selector, {}):
             return False
-        return _selects(self.selector, pod.labels)
+        return selects(self.selector, pod.labels)
 
 
 def _parse_term(owner: Task, raw: dict, weight: int, incoming: bool) -> _PodTerm:
@@ -597,10 +568,10 @@ def _parse_term(owner: Task, raw: dict, weight: int, incoming: bool) -> _PodTerm
     raw_ns_selector = raw.get("namespaceSelector")
     if not names and raw_ns_selector is None:
         names = [owner.namespace]
-    ns_selector = _parse_selector(raw_ns_selector)
+    ns_selector = parse_selector(raw_ns_selector)
     if incoming and ns_selector:
         ns_selector = None
-    return _PodTerm(_parse_selector(raw.get("labelSelector")), frozenset(names), ns_selector,
+    return _PodTerm(parse_selector(raw.get("labelSelector")), frozenset(names), ns_selector,
                     str(raw.get("topologyKey") or ""), weight)
 
 
@@ -649,7 +620,7 @@ def _spread_constraints(task: Task, action: str) -> list[_SpreadConstraint]:
     for raw in _list(_spec(task), "topologySpreadConstraints"):
         if not isinstance(raw, dict) or raw.get("whenUnsatisfiable") != action:
             continue
-        selector = _parse_selector(raw.get("labelSelector"))
+        selector = parse_selector(raw.get("labelSelector"))
         extra = [(str(k), "In", (str(task.labels[k]),)) for k in _list(raw, "matchLabelKeys") if k in task.labels]
         if extra and selector is not None:
             selector = extra + selector
@@ -779,7 +750,7 @@ class K8sView:
             return 0
         return sum(1 for key, other in (node.view_pods if pods is None else pods).items()
                    if key != task.key and other.namespace == task.namespace
-                   and not _terminating(other) and _selects(selector, other.labels))
+                   and not _terminating(other) and selects(selector, other.labels))
 
     # -- InterPodAffinity -----------------------------------------------------
     def affinity_cannot_refuse(self, task: Task, placed: Placements | None = None) -> bool:
@@ -900,7 +871,7 @@ class K8sView:
                 return SPREAD_LABEL_FAILURE
             domains = counts[i]
             minimum = 0 if len(domains) < c.min_domains else min(domains.values(), default=2**31 - 1)
-            self_match = 1 if _selects(c.selector, task.labels) else 0
+            self_match = 1 if selects(c.selector, task.labels) else 0
             if domains.get(node.labels[c.topology_key], 0) + self_match - minimum > c.max_skew:
                 return SPREAD_FAILURE
         return None
