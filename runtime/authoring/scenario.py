@@ -121,8 +121,10 @@ def _process_inputs(doc: dict, bundle: Bundle, file: str,
 
 def decisions_as_expect(decisions: Decisions) -> dict[str, Any]:
     """The session's decisions in the shape of a scenario's `expect` block."""
+    per_hyper_node = Counter(decisions.node_hyper_nodes.get(node, "") for _pod, node in decisions.binds)
     return {
         "binds": {pod: node for pod, node in decisions.binds},
+        **({"bindCountsPerHyperNode": sorted(per_hyper_node.values())} if decisions.has_hyper_nodes else {}),
         "evicted": [pod for pod, _reason in decisions.evictions],
         "pipelined": {job: sorted({node for _pod, node in tasks}) for job, tasks in decisions.pipelined.items()},
         "podGroupPhase": dict(decisions.phases),

@@ -26,7 +26,13 @@ def render_table(session: Session, decisions: Decisions) -> str:
         out.append("")
 
     section("Enqueued", ("PODGROUP",), [(j,) for j in decisions.enqueued])
-    section("Binds", ("POD", "NODE"), [(p, n) for p, n in decisions.binds])
+    # With HyperNodes in the cluster, where each bind and each job landed in the topology.
+    topology = decisions.has_hyper_nodes
+    if topology:
+        section("Binds", ("POD", "NODE", "HYPERNODE"),
+                [(p, n, decisions.node_hyper_nodes.get(n) or "-") for p, n in decisions.binds])
+    else:
+        section("Binds", ("POD", "NODE"), [(p, n) for p, n in decisions.binds])
     section("Pipelined", ("POD", "NODE", "PODGROUP"),
             [(p, n, j) for j, tasks in sorted(decisions.pipelined.items()) for p, n in tasks])
     section("Evictions", ("POD", "REASON"), [(p, r) for p, r in decisions.evictions])
@@ -34,8 +40,9 @@ def render_table(session: Session, decisions: Decisions) -> str:
     for job in session.job_list:
         counts = decisions.status_counts.get(job.uid, {})
         tasks = ", ".join(f"{s} {n}" for s, n in sorted(counts.items()))
-        rows.append((job.uid, job.queue, decisions.phases.get(job.uid, ""), tasks))
-    section("PodGroups", ("PODGROUP", "QUEUE", "PHASE", "TASKS"), rows)
+        row = (job.uid, job.queue, decisions.phases.get(job.uid, ""))
+        rows.append(row + ((decisions.hyper_nodes.get(job.uid, "-"),) if topology else ()) + (tasks,))
+    section("PodGroups", ("PODGROUP", "QUEUE", "PHASE") + (("HYPERNODE",) if topology else ()) + ("TASKS",), rows)
     return "\n".join(out).rstrip()
 
 

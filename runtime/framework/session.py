@@ -148,6 +148,7 @@ class Decisions:
         self.status_counts: dict[str, dict[str, int]] = {}
         self.hyper_nodes: dict[str, str] = {}  # job -> the HyperNode holding it, where it has one
         self.node_hyper_nodes: dict[str, str] = {}  # bound node -> its lowest-tier HyperNode ("" for none)
+        self.has_hyper_nodes = False  # the cluster has HyperNodes (besides the session's cluster top)
 
 
 class Session:
@@ -276,6 +277,7 @@ class Session:
                 decisions.pipelined[job.uid] = [(t.key, t.node_name) for t in pipelined.values()]
             if job.allocated_hyper_node is not None:
                 decisions.hyper_nodes[job.uid] = job.allocated_hyper_node.name
+        decisions.has_hyper_nodes = len(self.topology.list) > 1
         for _pod, node_name in decisions.binds:
             node = self.nodes.get(node_name)
             lowest = self.topology.lowest_of_node(node) if node is not None else None
