@@ -53,6 +53,13 @@ class Task:
         return f"<Task {self.key} {self.status}>"
 
 
+def role_failed(task: Task, tasks: dict[str, Task], fit_errors: dict[str, Any]) -> bool:
+    """TaskHasFitErrors: another of these tasks with the task's role already failed predicates."""
+    if not task.role:
+        return False
+    return any(t.role == task.role for uid, t in tasks.items() if uid in fit_errors)
+
+
 class Job:
     """A PodGroup and its tasks, with Volcano's status index and gang counters."""
 
@@ -261,9 +268,7 @@ class Job:
 
     # -- fit-error bookkeeping (§6.2.6) ----------------------------------------
     def task_has_fit_errors(self, task: Task) -> bool:
-        if not task.role:
-            return False
-        return any(t.role == task.role for uid, t in self.tasks.items() if uid in self.fit_errors)
+        return role_failed(task, self.tasks, self.fit_errors)
 
     def need_continue_allocating(self) -> bool:
         if self.min_available == len(self.tasks):
@@ -411,10 +416,7 @@ class SubJob:
 
     def task_has_fit_errors(self, task: Task) -> bool:
         """TaskHasFitErrors(subJob, task): a task of the same role in this sub-job already failed."""
-        if not task.role:
-            return False
-        errors = self.job.fit_errors
-        return any(t.role == task.role for uid, t in self.tasks.items() if uid in errors)
+        return role_failed(task, self.tasks, self.job.fit_errors)
 
     def need_continue_allocating(self) -> bool:
         """NeedContinueAllocating(subJob) after a predicate failure."""

@@ -33,7 +33,7 @@ _K8S_FUNCTIONS = ("balanced_allocation_score", "has_node_selection", "has_prefer
                   "node_affinity_conflict", "nonzero_request", "preferred_node_affinity_score",
                   "terminating_by_preemption", "tolerates_unschedulable", "untolerated_taint",
                   "view_nonzero_requested", "view_requested")
-_GO_FUNCTIONS = ("int_or_percent", "local_time", "parse_clock", "parse_duration", "trim_space")
+_GO_FUNCTIONS = ("int_or_percent", "local_time", "parse_clock", "parse_duration", "pow", "trim_space")
 
 
 def _library(module: ModuleType, names: tuple[str, ...]) -> SimpleNamespace:

@@ -1,0 +1,99 @@
+"""HyperNodes: what the cluster reader refuses, and the tree a session builds from them."""
+
+from __future__ import annotations
+
+import pytest
+from fumarole.policy_lang.diagnostics import FumaroleError
+from fumarole.runtime.framework.topology import CLUSTER_TOP, Topology
+from fumarole.runtime.ingest.kube import load_cluster
+
+
+def hyper_node(name: str, tier: int, members: list[str], kind: str = "HyperNode", tier_name: str = "") -> str:
+    lines = [f"apiVersion: topology.volcano.sh/v1alpha1", "kind: HyperNode", f"metadata: {{name: {name}}}",
+             "spec:", f"  tier: {tier}"]
+    if tier_name:
+        lines.append(f"  tierName: {tier_name}")
+    lines.append("  members:" if members else "  members: []")
+    lines += [f"  - {{type: {kind}, selector: {{exactMatch: {{name: {m}}}}}}}" for m in members]
+    return "\n".join(lines)
+
+
+def node(name: str, labels: str = "{}") -> str:
+    return (f"apiVersion: v1\nkind: Node\nmetadata: {{name: {name}, labels: {labels}}}\n"
+            "status: {allocatable: {cpu: '2', memory: 4Gi, pods: '10'}}")
+
+
+def codes_and_lines(text: str) -> list[tuple[str, int]]:
+    with pytest.raises(FumaroleError) as info:
+        load_cluster(text, "cluster.yaml")
+    return [(d.code, d.span.line) for d in info.value.diagnostics]
+
+
+def test_a_member_hyper_node_that_does_not_exist_is_k112_at_the_member():
+    assert codes_and_lines(hyper_node("spine", 2, ["rack7"])) == [("K112", 7)]
+
+
+def test_a_hyper_node_with_two_parents_is_k111_at_the_second_claim():
+    text = "\n---\n".join([hyper_node("rack", 1, ["n1"], "Node"), hyper_node("a", 2, ["rack"]),
+                           hyper_node("b", 2, ["rack"])])
+    assert codes_and_lines(text) == [("K111", 23)]
+
+
+def test_a_cycle_is_reported_once_as_k113():
+    text = "\n---\n".join([hyper_node("a", 1, ["b"]), hyper_node("b", 2, ["c"]), hyper_node("c", 3, ["a"])])
+    assert [code for code, _ in codes_and_lines(text)] == ["K113"]
+
+
+def test_a_missing_node_member_is_only_a_warning():
+    cluster = load_cluster(hyper_node("rack", 1, ["n9"], "Node"), "cluster.yaml")
+    assert [d.code for d in cluster.warnings] == ["K104"]
+
+
+def test_a_selector_with_two_matches_is_refused():
+    text = ("apiVersion: topology.volcano.sh/v1alpha1\nkind: HyperNode\nmetadata: {name: r}\nspec:\n  tier: 1\n"
+            "  members:\n  - {type: Node, selector: {exactMatch: {name: n1}, regexMatch: {pattern: n.*}}}")
+    assert codes_and_lines(text) == [("K004", 7)]
+
+
+def topology_of(text: str) -> Topology:
+    cluster = load_cluster(text, "cluster.yaml")
+    nodes = list(cluster.snapshot().nodes.values())
+    return Topology(cluster.hyper_nodes, nodes)
+
+
+def test_the_tree_real_nodes_and_the_cluster_top():
+    regex = ("apiVersion: topology.volcano.sh/v1alpha1\nkind: HyperNode\nmetadata: {name: r2}\nspec:\n  tier: 1\n"
+             "  tierName: rack\n  members:\n  - {type: Node, selector: {regexMatch: {pattern: '^b-'}}}")
+    labels = ("apiVersion: topology.volcano.sh/v1alpha1\nkind: HyperNode\nmetadata: {name: r3}\nspec:\n  tier: 1\n"
+              "  members:\n  - {type: Node, selector: {labelMatch: {matchLabels: {zone: z3}}}}")
+    text = "\n---\n".join([node("a-1"), node("b-1"), node("b-2"), node("c-1", "{zone: z3}"),
+                           hyper_node("r1", 1, ["a-1"], "Node"), regex, labels, hyper_node("s", 2, ["r1", "r2"])])
+    topology = topology_of(text)
+    by = topology.by_name
+    assert [n.name for n in by["r2"].nodes] == ["b-1", "b-2"]
+    assert [n.name for n in by["r3"].nodes] == ["c-1"]
+    assert [n.name for n in by["s"].nodes] == ["a-1", "b-1", "b-2"]
+    assert by["r1"].parent is by["s"] and [c.name for c in by["s"].children] == ["r1", "r2"]
+    top = topology.top
+    assert top.name == CLUSTER_TOP and top.tier == 3 and [c.name for c in top.children] == ["r3", "s"]
+    assert len(top.nodes) == 4 and topology.tiers == [1, 2, 3]
+    assert topology.lca(by["r1"], by["r3"]) is top and topology.lca(by["r1"], by["r2"]) is by["s"]
+    assert topology.tier_names == {"rack": 1}
+
+
+def test_without_hyper_nodes_the_cluster_top_is_tier_one():
+    topology = topology_of(node("n1"))
+    assert [h.name for h in topology.list] == [CLUSTER_TOP] and topology.top.tier == 1
+
+
+def test_run_shows_where_binds_and_jobs_landed(cli, root, tmp_path):
+    import yaml
+
+    case = root / "tests/conformance/cases/subgroup"
+    doc = yaml.safe_load(next(case.glob("*-021-*.yaml")).read_text())
+    (tmp_path / "cluster.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": doc["objects"]}))
+    (tmp_path / "scheduler.conf").write_text(yaml.safe_dump(doc["scheduler"]))
+    result = cli("run", str(tmp_path / "cluster.yaml"), "--config", str(tmp_path / "scheduler.conf"))
+    lines = result.out.splitlines()
+    assert "  POD    NODE   HYPERNODE" in lines and "  c1/p1  s2-n5  s2" in lines
+    assert any(line.split()[:4] == ["c1/pg1", "q1", "Inqueue", "s3"] for line in lines)
