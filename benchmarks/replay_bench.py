@@ -47,7 +47,7 @@ def main() -> None:
         wall = time.perf_counter() - started
         summary = summarise(run)
         print(f"| {size} congested | {run.end:,.0f} s | {len(run.sessions):,} | {wall:,.1f} s | "
-              f"{run.end / wall:,.0f} | {sum(j['tasks'] for j in run.jobs if j['started'] is not None):,} tasks "
+              f"{run.end / wall:,.3g} | {sum(j['tasks'] for j in run.jobs if j['started'] is not None):,} tasks "
               f"started, {summary['overall']['evictions']:,} evictions |")
 
 
