@@ -129,3 +129,15 @@ def test_fumarole_run_does_not_import_the_report_dependencies():
             "print(sorted(m for m in ('matplotlib', 'dask', 'kubernetes') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert out.strip().endswith("[]")
+
+
+def test_a_shipped_site_policy_removes_the_reclaim_ping_pong_volcano_shows():
+    trace = load_trace(ROOT / "examples" / "traces" / "ping-pong.yaml")
+    volcano = summarise(replay(trace, bundle_from_volcano_conf(RECLAIM)))
+    # training reclaims from analytics at 60 s; analytics reclaims from training at 300 s.
+    assert volcano["pingPong"]["queues"] == [{"between": ["analytics", "training"], "reversals": 1, "episodes": [
+        {"from": {"t": 60.0, "session": 1, "evicted": "analytics"},
+         "to": {"t": 300.0, "session": 6, "evicted": "training"}}]}]
+    site = summarise(replay(trace, load_bundle(ROOT / "examples" / "site-min-runtime"), ReplayOptions(period=60.0)))
+    assert site["pingPong"] == {"queues": [], "jobs": []}
+    assert site["overall"]["evictions"] == 0
