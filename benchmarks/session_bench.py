@@ -1,87 +1,122 @@
-"""Session time per action on synthetic clusters: `python benchmarks/session_bench.py [S|M ...]`.
+"""Sessions on synthetic clusters: `python benchmarks/session_bench.py [S M L M2 ...]`.
 
-Prints, for each size and configuration, the time to load the cluster, open
-the session (plugins' open hooks) and run each action, median of --repeat runs.
+For each size (default configuration, `roomy` shape unless --shape): the whole
+`fumarole run` process on the cluster written as JSON and as YAML (wall and CPU
+seconds, interpreter start and imports included), then in process the split of
+the fast engine (load, open, each action, close) and the reference engine's
+session time, with the speedup.  CPU seconds are the figure to compare on a
+shared machine; wall seconds are what a user waits.
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
+import json
+import os
+import resource
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-import yaml
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import yaml  # noqa: E402
 
 from benchmarks.synthetic import SHAPES, SIZES, cluster_objects  # noqa: E402
 from fumarole.runtime.bundles.bundle import build_bundle, default_bundle  # noqa: E402
-from fumarole.runtime.ingest.scheduler_config import config_from_document  # noqa: E402
-from fumarole.runtime.ingest.kube import cluster_from_objects, load_cluster  # noqa: E402
 from fumarole.runtime.framework.session import Session  # noqa: E402
+from fumarole.runtime.ingest.kube import load_cluster  # noqa: E402
+from fumarole.runtime.ingest.scheduler_config import config_from_document  # noqa: E402
 
 RECLAIM = {"actions": "enqueue, allocate, backfill, reclaim",
            "tiers": [{"plugins": [{"name": "priority"}, {"name": "gang"}, {"name": "conformance"}]},
                      {"plugins": [{"name": "overcommit"}, {"name": "drf"}, {"name": "predicates"},
                                   {"name": "proportion"}, {"name": "nodeorder"}, {"name": "binpack"}]}]}
+CONFIGS = {"default": None, "with-reclaim": RECLAIM}
 
 
-def time_session(bundle, cluster) -> dict[str, float]:
-    times: dict[str, float] = {}
-    start = time.perf_counter()
-    session = Session(bundle, cluster, now=0.0)
-    session.open()
-    times["open"] = time.perf_counter() - start
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def whole_process(path: Path, engine: str) -> tuple[float, float]:
+    """Wall and CPU seconds of `fumarole run PATH -o json` in a new process."""
+    cpu, wall = _children_cpu(), time.perf_counter()
+    subprocess.run([sys.executable, "-m", "fumarole.runtime.cli.main", "run", str(path), "-o", "json",
+                    "--engine", engine], check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - wall, _children_cpu() - cpu
+
+
+def timed(fn):
+    cpu, wall = time.process_time(), time.perf_counter()
+    value = fn()
+    return value, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def split(bundle, text: str, engine: str) -> tuple[dict[str, float], object]:
+    """CPU seconds of each phase of one session, in process."""
+    parts: dict[str, float] = {}
+    cluster, _, parts["load"] = timed(lambda: load_cluster(text, "cluster.json"))
+    session, _, parts["open"] = timed(lambda: _opened(bundle, cluster, engine))
     for name in bundle.config.actions:
-        start = time.perf_counter()
         hooks = bundle.actions[name].instantiate(session, session.H, bundle.action_arguments.get(name, {}))
-        hooks["execute"]()
-        times[name] = time.perf_counter() - start
-    start = time.perf_counter()
-    decisions = session.close()
-    times["close"] = time.perf_counter() - start
-    times["binds"] = len(decisions.binds)
-    times["evictions"] = len(decisions.evictions)
-    return times
+        _, _, parts[name] = timed(hooks["execute"])
+    decisions, _, parts["close"] = timed(session.close)
+    return parts, decisions
 
 
-def _timed(function, *args) -> float:
-    start = time.perf_counter()
-    function(*args)
-    return time.perf_counter() - start
+def _opened(bundle, cluster, engine: str) -> Session:
+    session = Session(bundle, cluster, now=0.0, engine=engine)
+    session.open()
+    return session
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("sizes", nargs="*", default=["S"], choices=sorted(SIZES))
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--shape", action="append", choices=sorted(SHAPES),
-                        help="cluster shape(s) (default: both)")
-    parser.add_argument("--load-only", action="store_true", help="only time loading the cluster, no sessions")
+    parser.add_argument("sizes", nargs="*", default=["S", "M", "L"], choices=sorted(SIZES))
+    parser.add_argument("--shape", default="roomy", choices=sorted(SHAPES))
+    parser.add_argument("--config", default="default", choices=sorted(CONFIGS))
+    parser.add_argument("--load-only", action="store_true",
+                        help="only time loading the cluster (JSON and YAML, in process), no sessions")
+    parser.add_argument("--reference", nargs="*", default=["S", "M"], metavar="SIZE",
+                        help="sizes on which to run the reference engine too, for the speedup (default S M)")
     args = parser.parse_args()
-    configs = {"default": default_bundle(), "with-reclaim": build_bundle(config_from_document(RECLAIM))}
-    for size in args.sizes:
-        for shape in args.shape or sorted(SHAPES, reverse=True):
-            objects = cluster_objects(size, shape)
-            start = time.perf_counter()
-            cluster = cluster_from_objects(objects)
-            load = time.perf_counter() - start
-            text = yaml.dump_all(objects, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper))
-            parse = statistics.median(_timed(load_cluster, text) for _ in range(args.repeat))
+    document = CONFIGS[args.config]
+    bundle = default_bundle() if document is None else build_bundle(config_from_document(document))
+    with tempfile.TemporaryDirectory() as folder:
+        for size in args.sizes:
             spec = SIZES[size]
-            print(f"size {size} ({shape}): {spec['nodes']} nodes, {spec['jobs'] * spec['pods_per_job']} pods in "
-                  f"{spec['jobs']} jobs, {spec['queues']} queues; cluster load {load * 1000:.0f} ms; "
-                  f"from YAML ({len(text) / 1e6:.1f} MB, as `fumarole run` reads it) {parse * 1000:.0f} ms")
-            for label, bundle in configs.items() if not args.load_only else ():
-                runs = [time_session(bundle, cluster) for _ in range(args.repeat)]
-                keys = ["open"] + list(bundle.config.actions) + ["close"]
-                parts = [f"{k} {statistics.median(r[k] for r in runs) * 1000:.0f} ms" for k in keys]
-                total = statistics.median(sum(r[k] for k in keys) for r in runs)
-                print(f"  {label:13s} total {total * 1000:.0f} ms | " + " | ".join(parts)
-                      + f" | binds {runs[0]['binds']}, evictions {runs[0]['evictions']}")
+            objects = cluster_objects(size, args.shape)
+            as_json, as_yaml = Path(folder, f"{size}.json"), Path(folder, f"{size}.yaml")
+            as_json.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
+            as_yaml.write_text(yaml.dump_all(objects, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper)))
+            print(f"size {size} ({args.shape}, {args.config}): {spec['nodes']:,} nodes, "
+                  f"{spec['jobs'] * spec['pods_per_job']:,} pods, {spec['queues']} queues", flush=True)
+            if args.load_only:
+                for label, path in (("json", as_json), ("yaml", as_yaml)):
+                    text = path.read_text()
+                    _, wall, cpu = timed(lambda: load_cluster(text, path.name))
+                    print(f"  load ({label}): {wall:.2f} s wall, {cpu:.2f} s CPU", flush=True)
+                continue
+            for label, path in (("json", as_json), ("yaml", as_yaml)):
+                wall, cpu = whole_process(path, "fast")
+                print(f"  fumarole run ({label}): {wall:.2f} s wall, {cpu:.2f} s CPU", flush=True)
+            parts, decisions = split(bundle, as_json.read_text(), "fast")
+            session_cpu = sum(v for k, v in parts.items() if k != "load")
+            print("  fast engine, CPU s: " + " | ".join(f"{k} {v:.2f}" for k, v in parts.items())
+                  + f" | session {session_cpu:.2f} | binds {len(decisions.binds):,}, "
+                    f"evictions {len(decisions.evictions):,}", flush=True)
+            if size in args.reference:
+                ref_parts, ref_decisions = split(bundle, as_json.read_text(), "reference")
+                ref_cpu = sum(v for k, v in ref_parts.items() if k != "load")
+                same = (ref_decisions.binds, ref_decisions.evictions) == (decisions.binds, decisions.evictions)
+                print(f"  reference engine: session {ref_cpu:.2f} s CPU; fast engine speedup "
+                      f"{ref_cpu / session_cpu:.1f}x; same binds and evictions: {same}", flush=True)
 
 
 if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
     main()

@@ -18,6 +18,9 @@ SHAPES = {
 SIZES = {
     "S": {"nodes": 100, "jobs": 100, "pods_per_job": 10, "queues": 10},
     "M": {"nodes": 1000, "jobs": 1000, "pods_per_job": 10, "queues": 10},
+    "L": {"nodes": 5000, "jobs": 5000, "pods_per_job": 10, "queues": 100},
+    # M's pods on twice the nodes: how the session grows with the cluster at a fixed workload.
+    "M2": {"nodes": 2000, "jobs": 1000, "pods_per_job": 10, "queues": 10},
 }
 
 

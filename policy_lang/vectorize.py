@@ -701,8 +701,13 @@ class Vectorizer:
             return _call("_V.floor", args[0][0]), VECTOR
         if kind in ("function", "method") and self.fn.dom is not None:
             return self._library(e, info, args)
-        if kind in ("function", "method"):
-            # Over a node list: the per-node code reads the batch as a list (or a per-node map as a map).
+        if kind == "function":
+            # Over a node list: the library's batch form, else the per-node code reading the batch as a
+            # list (or a per-node map as a map).
+            delayed = P.Lambda(args=P.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[],
+                                                defaults=[]), body=self._scalar(e))
+            return _call("_V.library", _const(info.py), delayed, _const(None), *[n for n, _ in args]), SCALAR
+        if kind == "method":
             return self._scalar(e), SCALAR
         raise NotVectorisable(f"'{name}' with a node list", e.span)
 

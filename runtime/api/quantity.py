@@ -17,6 +17,7 @@ converting long digit strings.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from fractions import Fraction
@@ -45,6 +46,17 @@ class QuantityError(ValueError):
 
 def parse_quantity(text: object) -> Fraction:
     """Parse ``text`` (a string or a YAML / JSON number) into the exact value Kubernetes stores."""
+    if type(text) is str:  # a cluster repeats a few quantities thousands of times
+        return _parse_text(text)
+    return _parse(text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_text(text: str) -> Fraction:
+    return _parse(text)
+
+
+def _parse(text: object) -> Fraction:
     if isinstance(text, bool) or not isinstance(text, (str, int, float)):
         what = repr(text) if isinstance(text, bool) else type(text).__name__
         raise QuantityError(f"quantity must be a number or a string, not {what}")

@@ -63,6 +63,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from fumarole.runtime.authoring.explanations import Explainer, relabel
     from fumarole.runtime.authoring.scenario import decisions_as_expect
     from fumarole.runtime.cli.output import render_explanations, render_table
+    from fumarole.runtime.cli.progress import Progress
     from fumarole.runtime.cli.scheduler_flags import options_from_args
     from fumarole.runtime.framework.budget import StepBudget
     from fumarole.runtime.framework.session import Session
@@ -70,6 +71,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from fumarole.runtime.ingest.scheduler_options import with_overrides
     from fumarole.runtime.ingest.source import read_text
 
+    progress = Progress()
+    progress("loading")
     if (args.cluster is None) == (args.kubeconfig is None):
         raise usage_error("give a cluster file or --kubeconfig (one of them)")
     if args.kubeconfig:  # the live cluster, as the dump `fumarole snapshot` would write
@@ -82,14 +85,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         bundle, label = _bundle_from_args(args)
         text = read_text(Path("/dev/stdin") if args.cluster == "-" else Path(args.cluster), args.cluster)
     cluster = load_cluster(text, args.cluster)
+    progress.done()
     options = with_overrides(bundle.scheduler_options, options_from_args(args, args.argv))
     for warning in cluster.warnings_for(options):
         print(warning.headline(), file=sys.stderr)
+    progress("open")
     explainer = Explainer(bundle) if args.explain else None
     budget = StepBudget(timeout=args.session_timeout)
     session = explainer.session(cluster, args.now, options=options, engine=args.engine, budget=budget) \
         if explainer else Session(bundle, cluster, now=args.now, options=options, engine=args.engine,
                                   budget=budget)  # a freshly started process
+    session.progress = progress
     try:
         session.open()
         if session.problems:  # e.g. a queue hierarchy with a cycle: Volcano would stop scheduling it
@@ -99,6 +105,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     except PolicyRuntimeError as exc:
         exc.file = label(exc.file) if exc.file else exc.file
         raise
+    finally:
+        progress.done()
     explanations = relabel(explainer.explain(session, decisions), label) if explainer else None
     if args.format == "table":
         print(render_table(session, decisions))

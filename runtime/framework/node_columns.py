@@ -91,13 +91,13 @@ class ResourceVector:
     def __len__(self) -> int:
         return len(self.cpu)
 
-    def get(self, name: str) -> np.ndarray:
+    def get(self, name: str):
         if name == "cpu":
             return self.cpu
         if name == "memory":
             return self.memory
         values = self.scalars.get(name)
-        return values if values is not None else np.zeros(len(self.cpu))
+        return values if values is not None else 0.0
 
     def item(self, lane: int) -> Resource:
         """The lane as a Resource (for rules evaluated lane by lane)."""
@@ -116,6 +116,8 @@ class NodeColumns:
 
     def __init__(self, nodes: list[Node], view: "k8s.K8sView") -> None:
         self.nodes = nodes
+        self.node_array = np.empty(len(nodes), dtype=object)  # the nodes, for picking many at once
+        self.node_array[:] = nodes
         self.k8s = view
         self.static: dict[str, np.ndarray] = {}  # node facts that do not change in a session, by question
         self.rows = {node.name: i for i, node in enumerate(nodes)}
@@ -174,8 +176,7 @@ class NodeBatch:
     @property
     def nodes(self) -> list[Node]:
         if self._nodes is None:
-            all_nodes = self.columns.nodes
-            self._nodes = [all_nodes[r] for r in self.rows.tolist()]
+            self._nodes = self.columns.node_array[self.rows].tolist()
         return self._nodes
 
     def attribute(self, name: str):
@@ -195,8 +196,7 @@ class NodeBatch:
         return value
 
     def subset(self, mask: np.ndarray) -> "NodeBatch":
-        nodes = None if self._nodes is None else [n for n, keep in zip(self._nodes, mask.tolist()) if keep]
-        return NodeBatch(self.columns, self.rows[mask], nodes)
+        return NodeBatch(self.columns, self.rows[mask])
 
     def node(self, lane: int) -> Node:
         return self.columns.nodes[int(self.rows[lane])]

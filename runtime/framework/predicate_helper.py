@@ -134,9 +134,8 @@ class PredicateHelper:
         else:
             chosen, processed = feasible_at, total
         errors = FitErrors()
-        rotated_nodes = rotated.nodes
         for at in np.flatnonzero((fails | skipped)[:processed]).tolist():
-            node = rotated_nodes[at]
+            node = rotated.node(at)
             if skipped[at]:
                 errors.nodes[node.name] = cached[node.name]
                 continue
@@ -146,7 +145,7 @@ class PredicateHelper:
             errors.nodes[node.name] = failure
             if use_cache:
                 self.cache.setdefault(key, {})[node.name] = failure
-        feasible = NodeList(rotated_nodes[at] for at in chosen.tolist())
+        feasible = NodeList(batch.columns.node_array[rotated.rows[chosen]].tolist())
         feasible.rows = rotated.rows[chosen]
         ssn.predicate_start_index = (start + processed) % total
         return PredicateResult(feasible, errors)

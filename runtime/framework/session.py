@@ -191,6 +191,10 @@ class Session:
         if engine not in ENGINES:
             raise ValueError(f"unknown engine {engine!r}")
         self.engine = engine
+        # Told the phase and the tasks placed so far (fumarole run shows it on a terminal).
+        self.progress: Callable[[str, int], None] = lambda phase, placed: None
+        self.placed = 0
+        self.phase = "open"
         # The fast engine's node columns; None: every rule runs node by node (the reference engine).
         self.columns = NodeColumns(self.node_list, self.k8s) if engine == "fast" else None
         self.H = SimpleNamespace()
@@ -259,6 +263,8 @@ class Session:
 
     def run_actions(self) -> None:
         for name in self.bundle.config.actions:
+            self.phase = name
+            self.progress(name, self.placed)
             action = self.bundle.actions[name]
             args = self.bundle.action_arguments.get(name, {})
             hooks = self._guard(lambda: action.instantiate(self, self.H, args))
@@ -415,6 +421,8 @@ class Session:
         except NodeError:
             self.undo_placement(task, on_node=False)
             return False
+        self.placed += 1
+        self.progress(self.phase, self.placed)
         self.fire_allocate(task)
         if self.observer is not None:
             self.observer.placed(task, node, status)

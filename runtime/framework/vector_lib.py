@@ -54,7 +54,7 @@ def choose(mask, a, b):
 def is_set(x):
     if isinstance(x, np.ndarray):
         if x.dtype == object:
-            return np.fromiter((v is not None for v in x.tolist()), dtype=bool, count=len(x))
+            return x != None  # noqa: E711 - numpy compares element by element (values are none or not)
         return np.ones(len(x), dtype=bool)
     return x is not None
 
@@ -141,12 +141,12 @@ def count(names) -> np.ndarray:
 # -- resources ---------------------------------------------------------------------------------------
 
 def _vector(res, n: int) -> ResourceVector:
+    """A Resource as the same value in every lane (plain numbers: numpy broadcasts them)."""
     if isinstance(res, ResourceVector):
         return res
     scalars = res.scalars or {}
-    return ResourceVector(np.full(n, res.milli_cpu), np.full(n, res.memory),
-                          {k: np.full(n, v) for k, v in scalars.items()},
-                          {k: np.ones(n, dtype=bool) for k in scalars}, np.full(n, res.scalars is None))
+    return ResourceVector(res.milli_cpu, res.memory, dict(scalars), {k: True for k in scalars},
+                          res.scalars is None)
 
 
 def _lanes_of(*values) -> int:
@@ -164,7 +164,7 @@ def _every_dimension(l: ResourceVector, r: ResourceVector, ok) -> np.ndarray:
     """resource.less_equal / less in ZERO mode: cpu, memory and every scalar ``l`` sets."""
     result = np.logical_and(ok(l.cpu, r.cpu), ok(l.memory, r.memory))
     for name, values in l.scalars.items():
-        result = np.logical_and(result, np.logical_or(~l.has[name], ok(values, r.get(name))))
+        result = np.logical_and(result, np.logical_or(np.logical_not(l.has[name]), ok(values, r.get(name))))
     return result
 
 
@@ -185,27 +185,28 @@ def _added(l: ResourceVector, r: ResourceVector) -> ResourceVector:
     r_any = _any_scalar(r)
     scalars, has = dict(l.scalars), dict(l.has)
     for name, values in r.scalars.items():
-        base = scalars.get(name, np.zeros(len(l)))
+        base = scalars.get(name, 0.0)
         scalars[name] = np.where(r.has[name], base + values, base)
-        has[name] = np.logical_or(has.get(name, np.zeros(len(l), dtype=bool)), r.has[name])
-    return ResourceVector(l.cpu + r.cpu, l.memory + r.memory, scalars, has, np.logical_and(l.none, ~r_any))
+        has[name] = np.logical_or(has.get(name, False), r.has[name])
+    return ResourceVector(l.cpu + r.cpu, l.memory + r.memory, scalars, has,
+                          np.logical_and(l.none, np.logical_not(r_any)))
 
 
 def _subtracted(l: ResourceVector, r: ResourceVector) -> ResourceVector:
     """l.clone().sub(r): scalars only where l has a scalar map."""
     scalars, has = dict(l.scalars), dict(l.has)
     for name, values in r.scalars.items():
-        lanes = np.logical_and(r.has[name], ~l.none)
-        base = scalars.get(name, np.zeros(len(l)))
+        lanes = np.logical_and(r.has[name], np.logical_not(l.none))
+        base = scalars.get(name, 0.0)
         scalars[name] = np.where(lanes, base - values, base)
-        has[name] = np.logical_or(has.get(name, np.zeros(len(l), dtype=bool)), lanes)
+        has[name] = np.logical_or(has.get(name, False), lanes)
     return ResourceVector(l.cpu - r.cpu, l.memory - r.memory, scalars, has, l.none)
 
 
-def _any_scalar(r: ResourceVector) -> np.ndarray:
-    out = np.zeros(len(r), dtype=bool)
+def _any_scalar(r: ResourceVector):
+    out = False
     for has in r.has.values():
-        out |= has
+        out = np.logical_or(out, has)
     return out
 
 
@@ -225,10 +226,10 @@ class MissingNames:
 def _insufficient(mask, l, r) -> MissingNames:
     n = _lanes_of(l, r)
     lv, rv = _vector(l, n), _vector(r, n)
-    short = (~_le(lv.cpu, rv.cpu)).astype(float) + (~_le(lv.memory, rv.memory)).astype(float)
+    short = np.logical_not(_le(lv.cpu, rv.cpu)).astype(float) + np.logical_not(_le(lv.memory, rv.memory))
     for name, values in lv.scalars.items():
-        short += np.logical_and(lv.has[name], ~_le(values, rv.get(name)))
-    return MissingNames(short)
+        short = short + np.logical_and(lv.has[name], np.logical_not(_le(values, rv.get(name))))
+    return MissingNames(np.broadcast_to(short, (n,)))
 
 
 # -- node lists and per-node maps ---------------------------------------------------------------------
@@ -461,7 +462,15 @@ def _spread_view(mask, view, task, dom):
     return _spread(mask, task, dom)
 
 
+def _select_best(mask, scores):
+    """The first node with the highest score (NaN scores: lane by lane, as Python compares them)."""
+    if not isinstance(scores, NodeMap) or len(scores.column) == 0 or np.isnan(scores.column).any():
+        return NotImplemented
+    return scores.batch.node(int(np.argmax(scores.column)))
+
+
 LIBRARY: dict[str, Callable] = {
+    "_rt.select_best": _select_best,
     "_res.insufficient": _insufficient,
     "_k8s.untolerated_taint": _untolerated_taint,
     "_k8s.intolerable_prefer_no_schedule": _prefer_no_schedule,

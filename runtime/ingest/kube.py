@@ -11,6 +11,7 @@ for fresh Task / Job / Queue / Node objects, as Volcano's cache snapshot does.
 from __future__ import annotations
 
 import datetime as _dt
+import json
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
@@ -44,10 +45,12 @@ from fumarole.runtime.ingest.go_parse import parse_go_bool
 from fumarole.runtime.ingest.hypernodes import HyperNodeSpec, hyper_node_spec, tree_problems
 from fumarole.runtime.ingest.scheduler_options import DEFAULT_OPTIONS, SchedulerOptions
 from fumarole.runtime.ingest.yamlpos import (
+    MAX_DEPTH,
     PosDict,
     YamlError,
     key_position,
     load_all,
+    nesting_depth,
     position,
     walk_path,
 )
@@ -454,13 +457,55 @@ def _check_object(obj: dict, reader: _Reader) -> str | None:
 
 
 def load_cluster(text: str, file: str = "<cluster>") -> Cluster:
-    """Parse and validate a cluster; raises FumaroleError listing every problem found."""
+    """Parse and validate a cluster; raises FumaroleError listing every problem found.
+
+    JSON (what programs and ``kubectl -o json`` write) goes through the C JSON
+    parser without a position per value; only when the cluster has something to
+    report is the text read again with positions, so every diagnostic still
+    names its line and column.
+    """
+    plain = _plain_json(text)
+    if plain is not None:
+        try:
+            cluster = cluster_from_objects(plain, file, text)
+        except FumaroleError:
+            cluster = None  # read again with positions, for the diagnostics
+        # Positions may still be needed later: a PodGroup naming no queue is warned about by the
+        # queue --default-queue gives it (Cluster.warnings_for).
+        if cluster is not None and not cluster.warnings and all(
+                _mapping(pg, "spec").get("queue") for pg in cluster.pod_groups):
+            return cluster
     try:
         docs = load_all(text)
     except YamlError as exc:
         raise FumaroleError([Diagnostic("K001", exc.message, file, Span(exc.line, exc.col))],
                             {file: text}) from None
     return cluster_from_objects(docs, file, text)
+
+
+def _plain_json(text: str) -> list[Any] | None:
+    """The document of a JSON text, if reading it as YAML would give the same objects: no
+    duplicate keys, no floats (YAML 1.1 reads ``1e3`` as text), nesting within the YAML
+    loader's limit.  None: read it as YAML."""
+    if not text.lstrip().startswith(("{", "[")):
+        return None
+
+    def unique(pairs: list[tuple[str, Any]]) -> dict:
+        out = dict(pairs)
+        if len(out) != len(pairs):
+            raise ValueError("duplicate key")
+        return out
+
+    def no_float(_text: str) -> float:
+        raise ValueError("a float")
+
+    try:
+        doc = json.loads(text, object_pairs_hook=unique, parse_float=no_float, parse_constant=no_float)
+    except (ValueError, RecursionError):
+        return None
+    if nesting_depth(doc) > MAX_DEPTH:
+        return None
+    return [doc]
 
 
 # The fields fumarole reads, per kind, with the type Kubernetes gives them: a value of another
