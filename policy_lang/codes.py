@@ -59,6 +59,7 @@ _CODES = (
     Code("W204", "expression value not used"),
     Code("W210", "rule that can never match", strict=True),
     Code("W220", "a victim rule's none check turned around by `not`", strict=True),
+    Code("W230", "node rule without a batch form (runs node by node in the fast engine)", strict=True),
     Code("C000", "malformed configuration YAML"),
     Code("C001", "configuration is not a mapping"),
     Code("C002", "unknown configuration key"),

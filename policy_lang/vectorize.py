@@ -142,7 +142,7 @@ class Vectorizer:
                 try:
                     batch = self._def(m, decl, kinds)
                 except NotVectorisable as exc:
-                    if m is c:
+                    if m is c and _is_node_check(decl):  # a predicate_nodes check: a node rule
                         fallbacks.append(self._fallback(name, m, exc, decl.span))
                     continue
                 if BATCH in kinds:
@@ -473,7 +473,9 @@ class Vectorizer:
             # charged to the session's budget like the per-node form's loops (policy_lang/compiler.py)
             return [P.For(target=_store(var), iter=self.base.each(it, s.body), body=self.block(s.body) or [P.Pass()],
                           orelse=[])]
-        if kind != BATCH or fn.dom is not None:
+        if kind != BATCH:
+            raise NotVectorisable("a loop over a collection that differs from node to node", s.span)
+        if fn.dom is not None:
             raise NotVectorisable("a loop over nodes inside a node rule", s.span)
         # A loop over a node list runs once, lane-wise; only per-node map entries and its own lets change.
         inner = _Function(var, self._temp("_d"), fn.kinds)
@@ -803,6 +805,11 @@ class Vectorizer:
         if kind == NODE:
             raise NotVectorisable("a node chosen per node", e.span)
         return _call("_V.per_lane", lam, _name(fn.dom), self._mask_arg(), _const(kind), *values), kind
+
+
+def _is_node_check(decl: A.FuncDef) -> bool:
+    """``(Task, Node) -> FitError?``: a definition actions hand to ``predicate_nodes``."""
+    return ([p.type.name for p in decl.params] == ["Task", "Node"] and decl.returns.name == "FitError")
 
 
 def _walk_expr(e):

@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from fumarole.policy_lang.checker import CheckedModule
 from fumarole.policy_lang.codes import ERRORS_WHEN_STRICT, STRICT_ONLY
-from fumarole.policy_lang.compiler import CompiledModule
+from fumarole.policy_lang.compiler import CompiledModule, compile_module
 from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError, Span
 from fumarole.policy_lang.lint import never_matching
 from fumarole.runtime.authoring.scenario_keys import unknown_keys
@@ -78,6 +78,16 @@ class CheckReport:
         """An input could not be read or named nothing checkable: the command itself failed (exit 2)."""
         return any(d.code in ("F001", "F002", "F003", "F004") for d in self.diagnostics)
 
+
+
+def node_by_node(checked: CheckedModule) -> list[Diagnostic]:
+    """W230 (strict): node rules the fast engine must run node by node, and why."""
+    if not checked.ok or checked.module.kind not in ("plugin", "action"):
+        return []
+    return [Diagnostic("W230", f"'{f.rule}' has no batch form: {f.reason}", f.file, Span(f.line, f.col),
+                       severity="warning",
+                       hint="the fast engine runs this rule node by node (same decisions, slower)")
+            for f in compile_module(checked).batch_fallbacks]
 
 def check_paths(paths: Sequence[str], strict: bool = False) -> CheckReport:
     """Check every input under ``paths``; never raises for a problem in an input."""
@@ -261,6 +271,7 @@ class _Run:
         if self.strict:
             for checked in result.checked:
                 self.diags += never_matching(checked.module)
+                self.diags += node_by_node(checked)
         return result
 
     def _reuse(self, files: set[str], base: CheckedSources) -> None:
@@ -272,6 +283,7 @@ class _Run:
             for checked in base.checked:
                 if checked.module.file in files:
                     self.diags += never_matching(checked.module)
+                    self.diags += node_by_node(checked)
 
     def _wiring(self, config: SchedulerConfig, checked: list[CheckedModule], unparsed: dict[str, set[str]],
                 file: str, name: str = "", revision: str = "", hooks: Any = None) -> None:

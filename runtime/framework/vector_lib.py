@@ -18,7 +18,9 @@ from fumarole.runtime.api.resource import EPS, Resource
 from fumarole.runtime.framework.node_columns import NodeBatch, NodeMap, ResourceVector
 from fumarole.runtime.k8s import plugins as k8s
 
-_TRUE = np.True_
+# Lanes a rule does not take may divide by zero (a masked-out branch is computed too): IEEE
+# results, as ``_div`` gives, without a warning per division.
+np.seterr(divide="ignore", invalid="ignore")
 
 
 def _size(dom: NodeBatch) -> int:
@@ -90,8 +92,7 @@ def finish(res, live, value, dom: NodeBatch):
 
 
 def divide(a, b):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.true_divide(a, b)
+    return np.true_divide(a, b)
 
 
 def floor(x):
@@ -400,9 +401,12 @@ def _balance(requested: ResourceVector, allocatable: ResourceVector, pod: Resour
     fractions, present = [], []
     for name in names:
         capacity = allocatable.get(name)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            fractions.append(np.minimum(np.true_divide(requested.get(name), capacity), 1.0))
+        fractions.append(np.minimum(np.true_divide(requested.get(name), capacity), 1.0))
         present.append(capacity != 0)
+    if len(names) == 2:  # cpu and memory: half the difference where the node has both
+        both_there = np.logical_and(present[0], present[1])
+        spread = np.where(both_there, np.abs(fractions[0] - fractions[1]) / 2, 0.0)
+        return np.trunc((1 - spread) * k8s.MAX_NODE_SCORE)
     counts = np.sum(present, axis=0) if present else np.zeros(n)
     spread = np.zeros(n)
     if len(names) >= 2:
