@@ -384,6 +384,13 @@ class Vectorizer:
         fn = self.fn
         mapping, mkind = self.ex(target.obj)
         key, kkind = self.ex(target.key)
+        if mkind == SCALAR and kkind == SCALAR and kind == SCALAR and fn.mask is None:
+            # An entry of an ordinary map, outside any per-node choice: as the per-node form does it.
+            if op is not None:
+                current = P.Subscript(value=mapping, slice=key, ctx=P.Load())
+                value = _call("_div", current, value) if op == "/" else \
+                    P.BinOp(left=current, op={"+": P.Add, "-": P.Sub, "*": P.Mult}[op](), right=value)
+            return [P.Assign(targets=[P.Subscript(value=mapping, slice=key, ctx=P.Store())], value=value)]
         if mkind != NODEMAP or kkind != NODE:
             raise NotVectorisable("only a per-node map entry can change in a loop over nodes", s.span)
         if op is not None:
@@ -590,12 +597,13 @@ class Vectorizer:
             raise NotVectorisable(f"'{op}' on resources of many nodes", e.span)
         if lk not in (VECTOR, SCALAR) or rk not in (VECTOR, SCALAR):
             raise NotVectorisable(f"'{op}' on a value that is not a number per node", e.span)
+        kind = SCALAR if lk == SCALAR and rk == SCALAR else VECTOR  # (an update of a plain number)
         if op in self._ARITH:
-            return P.BinOp(left=left, op=self._ARITH[op](), right=right), VECTOR
+            return P.BinOp(left=left, op=self._ARITH[op](), right=right), kind
         if op == "/":
-            return _call("_V.divide", left, right), VECTOR
+            return _call("_div" if kind == SCALAR else "_V.divide", left, right), kind
         if op in self._COMPARE:
-            return P.Compare(left=left, ops=[self._COMPARE[op]()], comparators=[right]), VECTOR
+            return P.Compare(left=left, ops=[self._COMPARE[op]()], comparators=[right]), kind
         if op in ("in", "not in"):
             return _call("_V.member", _const(op == "in"), left, right), VECTOR
         raise NotVectorisable(f"'{op}' per node", e.span)

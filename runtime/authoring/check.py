@@ -283,7 +283,6 @@ class _Run:
             for checked in base.checked:
                 if checked.module.file in files:
                     self.diags += never_matching(checked.module)
-                    self.diags += node_by_node(checked)
 
     def _wiring(self, config: SchedulerConfig, checked: list[CheckedModule], unparsed: dict[str, set[str]],
                 file: str, name: str = "", revision: str = "", hooks: Any = None) -> None:
