@@ -9,7 +9,6 @@ diagnostic naming the file and place (set FUMAROLE_DEBUG=1 to see internals).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import sys
@@ -29,12 +28,8 @@ def _bundle_from_args(args: argparse.Namespace, live_conf: str | None = None) ->
     """The bundle ``--bundle`` or ``--config`` names (else a live cluster's own configuration, else
     Volcano's default), and how to show its policy files' names in errors (an archive's files as
     ``ARCHIVE!/path``)."""
-    from fumarole.runtime.bundles.bundle import (
-        bundle_from_conf_text,
-        bundle_from_volcano_conf,
-        default_bundle,
-        load_bundle,
-    )
+    from fumarole.runtime.bundles.bundle import bundle_from_conf_text, bundle_from_volcano_conf, default_bundle
+    from fumarole.runtime.whatif.inputs import bundle_at
 
     if args.bundle and args.config:
         raise FumaroleError([_arg_error("give either --bundle or --config, not both")])
@@ -44,15 +39,7 @@ def _bundle_from_args(args: argparse.Namespace, live_conf: str | None = None) ->
         return bundle_from_conf_text(live_conf, f"{args.scheduler_configmap} ({args.kubeconfig})"), str
     if not args.bundle:
         return default_bundle(), str
-    path = Path(args.bundle)
-    if path.is_file() and path.name != "bundle.yaml":  # an archive: verified exactly as serve verifies it
-        from fumarole.runtime.bundles.loader import load_artifact, source_bytes
-        from fumarole.runtime.bundles.signing import load_public_key
-
-        trusted = [load_public_key(Path(k)) for k in args.trusted_key or []]
-        loaded = load_artifact(source_bytes(path), str(path), trusted)
-        return loaded.bundle, loaded.label
-    return load_bundle(path), str
+    return bundle_at(Path(args.bundle), args.trusted_key or [])
 
 
 def _arg_error(message: str) -> Diagnostic:
@@ -62,14 +49,13 @@ def _arg_error(message: str) -> Diagnostic:
 def cmd_run(args: argparse.Namespace) -> int:
     from fumarole.runtime.authoring.explanations import Explainer, relabel
     from fumarole.runtime.authoring.scenario import decisions_as_expect
-    from fumarole.runtime.cli.output import render_explanations, render_table
+    from fumarole.runtime.cli.output import render_document, render_explanations, render_table
     from fumarole.runtime.cli.progress import Progress
     from fumarole.runtime.cli.scheduler_flags import options_from_args
+    from fumarole.runtime.cli.sessions import read_cluster
     from fumarole.runtime.framework.budget import StepBudget
     from fumarole.runtime.framework.session import Session
-    from fumarole.runtime.ingest.kube import load_cluster
     from fumarole.runtime.ingest.scheduler_options import with_overrides
-    from fumarole.runtime.ingest.source import read_text
 
     progress = Progress()
     progress("loading")
@@ -77,14 +63,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise usage_error("give a cluster file or --kubeconfig (one of them)")
     if args.kubeconfig:  # the live cluster, as the dump `fumarole snapshot` would write
         from fumarole.runtime.cli.snapshot_command import dumped, live_snapshot
+        from fumarole.runtime.ingest.kube import load_cluster
 
         live = live_snapshot(args)
         args.cluster, text = f"{args.kubeconfig}:{args.context or 'current-context'}", dumped(live)
+        cluster = load_cluster(text, args.cluster)
         bundle, label = _bundle_from_args(args, live.scheduler_conf)
     else:
         bundle, label = _bundle_from_args(args)
-        text = read_text(Path("/dev/stdin") if args.cluster == "-" else Path(args.cluster), args.cluster)
-    cluster = load_cluster(text, args.cluster)
+        cluster, text = read_cluster(args.cluster)
     progress.done()
     options = with_overrides(bundle.scheduler_options, options_from_args(args, args.argv))
     for warning in cluster.warnings_for(options):
@@ -121,15 +108,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def render_document(data: Any, fmt: str) -> str:
-    """``-o json`` or ``-o yaml``: the same document either way."""
-    if fmt == "yaml":
-        import yaml
-
-        return yaml.safe_dump(data, sort_keys=True, default_flow_style=False, allow_unicode=True).rstrip("\n")
-    return json.dumps(data, indent=2, sort_keys=True)
-
-
 def cmd_lsp(args: argparse.Namespace) -> int:
     from fumarole.runtime.lsp.server import main as serve_lsp
 
@@ -146,6 +124,7 @@ def cmd_completion(args: argparse.Namespace) -> int:
 
 def cmd_version(args: argparse.Namespace) -> int:
     from fumarole.runtime.authoring.reporting import tool_version
+    from fumarole.runtime.cli.output import render_document
 
     info = {"fumarole": tool_version(), "python": platform.python_version()}
     if args.format == "text":
@@ -220,8 +199,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_commands(sub)
     from fumarole.runtime.cli.authoring_commands import register  # check, fmt, schema
     register(sub)
-    from fumarole.runtime.cli import whatif_commands  # replay
+    from fumarole.runtime.cli import whatif_commands  # replay, sweep, trace
     whatif_commands.register(sub)
+    from fumarole.runtime.cli import diff_command
+    diff_command.add_commands(sub)
     return parser
 
 

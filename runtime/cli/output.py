@@ -1,9 +1,12 @@
-"""Human-readable rendering of a session's decisions (``fumarole run``)."""
+"""Rendering what commands print: a session's decisions and their explanations (``run``), a decision
+diff (``diff``), and the json / yaml documents."""
 
 from __future__ import annotations
 
-from typing import Sequence
+import json
+from typing import Any, Sequence
 
+from fumarole.runtime.authoring.decision_diff import DecisionDiff, explanation_of
 from fumarole.runtime.authoring.explanations import Explanation
 from fumarole.runtime.framework.session import Decisions, Session
 
@@ -12,6 +15,15 @@ def _table(headers: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
     line = lambda cells: "  " + "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
     return [line(headers)] + [line(r) for r in rows]
+
+
+def render_document(data: Any, fmt: str) -> str:
+    """``-o json`` or ``-o yaml``: the same document either way."""
+    if fmt == "yaml":
+        import yaml
+
+        return yaml.safe_dump(data, sort_keys=True, default_flow_style=False, allow_unicode=True).rstrip("\n")
+    return json.dumps(data, indent=2, sort_keys=True)
 
 
 def render_table(session: Session, decisions: Decisions) -> str:
@@ -68,3 +80,24 @@ def render_explanations(explanations: Sequence[Explanation], job_order: Sequence
 def reason_line(text: str, at: str) -> str:
     """A reason and, unless its text already names it, the rule's place."""
     return f"{text}  [{at}]" if at and at not in text else text
+
+
+def render_diff(diff: DecisionDiff, base: str, candidate: str, base_explanations: Sequence[Explanation],
+                candidate_explanations: Sequence[Explanation]) -> str:
+    """``fumarole diff``: each side's decisions the other did not make, with the reasons of the side
+    that made them, then the one-line summary."""
+    out = [f"Base: {base}", f"Candidate: {candidate}", ""]
+    for title, decisions, explanations in (("Only in base", diff.only_base, base_explanations),
+                                           ("Only in candidate", diff.only_candidate, candidate_explanations)):
+        out.append(f"{title} ({len(decisions)})")
+        if not decisions:
+            out.append("  none")
+        for decision in decisions:
+            out.append(f"  {decision}")
+            explanation = explanation_of(decision, explanations)
+            if explanation is not None:
+                out.append(f"    {explanation.summary}")
+                out.extend(f"      {reason_line(r.text, r.at)}" for r in explanation.because)
+        out.append("")
+    out.append(diff.summary())
+    return "\n".join(out)
