@@ -35,6 +35,12 @@ from typing import Callable
 from . import ast as A
 from .checker import CheckedModule, HookInfo
 from .types import Type
+from .pynodes import assign as _assign
+from .pynodes import attr as _attr
+from .pynodes import call as _call
+from .pynodes import const as _const
+from .pynodes import load as _load
+from .pynodes import store as _store
 from .vectorize import batch_forms
 
 # Numbers a decision point for instrumented code: (file, condition or victim, the node it belongs to) -> id.
@@ -90,31 +96,7 @@ class CompiledModule:
 PROCESS_STATE_ENTRY = "__process_state__"
 
 
-# -- building blocks --------------------------------------------------------------------------
-
-def _load(name: str) -> py.Name:
-    return py.Name(id=name, ctx=py.Load())
-
-
-def _store(name: str) -> py.Name:
-    return py.Name(id=name, ctx=py.Store())
-
-
-def _const(value: object) -> py.Constant:
-    return py.Constant(value=value)
-
-
-def _call(func: py.expr | str, *args: py.expr, keywords: list[py.keyword] | None = None) -> py.Call:
-    return py.Call(func=_load(func) if isinstance(func, str) else func, args=list(args), keywords=keywords or [])
-
-
-def _attr(obj: py.expr, name: str) -> py.Attribute:
-    return py.Attribute(value=obj, attr=name, ctx=py.Load())
-
-
-def _assign(target: py.expr, value: py.expr) -> py.Assign:
-    return py.Assign(targets=[target], value=value)
-
+# -- building blocks (the others are in pynodes) ----------------------------------------------
 
 def _store_form(target: py.expr) -> py.expr:
     """The same target expression in store context (``x``, ``x[k]``, ``x.a``)."""

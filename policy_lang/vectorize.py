@@ -34,6 +34,11 @@ from typing import Callable
 
 from . import ast as A
 from .checker import CheckedModule
+from .pynodes import assign as _assign
+from .pynodes import call as _call
+from .pynodes import const as _const
+from .pynodes import load as _name
+from .pynodes import store as _store
 from .types import Type
 
 SCALAR, NODE, VECTOR, RESOURCES, FAILS, NAMES, BATCH, NODEMAP = "S", "N", "V", "R", "E", "L", "B", "M"
@@ -62,32 +67,6 @@ class Fallback:
     line: int
     col: int
     reason: str
-
-
-def _name(id_: str) -> P.Name:
-    return P.Name(id=id_, ctx=P.Load())
-
-
-def _store(id_: str) -> P.Name:
-    return P.Name(id=id_, ctx=P.Store())
-
-
-def _const(value: object) -> P.expr:
-    return P.Constant(value=value)
-
-
-def _call(func: str | P.expr, *args: P.expr) -> P.Call:
-    if isinstance(func, str):
-        head, *rest = func.split(".")
-        node: P.expr = _name(head)
-        for part in rest:
-            node = P.Attribute(value=node, attr=part, ctx=P.Load())
-        func = node
-    return P.Call(func=func, args=list(args), keywords=[])
-
-
-def _assign(target: str, value: P.expr) -> P.Assign:
-    return P.Assign(targets=[_store(target)], value=value)
 
 
 class _Function:
