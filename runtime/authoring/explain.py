@@ -22,6 +22,7 @@ from typing import Any
 from fumarole.runtime.authoring.probes import Probes, Site
 from fumarole.runtime.authoring.scenario import Outcome, Scenario, run_file
 from fumarole.runtime.authoring.tracing import CandidateCall, Tracer, VictimCall, last_probe
+from fumarole.runtime.framework.eviction import Eviction
 
 ROUNDS_SHOWN = 2
 
@@ -110,10 +111,17 @@ def victim_rounds(tracer: Tracer, pod: str) -> list[list[VictimCall]]:
     return rounds
 
 
+def who_asks(actor: Any) -> str:
+    """The task a victim question is asked for, or, for the gang actions' eviction context, its kind and job."""
+    if isinstance(actor, Eviction):
+        return f"{actor.kind} for {actor.job.uid}"
+    return actor.key
+
+
 def round_heading(round_: list[VictimCall]) -> str:
     first = round_[0]
     count = len(first.candidates)
-    return f"{first.hook}({first.actor.key}, {count} candidate{'s' * (count != 1)})"
+    return f"{first.hook}({who_asks(first.actor)}, {count} candidate{'s' * (count != 1)})"
 
 
 def round_verdicts(round_: list[VictimCall], pod: str, sites: list[Site]) -> list[Verdict]:

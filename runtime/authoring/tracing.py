@@ -21,7 +21,7 @@ from typing import Any, Callable
 from fumarole.runtime.api.model import Job, Node, Queue, Task
 from fumarole.runtime.authoring.probes import HookSite, Probes, Site
 
-VICTIM_HOOKS = ("preemptable", "reclaimable")
+VICTIM_HOOKS = ("preemptable", "reclaimable", "unified_evictable")
 CANDIDATE_HOOKS = ("preempt_candidate", "reclaim_candidate")
 # Hooks whose last answer per plugin and subject is kept (a vote, a yes/no, a failure).
 ANSWER_HOOKS = ("job_valid", "job_enqueueable", "overused", "allocatable", "job_ready", "job_pipelined",
