@@ -74,6 +74,7 @@ class CompiledModule:
     arg_types: dict[str, Type] = field(default_factory=dict)
     batch_fallbacks: list = field(default_factory=list)  # node-level rules without a batch form (vectorize.Fallback)
     process_states: dict[str, Type] = field(default_factory=dict)  # `process state` names and types
+    file_map: list[str] = field(default_factory=list)  # generated line -> policy file ("" for this module's)
 
     @property
     def filename(self) -> str:
@@ -89,6 +90,12 @@ class CompiledModule:
         if 0 < python_line <= len(self.line_map):
             return self.line_map[python_line - 1]
         return (0, 0)
+
+    def policy_file(self, python_line: int) -> str:
+        """The policy file a generated line comes from: this module's, or that of a module it uses."""
+        if 0 < python_line <= len(self.file_map):
+            return self.file_map[python_line - 1] or self.file
+        return self.file
 
 
 # The builder entry of a plugin with process state: a function returning {name: value now},
@@ -182,6 +189,8 @@ class Compiler:
         self.c = checked
         self.probe = probe
         self.line_map: list[tuple[int, int]] = []
+        self.file_map: list[str] = []  # per generated line: the used module's file, "" for this module's
+        self.file = ""  # the used module whose definitions are being generated
         self.temp = 0
         self.hook: HookInfo | None = None
         self.info = checked  # tables of the module currently being emitted
@@ -195,6 +204,7 @@ class Compiler:
     def at(self, node: py.AST, span=None) -> py.AST:
         """Give ``node`` its own line number in the code object, mapped back to ``span``."""
         self.line_map.append((span.line, span.col) if span is not None else (0, 0))
+        self.file_map.append(self.file)
         node.lineno = node.end_lineno = len(self.line_map)
         node.col_offset = node.end_col_offset = 0
         return node
@@ -226,7 +236,9 @@ class Compiler:
             body.append(self.at(_assign(_store(local), template(text))))
         for used in uses:
             self.info = used
+            self.file = used.module.file
             body.extend(self._definitions(used))
+            self.file = ""
         self.info = c
         body.extend(self._definitions(c))
         hooks: dict[str, str] = {}
@@ -262,7 +274,7 @@ class Compiler:
         code = compile(tree, f"<policy {c.module.file}>", "exec")
         return CompiledModule(c.module.kind, c.module.name, c.module.file, tree, code, self.line_map,
                               tuple(hooks), dict(c.args), dict(c.arg_types), fallbacks,
-                              {name: c.states[name] for name in c.process_states})
+                              {name: c.states[name] for name in c.process_states}, self.file_map)
 
     @staticmethod
     def _state_map(names) -> py.Dict:

@@ -61,3 +61,19 @@ def test_a_bundle_can_make_every_unified_evictable_answer_a_veto(cli, tmp_path):
     result = cli("test", str(case))
     assert result.code == 0, result.out
     assert result.out.splitlines()[-1] == "1 passed, 0 failed"
+
+
+def test_run_explains_gang_evictions_at_the_shared_library_line(cli, tmp_path):
+    """Code of a module used through another module is reported at its own file (lib/gang_eviction.policy)."""
+    doc = yaml.safe_load((ROOT / "tests/conformance/cases/gangpreempt/"
+                          "authored-004-victims-accumulate-until-the-gang-fits.yaml").read_text())
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": doc["objects"]}))
+    conf = tmp_path / "volcano-scheduler.conf"
+    conf.write_text(yaml.safe_dump({"actions": "gangpreempt", "tiers": doc["scheduler"]["tiers"]}))
+    result = cli("run", str(cluster), "--config", str(conf), "--explain")
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    evicted = [l for l in lines if "gangpreempt evicted it to make room for ns/preemptor-0" in l]
+    assert evicted and "`plan.evict(victim, reason)`  [policies/volcano/lib/gang_eviction.policy:" in evicted[0]
+    assert "      victims chosen by unified_evictable(GangPreempt for ns/preemptor, 2 candidates)" in lines

@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 from fumarole.runtime.api.model import PENDING, Job, Task
 from fumarole.runtime.authoring.explain import round_heading, round_verdicts, veto_text, victim_rounds
+from fumarole.runtime.framework.eviction import Eviction
 from fumarole.runtime.authoring.probes import HookSite, Probes
 from fumarole.runtime.authoring.tracing import Answer, Move, Tracer, Where
 from fumarole.runtime.bundles.bundle import Bundle, Library
@@ -242,7 +243,7 @@ class _Wording:
                                      f"queue {job.queue} may not take {task.key}")
         because += self._fit_errors(job, waiting)
         because += self._no_victims(job)
-        asked = {v.actor.key for v in self.tracer.vetoes} | {c.actor.key for c in self.tracer.victim_calls}
+        asked = {v.actor.key for v in self.tracer.vetoes} | {k for c in self.tracer.victim_calls for k in _asked_for(c.actor)}
         untried = [t for t in waiting if t.uid not in job.fit_errors and t.key not in asked]
         if untried and phase != "Pending":
             because.append(Reason(_untried(untried)))
@@ -343,3 +344,10 @@ def _untried(tasks: list[Task]) -> str:
 
 def _num(value: float) -> str:
     return f"{value:g}" if abs(value) < 1e6 else f"{value:.0f}"
+
+
+def _asked_for(actor: Any) -> list[str]:
+    """The tasks a victim question was asked for: one task, or every task of the job a gang action asked for."""
+    if isinstance(actor, Eviction):
+        return [task.key for task in actor.job.tasks.values()]
+    return [actor.key]

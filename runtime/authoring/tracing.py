@@ -239,7 +239,8 @@ class Tracer:
             if module is not None:
                 if innermost is None:
                     line, col = module.policy_position(frame.f_lineno)
-                    innermost = Where(module.file, line, col, self._line(module.file, line))
+                    file = module.policy_file(frame.f_lineno)
+                    innermost = Where(file, line, col, self._line(file, line))
                 action = self._actions.get(module.file, action)
             frame = frame.f_back
         return action, innermost

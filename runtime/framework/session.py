@@ -352,7 +352,7 @@ class Session:
             module = self.bundle.modules_by_filename.get(code.co_filename)
             if module is not None:
                 pline, pcol = module.policy_position(tb.tb_lineno)
-                found = (module.file, pline or line, pcol or col)
+                found = (module.policy_file(tb.tb_lineno), pline or line, pcol or col)
             tb = tb.tb_next
         return found
 
