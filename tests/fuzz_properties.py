@@ -26,7 +26,7 @@ from fumarole.runtime.serve.service import parse_cluster
 from hypothesis import strategies as st
 from hostile_inputs import ALL_PATHS, BASE, HOSTILE_VALUES, as_json, as_yaml, removed, replaced
 
-SECONDS = 10  # any one input taking longer is a failure (a hang, for all practical purposes)
+SECONDS = 60  # a hang guard: the hangs fixed here took minutes; speed is measured in benchmarks/
 
 # -- cluster documents: structure mutations --------------------------------------------------
 

@@ -62,7 +62,7 @@ def test_run_and_check_report_the_same_diagnostic(cli, tmp_path, index):
         assert f"cluster.yaml:{where}: error[{code}]" in result.err + result.out, (command, result)
         assert message in result.err + result.out
         assert result.code == (2 if command == "run" else 1) and "Traceback" not in result.err
-    assert time.perf_counter() - started < 20  # bounded: a hang would time out, not pass
+    assert time.perf_counter() - started < 120  # a hang guard only (the hangs fixed here took minutes)
 
 
 @pytest.mark.parametrize("text, code, where, message", CASES[:3] + CASES[5:7])

@@ -35,7 +35,7 @@ def test_no_malformed_session_body_is_a_500(site):
             started = time.perf_counter()
             response = client.post("/v1/sessions", content=body, headers={"content-type": content_type})
             assert response.status_code in (200, 400), (label, response.status_code, response.text[:300])
-            assert time.perf_counter() - started < 10, label
+            assert time.perf_counter() - started < 60, label  # a hang guard, not a speed test
             if response.status_code == 400:
                 diagnostic = response.json()["diagnostics"][0]
                 assert diagnostic["code"].startswith("K"), (label, diagnostic)
