@@ -138,3 +138,33 @@ def test_a_candidate_without_a_queue_is_never_chosen():
     module = checked(_policy("victim when queue != self.queue")).module
     cond = module.decls[0].body[0].body[0].cond
     assert expr_text(cond) == "candidate.queue != none and candidate.queue != reclaimer.queue"
+
+
+# -- garbage in a rule condition: a diagnostic with a position, never a crash ----------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_ATOMS = st.sampled_from(["status", "queue", "job", "self", "candidate", "name", "priority", "Running", "Runing",
+                          "none", "true", "1e400", "99999999999999999999999", '"\\x"', "queue.reclaimable",
+                          "job.priority", "self.job.priority", "staus", "preemptable", "(", ")", "[", "]"])
+_OPS = st.sampled_from([" == ", " != ", " < ", " and ", " or ", " in ", " not in ", " not ", " + ", "."])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(_ATOMS, _OPS), min_size=1, max_size=12), st.sampled_from([
+    "on reclaimable(reclaimer, candidates):", "on victim_tasks(tasks):", "on job_valid(job):",
+    "on reclaim_candidate(reclaimer, task):"]))
+def test_any_rule_condition_ends_in_a_clean_check_or_positioned_diagnostics(parts, hook):
+    from fumarole.policy_lang.diagnostics import FumaroleError
+    from fumarole.policy_lang.parser import parse
+
+    condition = "".join(atom + op for atom, op in parts).rstrip(" .+=<!andortin")
+    source = _policy(f"victim when {condition}", hook)
+    try:
+        parse(source, "fuzz.policy")
+    except FumaroleError as err:
+        assert all(d.positioned and d.file == "fuzz.policy" for d in err.diagnostics)
+        return
+    result = checked(source, "fuzz.policy")
+    assert all(d.positioned and d.file == "fuzz.policy" for d in result.diagnostics)
