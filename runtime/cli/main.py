@@ -16,7 +16,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
+from fumarole.policy_lang.diagnostics import FumaroleError
 from fumarole.runtime.cli.exit_codes import EXIT_ERROR, EXIT_OK
 from fumarole.runtime.cli.options import add_output_option, session_time, session_timeout, usage_error
 from fumarole.runtime.cli.snapshot_command import add_command as add_snapshot_command
@@ -32,7 +32,7 @@ def _bundle_from_args(args: argparse.Namespace, live_conf: str | None = None) ->
     from fumarole.runtime.whatif.inputs import bundle_at
 
     if args.bundle and args.config:
-        raise FumaroleError([_arg_error("give either --bundle or --config, not both")])
+        raise usage_error("give either --bundle or --config, not both")
     if args.config:
         return bundle_from_volcano_conf(Path(args.config)), str
     if not args.bundle and live_conf is not None:
@@ -40,10 +40,6 @@ def _bundle_from_args(args: argparse.Namespace, live_conf: str | None = None) ->
     if not args.bundle:
         return default_bundle(), str
     return bundle_at(Path(args.bundle), args.trusted_key or [])
-
-
-def _arg_error(message: str) -> Diagnostic:
-    return Diagnostic("F002", message, "fumarole", NO_POSITION)
 
 
 def cmd_run(args: argparse.Namespace) -> int:

@@ -14,9 +14,9 @@ import logging
 import sys
 from pathlib import Path
 
-from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
+from fumarole.policy_lang.diagnostics import FumaroleError
 from fumarole.runtime.cli.exit_codes import EXIT_OK
-from fumarole.runtime.cli.options import add_output_option, session_timeout
+from fumarole.runtime.cli.options import add_output_option, session_timeout, usage_error
 from fumarole.runtime.cli.scheduler_flags import add_scheduler_option_flags, long_flags, options_from_args
 
 
@@ -30,11 +30,7 @@ def _write(out: Path, data: bytes) -> None:
     try:
         write_atomic(out, data)
     except OSError as exc:
-        raise _fail(f"cannot write {out}: {exc.strerror}") from None
-
-
-def _fail(message: str, hint: str | None = None) -> FumaroleError:
-    return FumaroleError([Diagnostic("F002", message, "fumarole", NO_POSITION, hint=hint)])
+        raise usage_error(f"cannot write {out}: {exc.strerror}") from None
 
 
 def _bundle_summary(loaded) -> str:
@@ -49,7 +45,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     folder, out = Path(args.folder), Path(args.out)
     if not folder.is_dir():
-        raise _fail(f"{folder} is not a folder")
+        raise usage_error(f"{folder} is not a folder")
     data = pack(folder_files(folder))
     loaded = load_artifact(data, str(out))  # what is written is exactly what was verified and compiled
     _write(out, data)
@@ -124,7 +120,7 @@ def parse_listen(text: str) -> tuple[str, int]:
     """``HOST:PORT``, ``[V6]:PORT`` or ``:PORT`` (all interfaces)."""
     host, sep, port = text.rpartition(":")
     if not sep or not port.isdigit() or int(port) > 65535:
-        raise _fail(f"--listen {text!r} is not HOST:PORT")
+        raise usage_error(f"--listen {text!r} is not HOST:PORT")
     host = host.strip("[]") or "0.0.0.0"
     return host, int(port)
 
@@ -135,9 +131,9 @@ def _admin_token(path: str | None) -> str | None:
     try:
         token = Path(path).read_text().strip()
     except OSError as exc:
-        raise _fail(f"cannot read {path}: {exc.strerror}") from None
+        raise usage_error(f"cannot read {path}: {exc.strerror}") from None
     if len(token) < 16:
-        raise _fail(f"the admin token in {path} is shorter than 16 characters")
+        raise usage_error(f"the admin token in {path} is shorter than 16 characters")
     return token
 
 
@@ -162,13 +158,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     options = Options(admin_token=_admin_token(args.admin_token_file), admin_enabled=not args.no_admin)
     problem = check_listen(host, options)
     if problem:
-        raise _fail(problem)
+        raise usage_error(problem)
     trusted = [load_public_key(Path(k)) for k in args.trusted_key or []]
     state = StateDir.open(Path(args.state_dir)) if args.state_dir else None
     try:
         sock = listen_socket(host, port)
     except OSError as exc:
-        raise _fail(f"cannot listen on {args.listen}: {exc.strerror}") from None
+        raise usage_error(f"cannot listen on {args.listen}: {exc.strerror}") from None
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("fumarole: %(message)s"))
     logging.getLogger("fumarole").addHandler(handler)
