@@ -52,6 +52,23 @@ class Task:
     def __repr__(self) -> str:
         return f"<Task {self.key} {self.status}>"
 
+    def for_session(self) -> "Task":
+        """A copy of this task as its pod was loaded, for one session: what a session changes
+        (status, resources, labels, derived facts) is the copy's own, the pod object is shared.
+        Loading builds each task once; every session copies it instead of reading the pod again."""
+        copy = Task.__new__(Task)
+        copy.uid, copy.name, copy.namespace, copy.key = self.uid, self.name, self.namespace, self.key
+        copy.job_id, copy.role = self.job_id, self.role
+        copy.request, copy.init_request = self.request.clone(), self.init_request.clone()
+        copy.best_effort, copy.preemptable = self.best_effort, self.preemptable
+        copy.priority, copy.pod_priority, copy.gated = self.priority, self.pod_priority, self.gated
+        copy.node_name, copy.status, copy.eviction_occurred = self.node_name, self.status, self.eviction_occurred
+        copy.preemption_policy, copy.nominated_node = self.preemption_policy, self.nominated_node
+        copy.priority_class, copy.creation = self.priority_class, self.creation
+        copy.labels, copy.annotations, copy.pod = dict(self.labels), dict(self.annotations), self.pod
+        copy.revocable_zone, copy.job_allocated_hyper_node, copy.derived = self.revocable_zone, None, {}
+        return copy
+
 
 def role_failed(task: Task, tasks: dict[str, Task], fit_errors: dict[str, Any]) -> bool:
     """TaskHasFitErrors: another of these tasks with the task's role already failed predicates."""
@@ -484,6 +501,11 @@ class Node:
 
     def __repr__(self) -> str:
         return f"<Node {self.name}>"
+
+    def for_session(self) -> "Node":
+        """A copy of this node as it was loaded (no tasks yet), for one session."""
+        return Node(self.name, self.allocatable.clone(), self.capacity.clone(), self.raw, dict(self.labels),
+                    dict(self.annotations), list(self.taints), self.unschedulable, list(self.images))
 
     @property
     def future_idle(self) -> Resource:

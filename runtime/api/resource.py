@@ -23,6 +23,9 @@ INF = float("inf")
 ZERO, INFINITY = "zero", "infinity"  # dimension default modes
 _IGNORED_PREFIX = "count/"
 _NATIVE = {"cpu", "memory", "pods", "ephemeral-storage", "storage"}
+# Resource lists of texts already parsed (see Resource.from_list); never handed out, only cloned.
+_PARSED: dict[tuple, "Resource"] = {}
+_PARSED_LIMIT = 4096
 
 
 def _le(a: float, b: float) -> bool:
@@ -53,9 +56,28 @@ class Resource:
     # -- construction -----------------------------------------------------
     @classmethod
     def from_list(cls, resources: Mapping[str, object] | None) -> "Resource":
-        """Build from a Kubernetes ResourceList; raises QuantityError on bad or negative values."""
+        """Build from a Kubernetes ResourceList; raises QuantityError on bad or negative values.
+
+        A cluster repeats a few resource lists thousands of times (every pod of a job
+        requests the same), so a list of texts is parsed once and its vector cloned.
+        """
+        if not resources:
+            return cls()
+        items = tuple(resources.items())
+        for name, raw in items:
+            if type(raw) is not str or type(name) is not str:
+                return cls._parsed(items)
+        known = _PARSED.get(items)
+        if known is None:
+            if len(_PARSED) >= _PARSED_LIMIT:
+                _PARSED.clear()
+            known = _PARSED[items] = cls._parsed(items)
+        return known.clone()
+
+    @classmethod
+    def _parsed(cls, items: tuple) -> "Resource":
         res = cls()
-        for name, raw in (resources or {}).items():
+        for name, raw in items:
             q = parse_quantity(raw)
             if q < 0:
                 raise QuantityError(f"negative quantity {raw!r} for resource {name!r}")

@@ -103,13 +103,21 @@ class _Reader:
         if not isinstance(raw, dict):
             self.fail("K004", f"{what}.{key} must be a map of resource quantities", owner, key)
             return Resource()
-        for name, amount in raw.items():
-            try:
-                Resource.from_list({name: amount})
-            except QuantityError as exc:
-                self.fail("K003", f"bad quantity in {what}.{key}.{name}: {exc}", raw, name)
-                return Resource()
-        return Resource.from_list(raw)
+        try:
+            return Resource.from_list(raw)
+        except QuantityError:
+            name, exc = next(_bad_quantities(raw))  # the first, for the diagnostic
+            self.fail("K003", f"bad quantity in {what}.{key}.{name}: {exc}", raw, name)
+            return Resource()
+
+
+def _bad_quantities(resources: dict) -> Iterator[tuple[Any, QuantityError]]:
+    """(name, error) of each quantity of a resource list that does not parse, in order."""
+    for name, amount in resources.items():
+        try:
+            Resource.from_list({name: amount})
+        except QuantityError as exc:
+            yield name, exc
 
 
 def _mapping(obj: Any, key: str) -> dict:
@@ -341,6 +349,9 @@ class Cluster:
     warnings: tuple = field(default=())
     file: str = "<cluster>"
     hyper_nodes: tuple[HyperNodeSpec, ...] = ()
+    # The nodes and tasks validation built, one per object of ``nodes`` / ``pods``; a session
+    # copies them instead of reading the objects again.  None: built by each snapshot.
+    built: "BuiltModels | None" = field(default=None, compare=False, repr=False)
 
     def warnings_for(self, options: SchedulerOptions) -> tuple:
         """The warnings, with the queue of a PodGroup naming none taken from ``--default-queue``."""
@@ -372,8 +383,7 @@ class Cluster:
         """
         nodes: dict[str, Node] = {}
         selector = options.node_selector_labels()
-        for obj in self.nodes:
-            node = _node_from_object(obj, _Reader("<cluster>"))
+        for node in self._fresh_nodes():
             if selector and not any(f"{k}:{v}" in selector for k, v in node.labels.items()):
                 continue
             nodes[node.name] = node
@@ -383,10 +393,10 @@ class Cluster:
         for obj in self.pod_groups:
             job = job_from_pod_group(obj, priorities, default, default_queue=options.default_queue)
             all_jobs[job.uid] = job
-        for pod in self.pods:
+        for pod, loaded in zip(self.pods, self._loaded_tasks()):
             if not _responsible_for_pod(pod, options.scheduler_names):
                 continue
-            task = task_from_pod(pod)
+            task = loaded.for_session() if self.built is not None else loaded
             if task.node_name and task.status not in COMPLETED_STATUS:
                 node = nodes.get(task.node_name)
                 if node is not None and task.key not in node.tasks:
@@ -398,6 +408,25 @@ class Cluster:
             node.view_pods = dict(node.tasks)
         jobs = {uid: job for uid, job in all_jobs.items() if job.queue in queues}
         return Snapshot(nodes, queues, jobs)
+
+    def _fresh_nodes(self) -> Iterator[Node]:
+        if self.built is not None:
+            return (node.for_session() for node in self.built.nodes)
+        return (_node_from_object(obj, _Reader(self.file)) for obj in self.nodes)
+
+    def _loaded_tasks(self) -> Iterator[Task]:
+        """One task per pod: the loaded one (to be copied) or, without one, a new one."""
+        if self.built is not None:
+            return iter(self.built.tasks)
+        return (task_from_pod(pod) for pod in self.pods)
+
+
+@dataclass(frozen=True)
+class BuiltModels:
+    """What validating a cluster built, kept for its sessions."""
+
+    nodes: tuple[Node, ...]
+    tasks: tuple[Task, ...]
 
 
 def _responsible_for_pod(pod: dict, scheduler_names: tuple[str, ...]) -> bool:
@@ -669,14 +698,12 @@ def cluster_from_objects(docs: list, file: str = "<cluster>", text: str | None =
             seen.add(ident)
     for kind, objs in groups.items():
         groups[kind] = [obj for obj in objs if _fields_are_typed(kind, obj, reader)]
-    for obj in groups["Node"]:
-        _node_from_object(obj, reader)
+    nodes = tuple(_node_from_object(obj, reader) for obj in groups["Node"])
     for obj in groups["Queue"]:
         queue_from_object(obj, reader)
     for obj in groups["PodGroup"]:
         job_from_pod_group(obj, {}, None, reader)
-    for obj in groups["Pod"]:
-        task_from_pod(obj, reader)
+    tasks = tuple(task_from_pod(obj, reader) for obj in groups["Pod"])
     hyper_nodes = [spec for spec in (hyper_node_spec(obj, reader.fail) for obj in groups["HyperNode"]) if spec]
     if not reader.diagnostics:
         reader.diagnostics.extend(tree_problems(hyper_nodes, file))
@@ -687,7 +714,8 @@ def cluster_from_objects(docs: list, file: str = "<cluster>", text: str | None =
     warnings += _missing_node_members(hyper_nodes, groups["Node"], file)
     return Cluster(tuple(groups["Node"]), tuple(groups["Pod"]), tuple(groups["PodGroup"]),
                    tuple(groups["Queue"]), tuple(groups["PriorityClass"]),
-                   tuple(groups["ResourceQuota"]), tuple(warnings), file, tuple(hyper_nodes))
+                   tuple(groups["ResourceQuota"]), tuple(warnings), file, tuple(hyper_nodes),
+                   BuiltModels(nodes, tasks))
 
 
 def _queue_warnings(queues: Any, pod_groups: Any, file: str, default_queue: str = DEFAULT_QUEUE) -> list[Diagnostic]:

@@ -1,0 +1,83 @@
+"""Loading builds each pod's task and each node once; sessions get copies that behave as new ones."""
+
+from __future__ import annotations
+
+from fumarole.runtime.api.model import Node, Task
+from fumarole.runtime.api.resource import Resource
+from fumarole.runtime.ingest.kube import cluster_from_objects, task_from_pod
+
+POD = {"apiVersion": "v1", "kind": "Pod",
+       "metadata": {"name": "p-1", "namespace": "ns", "uid": "u1", "labels": {"app": "a"},
+                    "annotations": {"scheduling.k8s.io/group-name": "g", "volcano.sh/task-spec": "worker"}},
+       "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}}],
+                "priority": 7, "nodeName": "n1"},
+       "status": {"phase": "Running"}}
+NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": {"zone": "z"}},
+        "spec": {"taints": [{"key": "k", "effect": "NoSchedule"}]},
+        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}, "images": [{"names": ["img"]}]}}
+
+
+def _fields(obj: object, slots: tuple[str, ...]) -> dict:
+    out = {}
+    for name in slots:
+        if name == "__weakref__":
+            continue
+        value = getattr(obj, name)
+        out[name] = value.to_dict() if isinstance(value, Resource) else value
+    return out
+
+
+def test_a_session_copy_of_a_task_is_the_task_its_pod_makes():
+    loaded = task_from_pod(POD)
+    loaded.status, loaded.derived["x"] = "Pipelined", 1  # what a session does to its own copy
+    fresh = task_from_pod(POD)
+    copy = task_from_pod(POD).for_session()
+    assert _fields(copy, Task.__slots__) == _fields(fresh, Task.__slots__)
+
+
+def test_a_session_copy_shares_nothing_a_session_changes():
+    loaded = task_from_pod(POD)
+    copy = loaded.for_session()
+    copy.request.add(Resource(1000))
+    copy.labels["new"] = "x"
+    copy.derived["y"] = 2
+    assert loaded.request.milli_cpu == 500 and "new" not in loaded.labels and loaded.derived == {}
+    assert copy.pod is loaded.pod
+
+
+def test_a_session_copy_of_a_node_starts_empty_as_loaded():
+    cluster = cluster_from_objects([NODE, POD])
+    first = cluster.snapshot().nodes["n1"]
+    assert first.tasks and first.idle.milli_cpu == 3500
+    second = cluster.snapshot().nodes["n1"]
+    assert second is not first and second.idle.milli_cpu == 3500 and list(second.tasks) == ["ns/p-1"]
+    assert second.labels == {"zone": "z"} and second.labels is not first.labels
+    assert isinstance(second, Node) and second.taints == NODE["spec"]["taints"]
+
+
+def test_each_snapshot_has_its_own_tasks():
+    cluster = cluster_from_objects([NODE, POD])
+    one, two = cluster.snapshot(), cluster.snapshot()
+    task_one = one.nodes["n1"].tasks["ns/p-1"]
+    task_two = two.nodes["n1"].tasks["ns/p-1"]
+    assert task_one is not task_two
+    task_one.status = "Releasing"
+    assert task_two.status == "Running"
+
+
+def test_a_repeated_resource_list_gives_vectors_of_their_own():
+    first = Resource.from_list({"cpu": "1", "nvidia.com/gpu": "2"})
+    first.add(Resource(1000, scalars={"nvidia.com/gpu": 1000.0}))
+    again = Resource.from_list({"cpu": "1", "nvidia.com/gpu": "2"})
+    assert again.to_dict() == {"cpu": 1000.0, "memory": 0.0, "nvidia.com/gpu": 2000.0}
+
+
+def test_a_number_and_a_text_quantity_are_not_confused():
+    assert Resource.from_list({"cpu": 1}).milli_cpu == 1000
+    assert Resource.from_list({"cpu": "1"}).milli_cpu == 1000
+    try:
+        Resource.from_list({"cpu": True})
+    except ValueError as exc:
+        assert "not True" in str(exc)
+    else:
+        raise AssertionError("a boolean quantity was accepted")
