@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from fumarole.policy_lang.diagnostics import Diagnostic, Span, did_you_mean
+from fumarole.runtime.ingest.fast_checks import all_known
 from fumarole.runtime.ingest.yamlpos import key_position
 
 
@@ -79,6 +80,9 @@ SCHEMAS: dict[str, tuple[tuple[tuple[str, ...], frozenset[str]], ...]] = {
 }
 
 
+_ALL_KNOWN = {kind: all_known(schema) for kind, schema in SCHEMAS.items()}
+
+
 def _owners(obj: Any, path: tuple[str, ...]) -> Iterator[dict]:
     """The mappings at ``path`` inside ``obj`` (several where the path goes through a list)."""
     if not path:
@@ -95,6 +99,8 @@ def _owners(obj: Any, path: tuple[str, ...]) -> Iterator[dict]:
 
 def unknown_fields(kind: str, obj: dict, file: str) -> list[Diagnostic]:
     """Warning K103 for every field of ``obj`` its API does not define, at the field's key."""
+    if kind not in _ALL_KNOWN or _ALL_KNOWN[kind](obj):
+        return []
     out = []
     for path, known in SCHEMAS.get(kind, ()):
         where = ".".join(step for step in path if step != "[]")

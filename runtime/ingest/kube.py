@@ -11,7 +11,6 @@ for fresh Task / Job / Queue / Node objects, as Volcano's cache snapshot does.
 from __future__ import annotations
 
 import datetime as _dt
-import json
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
@@ -40,17 +39,17 @@ from fumarole.runtime.api.model import (
 from fumarole.runtime.api.labels import parse_selector, selects
 from fumarole.runtime.api.quantity import QuantityError
 from fumarole.runtime.api.resource import Resource
+from fumarole.runtime.ingest.fast_checks import all_typed
+from fumarole.runtime.ingest.json_input import plain_json
 from fumarole.runtime.ingest.known_fields import unknown_fields
 from fumarole.runtime.ingest.go_parse import parse_go_bool
 from fumarole.runtime.ingest.hypernodes import HyperNodeSpec, hyper_node_spec, tree_problems
 from fumarole.runtime.ingest.scheduler_options import DEFAULT_OPTIONS, SchedulerOptions
 from fumarole.runtime.ingest.yamlpos import (
-    MAX_DEPTH,
     PosDict,
     YamlError,
     key_position,
     load_all,
-    nesting_depth,
     position,
     walk_path,
 )
@@ -493,7 +492,7 @@ def load_cluster(text: str, file: str = "<cluster>") -> Cluster:
     report is the text read again with positions, so every diagnostic still
     names its line and column.
     """
-    plain = _plain_json(text)
+    plain = plain_json(text)
     if plain is not None:
         try:
             cluster = cluster_from_objects(plain, file, text)
@@ -510,31 +509,6 @@ def load_cluster(text: str, file: str = "<cluster>") -> Cluster:
         raise FumaroleError([Diagnostic("K001", exc.message, file, Span(exc.line, exc.col))],
                             {file: text}) from None
     return cluster_from_objects(docs, file, text)
-
-
-def _plain_json(text: str) -> list[Any] | None:
-    """The document of a JSON text, if reading it as YAML would give the same objects: no
-    duplicate keys, no floats (YAML 1.1 reads ``1e3`` as text), nesting within the YAML
-    loader's limit.  None: read it as YAML."""
-    if not text.lstrip().startswith(("{", "[")):
-        return None
-
-    def unique(pairs: list[tuple[str, Any]]) -> dict:
-        out = dict(pairs)
-        if len(out) != len(pairs):
-            raise ValueError("duplicate key")
-        return out
-
-    def no_float(_text: str) -> float:
-        raise ValueError("a float")
-
-    try:
-        doc = json.loads(text, object_pairs_hook=unique, parse_float=no_float, parse_constant=no_float)
-    except (ValueError, RecursionError):
-        return None
-    if nesting_depth(doc) > MAX_DEPTH:
-        return None
-    return [doc]
 
 
 # The fields fumarole reads, per kind, with the type Kubernetes gives them: a value of another
@@ -644,6 +618,7 @@ def _tree(table: tuple) -> dict:
 
 
 _TREES = {kind: _tree(_COMMON_FIELDS + fields) for kind, fields in _TYPED_FIELDS.items()}
+_ALL_TYPED = {kind: all_typed(tree, lambda value: _is_typed(value, "time")) for kind, tree in _TREES.items()}
 
 
 def _mistyped(value: Any, tree: dict, label: str = "") -> Iterator[tuple[Any, Any, str, str]]:
@@ -665,6 +640,8 @@ def _mistyped(value: Any, tree: dict, label: str = "") -> Iterator[tuple[Any, An
 
 
 def _fields_are_typed(kind: str, obj: dict, reader: _Reader) -> bool:
+    if _ALL_TYPED[kind](obj):
+        return True
     ok = True
     for owner, key, where, type_name in _mistyped(obj, _TREES[kind]):
         name = obj["metadata"].get("name") if isinstance(obj.get("metadata"), dict) else None
