@@ -49,6 +49,7 @@ from fumarole.runtime.framework.priority_queue import PriorityQueue
 from fumarole.runtime.framework.process_state import PROCESS_STATE_HOOK, ProcessState
 from fumarole.runtime.framework.statement import SavedOperations, Statement
 from fumarole.runtime.framework.topology import Topology
+from fumarole.runtime.ingest.gc_pause import gc_paused
 from fumarole.runtime.ingest.kube import Cluster, parse_time
 from fumarole.runtime.ingest.queue_tree import (
     HierarchyProblem,
@@ -164,47 +165,48 @@ class Session:
         :meth:`close`, so passing the same object to consecutive sessions
         makes them one scheduler process's cycles.
         """
-        self.options: SchedulerOptions = options if options is not None else bundle.scheduler_options
-        self.process_state = process_state if process_state is not None else ProcessState()
-        snap = cluster.snapshot(self.options)
-        self.bundle = bundle
-        self.budget = budget if budget is not None else StepBudget()  # every policy of the session runs on it
-        self.uid = str(uuid.uuid4())
-        self.nodes: dict[str, Node] = snap.nodes
-        self.node_list: list[Node] = list(snap.nodes.values())
-        self.queues: dict[str, Queue] = snap.queues
-        self.queue_list: list[Queue] = list(snap.queues.values())
-        self.jobs: dict[str, Job] = snap.jobs
-        self.job_list: list[Job] = list(snap.jobs.values())
-        self.total_resource = Resource()
-        for node in self.node_list:
-            self.total_resource.add(node.allocatable)
-        self.topology = Topology(cluster.hyper_nodes, self.node_list)
-        self.topology.adjust_network_topology(self.job_list)
-        for job in self.job_list:
-            self.topology.recover_allocated(job)
-        self.action_names = list(bundle.config.actions)
-        self.now = time.time() if now is None else now
-        self.decisions = Decisions()
-        self.predicate_start_index = self.process_state.predicate_start_index
-        self.k8s = K8sView(self.node_list)
-        if engine not in ENGINES:
-            raise ValueError(f"unknown engine {engine!r}")
-        self.engine = engine
-        # Told the phase and the tasks placed so far (fumarole run shows it on a terminal).
-        self.progress: Callable[[str, int], None] = lambda phase, placed: None
-        self.placed = 0
-        self.phase = "open"
-        # The fast engine's node columns; None: every rule runs node by node (the reference engine).
-        self.columns = NodeColumns(self.node_list, self.k8s) if engine == "fast" else None
-        self.H = SimpleNamespace()
-        self._allocate_handlers: list[Callable] = []
-        self._deallocate_handlers: list[Callable] = []
-        self._plugins: list[tuple[str, dict]] = []
-        self._detached_queues: dict[str, Queue] = {}
-        self.problems: list[HierarchyProblem] = []  # configuration problems policies found
-        self._opening_phases = {job.uid: job.phase for job in self.job_list}
-        self.observer: SessionObserver | None = None
+        with gc_paused():  # building the session's model makes no garbage cycles
+            self.options: SchedulerOptions = options if options is not None else bundle.scheduler_options
+            self.process_state = process_state if process_state is not None else ProcessState()
+            snap = cluster.snapshot(self.options)
+            self.bundle = bundle
+            self.budget = budget if budget is not None else StepBudget()  # every policy of the session runs on it
+            self.uid = str(uuid.uuid4())
+            self.nodes: dict[str, Node] = snap.nodes
+            self.node_list: list[Node] = list(snap.nodes.values())
+            self.queues: dict[str, Queue] = snap.queues
+            self.queue_list: list[Queue] = list(snap.queues.values())
+            self.jobs: dict[str, Job] = snap.jobs
+            self.job_list: list[Job] = list(snap.jobs.values())
+            self.total_resource = Resource()
+            for node in self.node_list:
+                self.total_resource.add(node.allocatable)
+            self.topology = Topology(cluster.hyper_nodes, self.node_list)
+            self.topology.adjust_network_topology(self.job_list)
+            for job in self.job_list:
+                self.topology.recover_allocated(job)
+            self.action_names = list(bundle.config.actions)
+            self.now = time.time() if now is None else now
+            self.decisions = Decisions()
+            self.predicate_start_index = self.process_state.predicate_start_index
+            self.k8s = K8sView(self.node_list)
+            if engine not in ENGINES:
+                raise ValueError(f"unknown engine {engine!r}")
+            self.engine = engine
+            # Told the phase and the tasks placed so far (fumarole run shows it on a terminal).
+            self.progress: Callable[[str, int], None] = lambda phase, placed: None
+            self.placed = 0
+            self.phase = "open"
+            # The fast engine's node columns; None: every rule runs node by node (the reference engine).
+            self.columns = NodeColumns(self.node_list, self.k8s) if engine == "fast" else None
+            self.H = SimpleNamespace()
+            self._allocate_handlers: list[Callable] = []
+            self._deallocate_handlers: list[Callable] = []
+            self._plugins: list[tuple[str, dict]] = []
+            self._detached_queues: dict[str, Queue] = {}
+            self.problems: list[HierarchyProblem] = []  # configuration problems policies found
+            self._opening_phases = {job.uid: job.phase for job in self.job_list}
+            self.observer: SessionObserver | None = None
 
     # -- lifecycle -----------------------------------------------------------------
     def open(self) -> None:

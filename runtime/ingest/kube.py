@@ -40,6 +40,7 @@ from fumarole.runtime.api.labels import parse_selector, selects
 from fumarole.runtime.api.quantity import QuantityError
 from fumarole.runtime.api.resource import Resource
 from fumarole.runtime.ingest.fast_checks import all_typed
+from fumarole.runtime.ingest.gc_pause import gc_paused
 from fumarole.runtime.ingest.json_input import plain_json
 from fumarole.runtime.ingest.known_fields import unknown_fields
 from fumarole.runtime.ingest.go_parse import parse_go_bool
@@ -380,6 +381,10 @@ class Cluster:
         ``--scheduler-name``s or already on a node, PodGroups without a queue
         in ``--default-queue``.
         """
+        with gc_paused():
+            return self._snapshot(options)
+
+    def _snapshot(self, options: SchedulerOptions) -> "Snapshot":
         nodes: dict[str, Node] = {}
         selector = options.node_selector_labels()
         for node in self._fresh_nodes():
@@ -492,6 +497,11 @@ def load_cluster(text: str, file: str = "<cluster>") -> Cluster:
     report is the text read again with positions, so every diagnostic still
     names its line and column.
     """
+    with gc_paused():
+        return _load_cluster(text, file)
+
+
+def _load_cluster(text: str, file: str) -> Cluster:
     plain = plain_json(text)
     if plain is not None:
         try:
@@ -658,6 +668,12 @@ def _clip(text: str) -> str:
 
 
 def cluster_from_objects(docs: list, file: str = "<cluster>", text: str | None = None) -> Cluster:
+    """The cluster of already parsed objects; raises FumaroleError listing every problem found."""
+    with gc_paused():
+        return _cluster_from_objects(docs, file, text)
+
+
+def _cluster_from_objects(docs: list, file: str, text: str | None) -> Cluster:
     reader = _Reader(file)
     groups: dict[str, list] = {kind: [] for kind in KINDS}
     for doc in docs:
