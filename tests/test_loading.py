@@ -81,3 +81,48 @@ def test_a_number_and_a_text_quantity_are_not_confused():
         assert "not True" in str(exc)
     else:
         raise AssertionError("a boolean quantity was accepted")
+
+
+def _as_json_list(*objects: str) -> str:
+    return '{"apiVersion": "v1", "kind": "List", "items": [\n' + ",\n".join(objects) + "\n]}\n"
+
+
+JSON_NODE = '{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": "2"}}}'
+
+
+def test_a_duplicate_key_in_json_is_the_yaml_loader_s_error():
+    from fumarole.policy_lang.diagnostics import FumaroleError
+    from fumarole.runtime.ingest.kube import load_cluster
+
+    text = _as_json_list(JSON_NODE.replace('"name": "n1"', '"name": "n1", "name": "n2"'))
+    try:
+        load_cluster(text, "c.json")
+    except FumaroleError as exc:
+        (diagnostic,) = exc.diagnostics
+        assert diagnostic.code == "K001" and "duplicate key 'name'" in diagnostic.message
+        assert (diagnostic.span.line, diagnostic.span.col) == (2, 65)
+    else:
+        raise AssertionError("a duplicate key was accepted")
+
+
+def test_escaped_quotes_before_a_colon_are_not_keys():
+    """A last-applied-configuration annotation holds JSON in a string: its \\": are not keys."""
+    from fumarole.runtime.ingest.json_input import plain_json
+
+    node = JSON_NODE.replace('"name": "n1"', '"name": "n1", "annotations": {"a": "{\\"k\\":1,\\"k\\":2}", '
+                             '"b": "ends in a backslash\\\\"}')
+    doc = plain_json(_as_json_list(node))
+    assert doc is not None
+    assert doc[0]["items"][0]["metadata"]["annotations"]["a"] == '{"k":1,"k":2}'
+
+
+def test_json_nested_past_the_limit_takes_the_yaml_path():
+    from fumarole.runtime.ingest.json_input import plain_json
+    from fumarole.runtime.ingest.yamlpos import MAX_DEPTH
+
+    def nested(depth: int) -> str:
+        return '{"a": ' * (depth - 1) + "[]" + "}" * (depth - 1)
+
+    assert plain_json(nested(MAX_DEPTH - 1)) is not None
+    assert plain_json(nested(MAX_DEPTH + 1)) is None
+    assert plain_json('{"a" : 1}') is None  # whitespace before a colon: not counted, so not taken
