@@ -41,13 +41,21 @@ class Task:
         "job_allocated_hyper_node", "__weakref__",
     )
 
-    def __init__(self, **fields: Any) -> None:
+    def __init__(self, *, uid: str, name: str, namespace: str, key: str, job_id: str, role: str,
+                 request: Resource, init_request: Resource, best_effort: bool, preemptable: bool,
+                 priority: int, pod_priority: int, gated: bool, node_name: str, status: str,
+                 preemption_policy: str, nominated_node: str, priority_class: str, creation: float,
+                 labels: dict, annotations: dict, pod: dict, revocable_zone: str = "") -> None:
+        self.uid, self.name, self.namespace, self.key = uid, name, namespace, key
+        self.job_id, self.role, self.request, self.init_request = job_id, role, request, init_request
+        self.best_effort, self.preemptable, self.priority, self.pod_priority = best_effort, preemptable, priority, pod_priority
+        self.gated, self.node_name, self.status = gated, node_name, status
+        self.preemption_policy, self.nominated_node = preemption_policy, nominated_node
+        self.priority_class, self.creation, self.labels, self.annotations = priority_class, creation, labels, annotations
+        self.pod, self.revocable_zone = pod, revocable_zone
         self.eviction_occurred = False
-        self.revocable_zone = ""
         self.job_allocated_hyper_node: Any = None  # a HyperNode; Volcano's TaskInfo.JobAllocatedHyperNode, set by allocate
         self.derived: dict = {}  # facts computed from the pod spec once per session (runtime/k8s/plugins.py)
-        for name, value in fields.items():
-            setattr(self, name, value)
 
     def __repr__(self) -> str:
         return f"<Task {self.key} {self.status}>"
