@@ -126,3 +126,36 @@ def test_json_nested_past_the_limit_takes_the_yaml_path():
     assert plain_json(nested(MAX_DEPTH - 1)) is not None
     assert plain_json(nested(MAX_DEPTH + 1)) is None
     assert plain_json('{"a" : 1}') is None  # whitespace before a colon: not counted, so not taken
+
+
+PLAIN_YAML_SAME = [
+    "a: 1\nb: '1'\nc: 1.5\nd: yes\ne: ~\nf: 2026-01-01T00:00:00Z\ng: 0x1F\nh: 1e3\n",
+    "---\n---\nkind: Node\n...\n---\n- [1, {a: b}]\n- |\n  text\n",
+    "1: one\n2.5: two\nfalse: three\nlist: []\nmap: {}\n",
+]
+PLAIN_YAML_GIVES_UP = [
+    "a: &x 1\nb: *x\n",
+    "a: !!str 1\n",
+    "base: &b {x: 1}\nother:\n  <<: *b\n",
+    "a: 1\na: 2\n",
+    "? [a]\n: 1\n",
+    "a: " + "[" * 200 + "]" * 200 + "\n",
+    "a: [\n",
+    "a: 2026-13-45\n",
+    "x: " + "9" * 5000 + "\n",  # longer than Python converts: the careful loader keeps it as text
+]
+
+
+def test_plain_yaml_reads_what_the_careful_loader_reads():
+    from fumarole.runtime.ingest.plain_yaml import plain_yaml
+    from fumarole.runtime.ingest.yamlpos import load_all
+
+    for text in PLAIN_YAML_SAME:
+        assert plain_yaml(text) == load_all(text), text
+
+
+def test_plain_yaml_leaves_what_needs_judgement_to_the_careful_loader():
+    from fumarole.runtime.ingest.plain_yaml import plain_yaml
+
+    for text in PLAIN_YAML_GIVES_UP:
+        assert plain_yaml(text) is None, text

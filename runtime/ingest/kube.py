@@ -43,6 +43,7 @@ from fumarole.runtime.ingest.fast_checks import all_typed
 from fumarole.runtime.ingest.gc_pause import gc_paused
 from fumarole.runtime.ingest.json_input import plain_json
 from fumarole.runtime.ingest.known_fields import unknown_fields
+from fumarole.runtime.ingest.plain_yaml import plain_yaml
 from fumarole.runtime.ingest.go_parse import parse_go_bool
 from fumarole.runtime.ingest.hypernodes import HyperNodeSpec, hyper_node_spec, tree_problems
 from fumarole.runtime.ingest.scheduler_options import DEFAULT_OPTIONS, SchedulerOptions
@@ -536,10 +537,10 @@ def _check_object(obj: dict, reader: _Reader) -> str | None:
 def load_cluster(text: str, file: str = "<cluster>") -> Cluster:
     """Parse and validate a cluster; raises FumaroleError listing every problem found.
 
-    JSON (what programs and ``kubectl -o json`` write) goes through the C JSON
-    parser without a position per value; only when the cluster has something to
-    report is the text read again with positions, so every diagnostic still
-    names its line and column.
+    The text is first read without a position per value: JSON (what programs and
+    ``kubectl -o json`` write) by the C JSON parser, YAML by libyaml's events into
+    plain objects.  Only when the cluster has something to report is the text read
+    again with positions, so every diagnostic still names its line and column.
     """
     with gc_paused():
         return _load_cluster(text, file)
@@ -547,6 +548,8 @@ def load_cluster(text: str, file: str = "<cluster>") -> Cluster:
 
 def _load_cluster(text: str, file: str) -> Cluster:
     plain = plain_json(text)
+    if plain is None:
+        plain = plain_yaml(text)
     if plain is not None:
         try:
             cluster = cluster_from_objects(plain, file, text)
