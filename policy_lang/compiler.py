@@ -66,7 +66,7 @@ class CompiledModule:
     kind: str
     name: str
     file: str
-    tree: py.Module = field(repr=False)
+    tree: py.Module | None = field(repr=False)  # None when read from the compile cache: see `syntax_tree`
     code: object
     line_map: list[tuple[int, int]]
     hooks: tuple[str, ...]
@@ -75,15 +75,26 @@ class CompiledModule:
     batch_fallbacks: list = field(default_factory=list)  # node-level rules without a batch form (vectorize.Fallback)
     process_states: dict[str, Type] = field(default_factory=dict)  # `process state` names and types
     file_map: list[str] = field(default_factory=list)  # generated line -> policy file ("" for this module's)
+    # Gives the tree of a module read from the compile cache (runtime/bundles/compile_cache.py),
+    # which keeps trees apart: they are most of an entry and only readers of `source` need them.
+    tree_loader: Callable[[], py.Module] | None = field(default=None, repr=False, compare=False)
 
     @property
     def filename(self) -> str:
         return f"<policy {self.file}>"
 
     @property
+    def syntax_tree(self) -> py.Module:
+        """The Python syntax tree the code object was compiled from."""
+        if self.tree is None and self.tree_loader is not None:
+            self.tree = self.tree_loader()
+        assert self.tree is not None, "a compiled module keeps its tree or a way to load it"
+        return self.tree
+
+    @property
     def source(self) -> str:
         """The generated Python as text, for reading (rendered on demand: nothing compiles it)."""
-        return py.unparse(self.tree)
+        return py.unparse(self.syntax_tree)
 
     def policy_position(self, python_line: int) -> tuple[int, int]:
         """The policy (line, col) of a line number in this module's code object."""

@@ -7,7 +7,6 @@ found and what the grammar expected at that line and column.
 from __future__ import annotations
 
 import math
-import re
 import threading
 import unicodedata
 from functools import lru_cache
@@ -19,6 +18,7 @@ from lark.indenter import DedentError, Indenter
 
 from . import ast as A
 from .diagnostics import Diagnostic, FumaroleError, Span
+from .durations import duration_seconds
 
 GRAMMAR = Path(__file__).with_name("grammar.lark")
 
@@ -49,15 +49,6 @@ def _span(meta) -> Span:
 
 def _tok_span(tok: Token) -> Span:
     return Span(tok.line, tok.column, tok.end_line or tok.line, tok.end_column or tok.column + len(tok))
-
-
-_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
-_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
-
-
-def duration_seconds(text: str) -> float:
-    """'1h30m' -> 5400.0"""
-    return sum(float(n) * _UNIT_SECONDS[u] for n, u in _DURATION_PART.findall(text))
 
 
 # The deepest nesting of the syntax tree a policy may have: every later stage (checker, compiler,

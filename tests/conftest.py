@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import io
+import os
+import shutil
+import tempfile
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,6 +14,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# The compiled-library cache (runtime/bundles/compile_cache.py) of a test run is a fresh folder,
+# inherited by the `fumarole` processes tests start: the suite starts cold as CI does and never
+# writes into the user's own cache.
+_CACHE = tempfile.mkdtemp(prefix="fumarole-test-cache-")
+os.environ["FUMAROLE_CACHE_DIR"] = _CACHE
+os.environ.pop("FUMAROLE_NO_CACHE", None)
+atexit.register(shutil.rmtree, _CACHE, True)
 
 
 @dataclass

@@ -17,9 +17,8 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
-import jsonschema
 import yaml
 from fumarole.policy_lang.checker import CheckedModule, check
 from fumarole.policy_lang.compiler import CompiledModule, compile_module
@@ -30,7 +29,8 @@ from fumarole.policy_lang.diagnostics import (
     did_you_mean,
 )
 from fumarole.policy_lang.env import Environment, build_environment
-from fumarole.policy_lang.parser import duration_seconds, parse
+from fumarole.policy_lang.durations import duration_seconds
+from fumarole.runtime.bundles import compile_cache
 from fumarole.runtime.framework.dispatch import COMBINATORS
 from fumarole.runtime.framework.namespace import namespace
 from fumarole.runtime.ingest.kube import parse_go_bool
@@ -62,6 +62,11 @@ SCHEMA_FILE = Path(str(resources.files("fumarole.runtime").joinpath("schema.yaml
 SCHEMAS = Path(str(resources.files("fumarole.runtime").joinpath("schemas")))
 MANIFEST = "bundle.yaml"
 
+if TYPE_CHECKING:
+    import jsonschema
+# Files besides the policy language's own that decide what compiling a policy gives.
+_COMPILER_INPUTS = (SCHEMA_FILE, STDLIB / "hooks.yaml")
+
 
 # -- environment -------------------------------------------------------------------
 
@@ -70,6 +75,7 @@ def _json_schema(name: str) -> dict:
 
 
 def _validator(name: str) -> jsonschema.protocols.Validator:
+    import jsonschema  # only when validating: a run over a cached library never needs it
     from referencing import Registry, Resource
 
     registry = Registry().with_resources(
@@ -141,6 +147,7 @@ class Library:
     sources: Mapping[str, str]
     warnings: tuple[Diagnostic, ...] = ()
     checked: Mapping[str, CheckedModule] = field(default_factory=dict)
+    cache_key: str = ""  # the compile cache's key of these sources ("" when not cached)
 
 
 def _display(path: Path) -> str:
@@ -171,6 +178,8 @@ def check_sources(files: Iterable[tuple[str, str]],
     Shared by the loader (which compiles when there is no error) and ``fumarole
     check`` (which reports everything and compiles nothing).
     """
+    from fumarole.policy_lang.parser import parse  # Lark: only when something is parsed, not on a cache hit
+
     env = load_environment()
     diags: list[Diagnostic] = []
     sources: dict[str, str] = {}
@@ -201,32 +210,54 @@ def check_sources(files: Iterable[tuple[str, str]],
     return CheckedSources(checked_rest, modules, diags, sources)
 
 
-def compile_sources(files: Iterable[tuple[str, str]], base: Library | None = None) -> Library:
-    """Parse, check and compile policy files; raise FumaroleError with every diagnostic of every file."""
-    result = check_sources(files, base.checked if base else None)
-    checked_rest, modules, diags = result.checked, result.modules, result.diagnostics
-    sources: dict[str, str] = {**(base.sources if base else {}), **result.sources}
-    errors = [d for d in diags if d.severity == "error"]
+def compile_sources(files: Iterable[tuple[str, str]], base: Library | None = None, *, cached: bool = False) -> Library:
+    """Parse, check and compile policy files; raise FumaroleError with every diagnostic of every file.
+
+    ``cached``: read the result from the compile cache (``compile_cache.py``) when it holds these
+    exact sources over this base, and store it there otherwise.
+    """
+    files = list(files)
+    key = compile_cache.library_key(files, base.cache_key if base else "", _COMPILER_INPUTS) \
+        if cached and (base is None or base.cache_key) else None
+    base_checked = base.checked if base else {}
+    hit = compile_cache.read_library(key, base_checked) if key else None
+    if hit is not None:
+        return _library(hit, dict(files), base, key or "")
+    result = check_sources(files, base_checked)
+    errors = [d for d in result.diagnostics if d.severity == "error"]
     if errors:
-        raise FumaroleError(diags, sources)
+        raise FumaroleError(result.diagnostics, {**(base.sources if base else {}), **result.sources})
+    own = compile_cache.CachedLibrary(
+        tuple(compile_module(checked) for checked in result.checked),
+        {name: module for name, module in result.modules.items() if base_checked.get(name) is not module},
+        tuple(d for d in result.diagnostics if d.severity != "error"))
+    if key:
+        compile_cache.write_library(key, own, base_checked)
+    return _library(own, result.sources, base, key or "")
+
+
+def _library(own: compile_cache.CachedLibrary, sources: Mapping[str, str], base: Library | None,
+             key: str) -> Library:
+    """A library of compiled modules over a base: each module's builder made by running its code."""
     plugins = dict(base.plugins) if base else {}
     actions = dict(base.actions) if base else {}
     module_builders = dict(base.modules) if base else {}
     by_filename = dict(base.modules_by_filename) if base else {}
-    for checked in checked_rest:
-        compiled = compile_module(checked)
+    for compiled in own.compiled:
         scope = namespace()
         exec(compiled.code, scope)  # noqa: S102 - code generated by fumarole.policy_lang.compiler from checked policies
         policy = CompiledPolicy(compiled, scope["__build__"])
         {"plugin": plugins, "action": actions, "module": module_builders}[compiled.kind][compiled.name] = policy
         by_filename[compiled.filename] = compiled
-    warnings = (tuple(base.warnings) if base else ()) + tuple(d for d in diags if d.severity != "error")
-    return Library(plugins, actions, module_builders, by_filename, sources, warnings, modules)
+    warnings = (tuple(base.warnings) if base else ()) + own.warnings
+    checked = {**(base.checked if base else {}), **own.checked}
+    return Library(plugins, actions, module_builders, by_filename, {**(base.sources if base else {}), **sources},
+                   warnings, checked, key)
 
 
 @lru_cache(maxsize=1)
 def standard_library() -> Library:
-    return compile_sources((_display(p), p.read_text()) for p in policy_files(STDLIB))
+    return compile_sources(((_display(p), p.read_text()) for p in policy_files(STDLIB)), cached=True)
 
 
 # -- arguments -------------------------------------------------------------------------
@@ -501,8 +532,12 @@ def _read(path: Path) -> str:
     return read_text(path, str(path))
 
 
-def load_bundle_dir(folder: Path) -> Bundle:
-    """Load a bundle folder (``bundle.yaml`` plus its sources) into a Bundle, or raise with every problem."""
+def load_bundle_dir(folder: Path, cached: bool = False) -> Bundle:
+    """Load a bundle folder (``bundle.yaml`` plus its sources) into a Bundle, or raise with every problem.
+
+    ``cached``: keep its compiled policies in the compile cache (not for archives, which compile in
+    a fresh temporary folder each time and may come from anyone: see loader.compile_archive).
+    """
     manifest_path = folder / MANIFEST if folder.is_dir() else folder
     folder = manifest_path.parent
     file = _display(manifest_path)
@@ -519,7 +554,7 @@ def load_bundle_dir(folder: Path) -> Bundle:
     if diags:
         raise FumaroleError(diags, {file: text})
     base = standard_library() if "volcano" in (doc.get("uses") or ["volcano"]) else None
-    library = compile_sources(files, base) if files else (base or compile_sources([]))
+    library = compile_sources(files, base, cached=cached) if files else (base or compile_sources([]))
     try:
         config = config_from_document(manifest_config_document(doc), file)
     except FumaroleError as err:
@@ -583,5 +618,5 @@ def _with_positions(doc: Any, conf: dict) -> Any:
 def load_bundle(path: Path) -> Bundle:
     """A bundle folder, a bundle.yaml, or a volcano-scheduler.conf."""
     if path.is_dir() or path.name == MANIFEST:
-        return load_bundle_dir(path)
+        return load_bundle_dir(path, cached=True)
     return bundle_from_volcano_conf(path)

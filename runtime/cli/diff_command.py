@@ -9,16 +9,16 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from fumarole.runtime.authoring.decision_diff import diff_decisions, diff_json
-from fumarole.runtime.authoring.explanations import Explainer, Explanation, relabel
-from fumarole.runtime.bundles.bundle import Bundle
 from fumarole.runtime.cli.exit_codes import EXIT_FAILED, EXIT_OK
 from fumarole.runtime.cli.options import add_output_option, session_time
-from fumarole.runtime.cli.sessions import decide, read_cluster
-from fumarole.runtime.framework.session import Decisions
-from fumarole.runtime.ingest.kube import Cluster
-from fumarole.runtime.whatif.inputs import bundle_at
+
+if TYPE_CHECKING:  # the command's own imports wait until it runs: `fumarole run` starts without them
+    from fumarole.runtime.authoring.explanations import Explanation
+    from fumarole.runtime.bundles.bundle import Bundle
+    from fumarole.runtime.framework.session import Decisions
+    from fumarole.runtime.ingest.kube import Cluster
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
@@ -36,7 +36,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
+    from fumarole.runtime.authoring.decision_diff import diff_decisions, diff_json
     from fumarole.runtime.cli.output import render_diff, render_document
+    from fumarole.runtime.cli.sessions import read_cluster
 
     cluster, text = read_cluster(args.cluster)
     base = _side(args.base, args, cluster, text)
@@ -72,6 +74,10 @@ class _Side:
 
 
 def _side(source: str, args: argparse.Namespace, cluster: Cluster, text: str) -> _Side:
+    from fumarole.runtime.authoring.explanations import Explainer, relabel
+    from fumarole.runtime.cli.sessions import decide
+    from fumarole.runtime.whatif.inputs import bundle_at
+
     bundle, label = bundle_at(Path(source), args.trusted_key or [])
     explainer = Explainer(bundle)
     session = explainer.session(cluster, args.now)

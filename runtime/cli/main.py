@@ -21,7 +21,7 @@ from fumarole.runtime.cli.exit_codes import EXIT_ERROR, EXIT_OK
 from fumarole.runtime.cli.options import add_output_option, session_time, session_timeout, usage_error
 from fumarole.runtime.cli.snapshot_command import add_command as add_snapshot_command
 from fumarole.runtime.cli.snapshot_command import add_live_cluster_options
-from fumarole.runtime.framework.namespace import PolicyRuntimeError
+from fumarole.runtime.framework.policy_error import PolicyRuntimeError
 
 
 def _bundle_from_args(args: argparse.Namespace, live_conf: str | None = None) -> tuple[Any, Callable[[str], str]]:
@@ -43,8 +43,6 @@ def _bundle_from_args(args: argparse.Namespace, live_conf: str | None = None) ->
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from fumarole.runtime.authoring.explanations import Explainer, relabel
-    from fumarole.runtime.authoring.scenario import decisions_as_expect
     from fumarole.runtime.cli.output import render_document, render_explanations, render_table
     from fumarole.runtime.cli.progress import Progress
     from fumarole.runtime.cli.scheduler_flags import options_from_args
@@ -73,7 +71,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     for warning in cluster.warnings_for(options):
         print(warning.headline(), file=sys.stderr)
     progress("open")
-    explainer = Explainer(bundle) if args.explain else None
+    explainer = None
+    if args.explain:
+        from fumarole.runtime.authoring.explanations import Explainer, relabel
+
+        explainer = Explainer(bundle)
     budget = StepBudget(timeout=args.session_timeout)
     session = explainer.session(cluster, args.now, options=options, engine=args.engine, budget=budget) \
         if explainer else Session(bundle, cluster, now=args.now, options=options, engine=args.engine,
@@ -97,6 +99,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             print()
             print(render_explanations(explanations, [job.uid for job in session.job_list]))
     else:
+        from fumarole.runtime.authoring.scenario import decisions_as_expect
+
         document = decisions_as_expect(decisions)
         if explanations is not None:
             document["explanations"] = [e.as_json() for e in explanations]
@@ -144,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fumarole", description="Volcano scheduling sessions as policies.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action=_VersionAction)
 
     run = sub.add_parser("run", help="run one scheduling session on a cluster dump")
     run.add_argument("cluster", nargs="?",
@@ -202,10 +206,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _version() -> str:
-    from fumarole.runtime.authoring.reporting import tool_version
+class _VersionAction(argparse.Action):
+    """``--version``: looks the version up only when asked (every other command starts without it)."""
 
-    return tool_version()
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="show program's version number and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        from fumarole.runtime.authoring.reporting import tool_version
+
+        parser.exit(message=f"{parser.prog} {tool_version()}\n")
 
 
 def _guarded(func: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:

@@ -4,11 +4,12 @@ diff (``diff``), and the json / yaml documents."""
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-from fumarole.runtime.authoring.decision_diff import DecisionDiff, explanation_of
-from fumarole.runtime.authoring.explanations import Explanation
-from fumarole.runtime.framework.session import Decisions, Session
+if TYPE_CHECKING:  # `run` prints a table without the explaining machinery
+    from fumarole.runtime.authoring.decision_diff import DecisionDiff
+    from fumarole.runtime.authoring.explanations import Explanation
+    from fumarole.runtime.framework.session import Decisions, Session
 
 
 def _table(headers: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
@@ -86,6 +87,8 @@ def render_diff(diff: DecisionDiff, base: str, candidate: str, base_explanations
                 candidate_explanations: Sequence[Explanation]) -> str:
     """``fumarole diff``: each side's decisions the other did not make, with the reasons of the side
     that made them, then the one-line summary."""
+    from fumarole.runtime.authoring.decision_diff import explanation_of
+
     out = [f"Base: {base}", f"Candidate: {candidate}", ""]
     for title, decisions, explanations in (("Only in base", diff.only_base, base_explanations),
                                            ("Only in candidate", diff.only_candidate, candidate_explanations)):

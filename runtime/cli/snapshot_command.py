@@ -12,12 +12,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-
-import yaml
+from typing import TYPE_CHECKING
 
 from fumarole.runtime.cli.exit_codes import EXIT_OK
 from fumarole.runtime.cli.options import usage_error
-from fumarole.runtime.ingest.snapshot import DEFAULT_CONFIGMAP, Snapshot, take
+from fumarole.runtime.ingest.snapshot import DEFAULT_CONFIGMAP
+
+if TYPE_CHECKING:
+    from fumarole.runtime.ingest.snapshot import Snapshot
 
 
 def add_live_cluster_options(parser: argparse.ArgumentParser) -> None:
@@ -41,10 +43,14 @@ def add_command(sub: argparse._SubParsersAction) -> None:
 
 
 def live_snapshot(args: argparse.Namespace) -> Snapshot:
+    from fumarole.runtime.ingest.snapshot import take
+
     return take(args.kubeconfig, args.context, args.scheduler_configmap)
 
 
 def dumped(snapshot: Snapshot) -> str:
+    import yaml
+
     return yaml.safe_dump(snapshot.objects, sort_keys=False, default_flow_style=False, allow_unicode=True)
 
 

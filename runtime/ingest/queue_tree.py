@@ -16,12 +16,14 @@ place in the cluster file (``fumarole run`` reports it and exits 2).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
-import networkx as nx
 from fumarole.policy_lang.diagnostics import Diagnostic, Span
 from fumarole.runtime.api.model import Queue
 from fumarole.runtime.ingest.yamlpos import walk_path
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 ROOT = "root"
 
@@ -61,6 +63,8 @@ class QueueTree:
     @property
     def top_down(self) -> list[Queue]:
         """Queues reachable from ``root``, every parent before its children (breadth first)."""
+        import networkx as nx
+
         if ROOT not in self.graph:
             return []
         return [self.queues[ROOT]] + [self.queues[child] for _, child in nx.bfs_edges(self.graph, ROOT)]
@@ -85,6 +89,8 @@ def build_queue_tree(queues: Iterable[Queue]) -> QueueTree:
     are the problems.  Queues hanging below a broken queue are off the tree
     too, but the problem is named where it is.
     """
+    import networkx as nx  # on first use: most sessions never build a queue tree
+
     by_name = {queue.name: queue for queue in queues}
     graph = nx.DiGraph()
     graph.add_nodes_from(by_name)
@@ -107,6 +113,8 @@ def build_queue_tree(queues: Iterable[Queue]) -> QueueTree:
 
 def _cycle_problems(graph: nx.DiGraph, by_name: dict[str, Queue]) -> list[HierarchyProblem]:
     """One problem per cycle, named after its first queue in the order the queues were given."""
+    import networkx as nx
+
     order = {name: i for i, name in enumerate(by_name)}
     out = []
     for cycle in nx.simple_cycles(graph):

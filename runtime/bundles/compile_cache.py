@@ -1,0 +1,401 @@
+"""Compiled policy libraries kept on disk, so a process starts without parsing and compiling.
+
+Compiling the standard library (Lark parse, check, compile to code objects) is
+most of a short run's time and gives the same result every time for the same
+inputs.  Like Jinja2's bytecode cache, an entry keeps the compiler's output:
+each policy's code object (``marshal``), its positions and signatures, the
+checked modules other policies are checked and compiled against, and the
+warnings, under a key hashing everything the output depends on (the sources
+and their names, a base library's key, fumarole's version, the Python
+implementation and version, and the compiler's own files).
+
+An entry is executable code, so it is read only from a place no other account
+can write: the folder must be ours and writable by nobody else (we create it
+0700), the file ours, a regular file, not a link, writable by nobody else.
+Entries are written to a temporary file and renamed.  An entry that is
+missing, unreadable, truncated, corrupt (SHA-256 over its body), of another
+key or holding anything but the plain data we write (a restricted unpickler
+admits only the policy language's data classes and Python syntax nodes; every
+loaded object's type is checked) is ignored and rewritten; an unwritable
+folder means running without the cache.  Nothing here ever raises.
+
+``FUMAROLE_CACHE_DIR`` chooses the folder (default ``$XDG_CACHE_HOME/fumarole``
+or ``~/.cache/fumarole``); ``FUMAROLE_NO_CACHE=1`` turns the cache off.
+"""
+
+from __future__ import annotations
+
+import ast as py
+import dataclasses
+import hashlib
+import io
+import marshal
+import os
+import pickle
+import stat
+import sys
+import tempfile
+import types
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+from fumarole.policy_lang.checker import CheckedModule
+from fumarole.policy_lang.compiler import CompiledModule
+from fumarole.policy_lang.diagnostics import Diagnostic
+
+FORMAT = b"fumarole compiled library 1\n"
+ENTRY_SUFFIX = ".library"
+KEEP_ENTRIES = 32  # the newest entries kept; older ones are removed when a new one is written
+_DIGEST_SIZE = hashlib.sha256().digest_size
+
+# The data classes an entry may hold come from these modules of the policy language.
+_DATA_MODULES = frozenset(f"fumarole.policy_lang.{m}" for m in
+                          ("ast", "types", "env", "checker", "diagnostics", "vectorize", "compiler"))
+
+# CheckedModule's tables keyed by id() of syntax nodes (declared ``dict[int, ...]``): ids do not survive
+# a process, so an entry keeps (node, value) pairs and the reader keys them by the new nodes' ids.
+_ID_TABLES = tuple(f.name for f in dataclasses.fields(CheckedModule) if str(f.type).startswith("dict[int,"))
+
+
+@dataclass(frozen=True)
+class CachedLibrary:
+    """What compiling a set of policy files produced, beyond the base library it was compiled over."""
+
+    compiled: tuple[CompiledModule, ...]  # in the order the compiler produced them
+    checked: Mapping[str, CheckedModule]  # the modules (kind ``module``) the files define
+    warnings: tuple[Diagnostic, ...]
+
+
+# -- where ----------------------------------------------------------------------------------
+
+def cache_directory() -> Path | None:
+    """The cache folder the environment names, or None when the cache is off."""
+    if os.environ.get("FUMAROLE_NO_CACHE", "") not in ("", "0"):
+        return None
+    given = os.environ.get("FUMAROLE_CACHE_DIR")
+    if given:
+        return Path(given)
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    try:
+        base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"
+    except RuntimeError:  # no home directory to be found
+        return None
+    return base / "fumarole"
+
+
+def _private(st: os.stat_result) -> bool:
+    """Ours and writable by nobody else."""
+    return st.st_uid == os.getuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def _usable_directory(create: bool) -> Path | None:
+    folder = cache_directory()
+    if folder is None:
+        return None
+    try:
+        if create:
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = folder.stat()
+    except OSError:
+        return None
+    return folder if stat.S_ISDIR(st.st_mode) and _private(st) else None
+
+
+# -- key ------------------------------------------------------------------------------------
+
+def _fumarole_version() -> str:
+    """The installed distribution's version, from its metadata folder's name on ``sys.path``
+    (``fumarole-0.1.0.dist-info``): importing importlib.metadata would cost more than the rest
+    of computing the key."""
+    for entry in sys.path:
+        try:
+            names = sorted(n for n in os.listdir(entry or ".") if n.startswith("fumarole-") and n.endswith(".dist-info"))
+        except OSError:
+            continue
+        if names:
+            return names[0][len("fumarole-"):-len(".dist-info")]
+    return "0+source"
+
+
+@lru_cache(maxsize=4)
+def toolchain_digest(inputs: tuple[Path, ...] = ()) -> str:
+    """Everything besides the sources that decides the compiler's output: fumarole's and Python's
+    versions, the files of the parser, checker and compiler, this module, and the ``inputs`` the
+    caller's compiling reads (the schema and the hook catalogue): editing any of them invalidates
+    every entry."""
+    language = Path(sys.modules[CheckedModule.__module__].__file__ or "").parent
+    files = sorted(p for p in language.iterdir() if p.suffix in (".py", ".lark"))
+    h = hashlib.sha256()
+    for part in (FORMAT, _fumarole_version().encode(), sys.implementation.cache_tag.encode(), sys.version.encode()):
+        h.update(part + b"\0")
+    for path in [*files, Path(__file__), *inputs]:
+        h.update(str(path.name).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def library_key(files: Iterable[tuple[str, str]], base_key: str = "", inputs: tuple[Path, ...] = ()) -> str | None:
+    """The key of compiling these (name, text) files over the library of ``base_key``, reading
+    ``inputs``; None (no caching) when the compiler's own files cannot be read."""
+    try:
+        toolchain = toolchain_digest(inputs)
+    except OSError:
+        return None
+    h = hashlib.sha256(toolchain.encode() + b"\0" + base_key.encode() + b"\0")
+    for name, text in files:
+        h.update(name.encode() + b"\0" + text.encode() + b"\0")
+    return h.hexdigest()
+
+
+# -- writing --------------------------------------------------------------------------------
+
+class _Unsupported(Exception):
+    """Something the entry format cannot hold: the library is simply not cached."""
+
+
+def _objects_by_id(root: Any) -> dict[int, Any]:
+    """Every data-class instance, list, tuple, set and dict reachable from ``root``, by id."""
+    found: dict[int, Any] = {}
+    pending = [root]
+    while pending:
+        obj = pending.pop()
+        if id(obj) in found or isinstance(obj, (str, int, float, bool, bytes, type(None))):
+            continue
+        found[id(obj)] = obj
+        if dataclasses.is_dataclass(obj):
+            pending.extend(getattr(obj, f.name) for f in dataclasses.fields(obj))
+        elif isinstance(obj, dict):
+            pending.extend(obj.keys())
+            pending.extend(obj.values())
+        elif isinstance(obj, (list, tuple, set, frozenset)):
+            pending.extend(obj)
+    return found
+
+
+def _checked_state(c: CheckedModule) -> tuple[dict, dict]:
+    """A checked module as plain fields and its id tables as (node, value) pairs."""
+    nodes = _objects_by_id(c.module)
+    fields = {f.name: getattr(c, f.name) for f in dataclasses.fields(c) if f.name not in _ID_TABLES}
+    try:
+        tables = {name: [(nodes[key], value) for key, value in getattr(c, name).items()] for name in _ID_TABLES}
+    except KeyError:  # a table keyed by something outside the module's tree
+        raise _Unsupported from None
+    return fields, tables
+
+
+def _code_bytes(code: types.CodeType) -> bytes:
+    return marshal.dumps(code)
+
+
+class _Writer(pickle.Pickler):
+    """Pickles an entry: code objects as marshal bytes, checked modules with portable id tables,
+    and the base library's checked modules as references to them."""
+
+    def __init__(self, out: io.BytesIO, base: Mapping[str, CheckedModule]) -> None:
+        super().__init__(out, protocol=pickle.HIGHEST_PROTOCOL)
+        self._base = {id(module): name for name, module in base.items()}
+
+    def persistent_id(self, obj: Any) -> Any:
+        if isinstance(obj, CheckedModule) and id(obj) in self._base:
+            return ("base", self._base[id(obj)])
+        return None
+
+    def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, types.CodeType):
+            return _code_object, (_code_bytes(obj),)
+        if isinstance(obj, CheckedModule):
+            return _checked_module, _checked_state(obj)
+        if callable(obj) and not isinstance(obj, type) and obj not in _READER_FUNCTIONS.values():
+            raise _Unsupported  # a function or bound method: not plain data
+        return NotImplemented
+
+
+def _dumps(value: Any, base: Mapping[str, CheckedModule]) -> bytes:
+    out = io.BytesIO()
+    _Writer(out, base).dump(value)
+    return out.getvalue()
+
+
+def _entry_bytes(key: str, library: CachedLibrary, base: Mapping[str, CheckedModule]) -> bytes:
+    trees = [m.tree for m in library.compiled]
+    if any(not isinstance(t, py.Module) for t in trees):
+        raise _Unsupported
+    compiled = tuple(dataclasses.replace(m, tree=None, tree_loader=None) for m in library.compiled)
+    body = _dumps({"key": key, "compiled": compiled, "checked": dict(library.checked),
+                   "warnings": tuple(library.warnings), "trees": _dumps(trees, {})}, base)
+    return FORMAT + hashlib.sha256(body).digest() + body
+
+
+def write_library(key: str, library: CachedLibrary, base: Mapping[str, CheckedModule] | None = None) -> None:
+    """Store an entry (atomically: a temporary file renamed); any failure leaves the cache as it was."""
+    folder = _usable_directory(create=True)
+    if folder is None:
+        return
+    try:
+        data = _entry_bytes(key, library, base or {})
+    except (_Unsupported, pickle.PicklingError, TypeError, ValueError, RecursionError):
+        return
+    temporary = None
+    try:
+        fd, temporary = tempfile.mkstemp(prefix=".writing-", suffix=ENTRY_SUFFIX, dir=folder)
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(temporary, folder / (key + ENTRY_SUFFIX))
+        temporary = None
+        _prune(folder)
+    except OSError:
+        pass
+    finally:
+        if temporary is not None:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+
+
+def _prune(folder: Path) -> None:
+    """Keep the newest entries (every edit of a policy or of the compiler makes a new one)."""
+    entries = []
+    for path in folder.glob("*" + ENTRY_SUFFIX):
+        try:
+            entries.append((path.stat().st_mtime, path))
+        except OSError:
+            continue
+    for _, path in sorted(entries, reverse=True)[KEEP_ENTRIES:]:
+        try:
+            path.unlink()
+        except OSError:
+            pass
+
+
+# -- reading --------------------------------------------------------------------------------
+
+class _Rejected(Exception):
+    """An entry that is not exactly what this module writes."""
+
+
+def _code_object(data: bytes) -> types.CodeType:
+    if not isinstance(data, bytes):
+        raise _Rejected
+    try:
+        code = marshal.loads(data)
+    except (EOFError, ValueError, TypeError) as exc:
+        raise _Rejected from exc
+    if not isinstance(code, types.CodeType):
+        raise _Rejected
+    return code
+
+
+def _checked_module(fields: dict, tables: dict) -> CheckedModule:
+    if not isinstance(fields, dict) or not isinstance(tables, dict) or set(tables) != set(_ID_TABLES):
+        raise _Rejected
+    module = CheckedModule(**fields)
+    for name, pairs in tables.items():
+        setattr(module, name, {id(node): value for node, value in pairs})
+    return module
+
+
+_READER_FUNCTIONS = {"_code_object": _code_object, "_checked_module": _checked_module}
+
+
+class _Reader(pickle.Unpickler):
+    """Admits only our data classes, Python syntax nodes and the two rebuilders above."""
+
+    def __init__(self, data: bytes, base: Mapping[str, CheckedModule]) -> None:
+        super().__init__(io.BytesIO(data))
+        self._base = base
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module == __name__ and name in _READER_FUNCTIONS:
+            return _READER_FUNCTIONS[name]
+        if module == "ast":
+            found = getattr(py, name, None)
+            if isinstance(found, type) and issubclass(found, py.AST):
+                return found
+        elif module in _DATA_MODULES:
+            found = getattr(sys.modules.get(module), name, None)
+            if isinstance(found, type) and dataclasses.is_dataclass(found) and found is not CheckedModule:
+                return found
+        raise _Rejected
+
+    def persistent_load(self, pid: Any) -> Any:
+        if isinstance(pid, tuple) and len(pid) == 2 and pid[0] == "base" and pid[1] in self._base:
+            return self._base[pid[1]]
+        raise _Rejected
+
+
+def _loads(data: bytes, base: Mapping[str, CheckedModule]) -> Any:
+    try:
+        return _Reader(data, base).load()
+    except _Rejected:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any malformed pickle is a rejected entry, whatever it raises
+        raise _Rejected from exc
+
+
+def _read_private_file(path: Path) -> bytes | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as entry:
+        try:
+            st = os.fstat(entry.fileno())
+            if not stat.S_ISREG(st.st_mode) or not _private(st):
+                return None
+            return entry.read()
+        except OSError:
+            return None
+
+
+def _tree_loader(data: bytes, count: int) -> Callable[[int], py.Module]:
+    """Syntax trees decoded on first use (only readers of the generated source need them)."""
+    decoded: list[py.Module] = []
+
+    def tree(index: int) -> py.Module:
+        if not decoded:
+            trees = _loads(data, {})
+            if not isinstance(trees, list) or len(trees) != count or \
+                    not all(isinstance(t, py.Module) for t in trees):
+                raise _Rejected
+            decoded.extend(trees)
+        return decoded[index]
+    return tree
+
+
+def _library_of(payload: Any, key: str) -> CachedLibrary:
+    """The entry's content once every part has the type it must have."""
+    if not isinstance(payload, dict) or set(payload) != {"key", "compiled", "checked", "warnings", "trees"} \
+            or payload["key"] != key or not isinstance(payload["trees"], bytes):
+        raise _Rejected
+    compiled, checked, warnings = payload["compiled"], payload["checked"], payload["warnings"]
+    if not isinstance(compiled, tuple) or not all(
+            isinstance(m, CompiledModule) and isinstance(m.code, types.CodeType) and m.tree is None
+            and m.tree_loader is None and m.code.co_filename == m.filename for m in compiled):
+        raise _Rejected
+    if not isinstance(checked, dict) or not all(
+            isinstance(n, str) and isinstance(c, CheckedModule) for n, c in checked.items()):
+        raise _Rejected
+    if not isinstance(warnings, tuple) or not all(isinstance(w, Diagnostic) for w in warnings):
+        raise _Rejected
+    trees = _tree_loader(payload["trees"], len(compiled))
+    compiled = tuple(dataclasses.replace(m, tree_loader=lambda i=i: trees(i)) for i, m in enumerate(compiled))
+    return CachedLibrary(compiled, checked, warnings)
+
+
+def read_library(key: str, base: Mapping[str, CheckedModule] | None = None) -> CachedLibrary | None:
+    """The entry stored under ``key`` (compiled over ``base``), or None when there is no usable one."""
+    folder = _usable_directory(create=False)
+    if folder is None:
+        return None
+    data = _read_private_file(folder / (key + ENTRY_SUFFIX))
+    if data is None or not data.startswith(FORMAT):
+        return None
+    digest, body = data[len(FORMAT):len(FORMAT) + _DIGEST_SIZE], data[len(FORMAT) + _DIGEST_SIZE:]
+    if hashlib.sha256(body).digest() != digest:
+        return None
+    try:
+        return _library_of(_loads(body, base or {}), key)
+    except _Rejected:
+        return None
