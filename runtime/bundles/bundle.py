@@ -255,9 +255,14 @@ def _library(own: compile_cache.CachedLibrary, sources: Mapping[str, str], base:
                    warnings, checked, key)
 
 
+def standard_library_sources() -> list[tuple[str, str]]:
+    """The standard library's policy files: (name as shown in messages, text)."""
+    return [(_display(p), p.read_text()) for p in policy_files(STDLIB)]
+
+
 @lru_cache(maxsize=1)
 def standard_library() -> Library:
-    return compile_sources(((_display(p), p.read_text()) for p in policy_files(STDLIB)), cached=True)
+    return compile_sources(standard_library_sources(), cached=True)
 
 
 # -- arguments -------------------------------------------------------------------------

@@ -163,8 +163,10 @@ def _objects_by_id(root: Any) -> dict[int, Any]:
         if id(obj) in found or isinstance(obj, (str, int, float, bool, bytes, type(None))):
             continue
         found[id(obj)] = obj
-        if dataclasses.is_dataclass(obj):
-            pending.extend(getattr(obj, f.name) for f in dataclasses.fields(obj))
+        if hasattr(obj, "__dataclass_fields__"):
+            state = getattr(obj, "__dict__", None)  # a dataclass's fields (all of them, unless slotted)
+            pending.extend(state.values() if state is not None else
+                           (getattr(obj, name) for name in obj.__dataclass_fields__))
         elif isinstance(obj, dict):
             pending.extend(obj.keys())
             pending.extend(obj.values())
@@ -189,17 +191,10 @@ def _code_bytes(code: types.CodeType) -> bytes:
 
 
 class _Writer(pickle.Pickler):
-    """Pickles an entry: code objects as marshal bytes, checked modules with portable id tables,
-    and the base library's checked modules as references to them."""
+    """Pickles an entry: code objects as marshal bytes, checked modules with portable id tables."""
 
-    def __init__(self, out: io.BytesIO, base: Mapping[str, CheckedModule]) -> None:
+    def __init__(self, out: io.BytesIO) -> None:
         super().__init__(out, protocol=pickle.HIGHEST_PROTOCOL)
-        self._base = {id(module): name for name, module in base.items()}
-
-    def persistent_id(self, obj: Any) -> Any:
-        if isinstance(obj, CheckedModule) and id(obj) in self._base:
-            return ("base", self._base[id(obj)])
-        return None
 
     def reducer_override(self, obj: Any) -> Any:
         if isinstance(obj, types.CodeType):
@@ -211,9 +206,23 @@ class _Writer(pickle.Pickler):
         return NotImplemented
 
 
+class _WriterOverBase(_Writer):
+    """Also writes the base library's checked modules as references to them (``persistent_id`` is
+    asked about every object, so only a library with a base pays for it)."""
+
+    def __init__(self, out: io.BytesIO, base: Mapping[str, CheckedModule]) -> None:
+        super().__init__(out)
+        self._base = {id(module): name for name, module in base.items()}
+
+    def persistent_id(self, obj: Any) -> Any:
+        if isinstance(obj, CheckedModule) and id(obj) in self._base:
+            return ("base", self._base[id(obj)])
+        return None
+
+
 def _dumps(value: Any, base: Mapping[str, CheckedModule]) -> bytes:
     out = io.BytesIO()
-    _Writer(out, base).dump(value)
+    (_WriterOverBase(out, base) if base else _Writer(out)).dump(value)
     return out.getvalue()
 
 
@@ -223,7 +232,7 @@ def _entry_bytes(key: str, library: CachedLibrary, base: Mapping[str, CheckedMod
         raise _Unsupported
     compiled = tuple(dataclasses.replace(m, tree=None, tree_loader=None) for m in library.compiled)
     body = _dumps({"key": key, "compiled": compiled, "checked": dict(library.checked),
-                   "warnings": tuple(library.warnings), "trees": _dumps(trees, {})}, base)
+                   "warnings": tuple(library.warnings), "trees": pickle.dumps(trees, protocol=pickle.HIGHEST_PROTOCOL)}, base)
     return FORMAT + hashlib.sha256(body).digest() + body
 
 

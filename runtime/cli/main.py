@@ -217,7 +217,8 @@ class _VersionAction(argparse.Action):
                  option_string: str | None = None) -> None:
         from fumarole.runtime.authoring.reporting import tool_version
 
-        parser.exit(message=f"{parser.prog} {tool_version()}\n")
+        sys.stdout.write(f"{parser.prog} {tool_version()}\n")
+        parser.exit()
 
 
 def _guarded(func: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:

@@ -1,0 +1,280 @@
+"""The compiled-library cache: a hit gives exactly what compiling gives; a bad entry is never used."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fumarole.policy_lang import parser
+from fumarole.runtime.authoring.scenario import decisions_as_expect
+from fumarole.runtime.bundles import compile_cache
+from fumarole.runtime.bundles.bundle import (
+    Library,
+    build_bundle,
+    compile_sources,
+    load_bundle,
+    standard_library,
+    standard_library_sources,
+)
+from fumarole.runtime.cli.sessions import read_cluster
+from fumarole.runtime.framework.session import Session
+from fumarole.runtime.ingest.scheduler_config import load_config
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch) -> Path:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("FUMAROLE_CACHE_DIR", str(folder))
+    monkeypatch.delenv("FUMAROLE_NO_CACHE", raising=False)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def stdlib(tmp_path_factory) -> tuple[Library, Path]:
+    """The standard library compiled once (a miss: what the compiler gives) and the entry it left."""
+    folder = tmp_path_factory.mktemp("stdlib-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("FUMAROLE_CACHE_DIR", str(folder))
+        library = standard_library.__wrapped__()
+    [entry] = _entries(folder)
+    return library, entry
+
+
+def _warm(cache: Path, entry: Path) -> None:
+    cache.mkdir(mode=0o700, exist_ok=True)
+    shutil.copy(entry, cache / entry.name)
+
+
+# A small library (one plugin, no `use`) for the tests of bad entries: quick to compile.
+_SMALL = ROOT / "examples/site-min-runtime/plugins/min_runtime.policy"
+
+
+def _small_files() -> list[tuple[str, str]]:
+    return [(str(_SMALL), _SMALL.read_text())]
+
+
+def _entries(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*" + compile_cache.ENTRY_SUFFIX))
+
+
+def _no_parsing(monkeypatch) -> None:
+    """Fail the test if anything parses a policy (a cache hit must not)."""
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("parsed although the cache holds the library")
+    monkeypatch.setattr(parser, "parse", refuse)
+
+
+def _decisions(library, cluster_file: str = "examples/two-queues/cluster.yaml",
+               conf: str = "examples/two-queues/volcano-scheduler.conf") -> dict:
+    config = load_config((ROOT / conf).read_text(), conf)
+    cluster, _text = read_cluster(str(ROOT / cluster_file))
+    session = Session(build_bundle(config, library), cluster)
+    session.open()
+    session.run_actions()
+    return decisions_as_expect(session.close())
+
+
+def _same_library(a, b) -> None:
+    assert list(a.plugins) == list(b.plugins) and list(a.actions) == list(b.actions)
+    assert list(a.modules_by_filename) == list(b.modules_by_filename)
+    for name, compiled in a.modules_by_filename.items():
+        other = b.modules_by_filename[name]
+        assert other.code == compiled.code  # the very code the compiler emitted
+        assert other.source == compiled.source
+        assert (other.line_map, other.file_map, other.hooks) == (compiled.line_map, compiled.file_map, compiled.hooks)
+        # Syntax nodes compare by identity: compare what they hold.
+        assert repr((other.args, other.arg_types, other.batch_fallbacks, other.process_states)) == \
+            repr((compiled.args, compiled.arg_types, compiled.batch_fallbacks, compiled.process_states))
+    assert a.warnings == b.warnings
+    assert list(a.checked) == list(b.checked)
+    for name, checked in a.checked.items():
+        assert repr(b.checked[name].module) == repr(checked.module)
+    assert a.sources == b.sources
+
+
+def test_a_hit_is_what_compiling_gives(stdlib, cache, monkeypatch):
+    compiled, entry = stdlib
+    assert (entry.parent.stat().st_mode & 0o777) == 0o700 and (entry.stat().st_mode & 0o777) == 0o600
+    _warm(cache, entry)
+    _no_parsing(monkeypatch)
+    warm = compile_sources(standard_library_sources(), cached=True)
+    _same_library(compiled, warm)
+    assert _decisions(warm) == _decisions(compiled)
+
+
+def test_a_bundle_over_a_cached_stdlib_checks_and_compiles_the_same(stdlib, cache, monkeypatch):
+    """A bundle's policies `use` stdlib modules: the cached checked modules serve the checker and
+    the compiler exactly as freshly checked ones do; the bundle's own compilation is cached too."""
+    compiled, entry = stdlib
+    source = ROOT / "examples/site-most-overused-first/plugins/most_overused_first.policy"
+    files = [(str(source), source.read_text())]
+    fresh = compile_sources(files, compiled)
+    _warm(cache, entry)
+    warm_base = compile_sources(standard_library_sources(), cached=True)
+    _same_library(fresh, compile_sources(files, warm_base, cached=True))
+    _no_parsing(monkeypatch)
+    _same_library(fresh, compile_sources(files, warm_base, cached=True))  # the bundle's own entry
+    assert len(_entries(cache)) == 2
+
+
+def test_a_bundle_folder_runs_the_same_from_the_cache(cache):
+    folder = ROOT / "examples/site-min-runtime"
+    cold, warm = load_bundle(folder), load_bundle(folder)
+    assert len(_entries(cache)) >= 1
+    cluster, _text = read_cluster(str(ROOT / "examples/two-queues/cluster.yaml"))
+    runs = []
+    for bundle in (cold, warm):
+        session = Session(bundle, cluster)
+        session.open()
+        session.run_actions()
+        runs.append(decisions_as_expect(session.close()))
+    assert runs[0] == runs[1] and cold.digest == warm.digest
+
+
+def _rewrites_a_bad_entry(cache: Path, spoil) -> None:
+    good = compile_sources(_small_files(), cached=True)
+    [entry] = _entries(cache)
+    spoil(entry)
+    again = compile_sources(_small_files(), cached=True)  # compiled again, no error
+    _same_library(good, again)
+    assert compile_cache.read_library(good.cache_key) is not None  # and rewritten whole
+
+
+def test_a_corrupt_entry_is_ignored_and_rewritten(cache):
+    def flip(entry: Path) -> None:
+        data = bytearray(entry.read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        entry.write_bytes(bytes(data))
+    _rewrites_a_bad_entry(cache, flip)
+
+
+def test_a_truncated_entry_is_ignored_and_rewritten(cache):
+    _rewrites_a_bad_entry(cache, lambda entry: entry.write_bytes(entry.read_bytes()[:1000]))
+
+
+def test_an_empty_or_foreign_format_entry_is_ignored(cache):
+    _rewrites_a_bad_entry(cache, lambda entry: entry.write_bytes(b""))
+    _rewrites_a_bad_entry(cache, lambda entry: entry.write_bytes(
+        entry.read_bytes().replace(compile_cache.FORMAT, b"fumarole compiled library 0\n", 1)))
+
+
+def test_an_entry_of_another_key_is_ignored(cache):
+    """An entry copied under another key (another Python, another fumarole) is not used."""
+    compile_sources(_small_files(), cached=True)
+    [entry] = _entries(cache)
+    other_key = hashlib.sha256(b"another python").hexdigest()
+    (cache / (other_key + compile_cache.ENTRY_SUFFIX)).write_bytes(entry.read_bytes())
+    assert compile_cache.read_library(other_key) is None
+
+
+def _entry_with_body(body: bytes) -> bytes:
+    return compile_cache.FORMAT + hashlib.sha256(body).digest() + body
+
+
+def test_an_entry_holding_anything_but_our_data_is_refused_without_running_it(cache, tmp_path):
+    """A well-formed entry (right digest, right key) that pickles a callable is refused: the
+    unpickler admits only the policy language's data classes and syntax nodes."""
+    marker = tmp_path / "ran"
+
+    class Exploit:
+        def __reduce__(self):
+            return (os.system, (f"touch {marker}",))
+    compile_sources(_small_files(), cached=True)
+    [entry] = _entries(cache)
+    key = entry.name[:-len(compile_cache.ENTRY_SUFFIX)]
+    out = io.BytesIO()
+    pickle.Pickler(out).dump({"key": key, "compiled": (Exploit(),), "checked": {}, "warnings": (), "trees": b""})
+    entry.write_bytes(_entry_with_body(out.getvalue()))
+    assert compile_cache.read_library(key) is None
+    assert not marker.exists()
+    out = io.BytesIO()
+    pickle.Pickler(out).dump({"key": key, "compiled": ("not a module",), "checked": {}, "warnings": (),
+                              "trees": b""})
+    entry.write_bytes(_entry_with_body(out.getvalue()))
+    assert compile_cache.read_library(key) is None  # plain data of the wrong type
+
+
+def test_an_unwritable_cache_folder_runs_without_the_cache(tmp_path, monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("FUMAROLE_CACHE_DIR", str(blocker / "cache"))
+    library = compile_sources(_small_files(), cached=True)
+    assert library.plugins and not (blocker / "cache").exists()
+
+
+def test_a_folder_others_can_write_is_not_used(cache):
+    cache.mkdir(mode=0o700)
+    compile_sources(_small_files(), cached=True)
+    [entry] = _entries(cache)
+    key = entry.name[:-len(compile_cache.ENTRY_SUFFIX)]
+    os.chmod(cache, 0o777)
+    assert compile_cache.read_library(key) is None
+    os.chmod(cache, 0o700)
+    os.chmod(entry, 0o666)
+    assert compile_cache.read_library(key) is None  # nor an entry others can write
+    os.chmod(entry, 0o600)
+    link = cache / ("0" * 64 + compile_cache.ENTRY_SUFFIX)
+    link.symlink_to(entry)
+    assert compile_cache.read_library("0" * 64) is None  # nor a link
+    assert compile_cache.read_library(key) is not None
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0, reason="needs root to give a file away")
+def test_an_entry_owned_by_another_account_is_not_used(cache):
+    compile_sources(_small_files(), cached=True)
+    [entry] = _entries(cache)
+    os.chown(entry, 65534, 65534)
+    assert compile_cache.read_library(entry.name[:-len(compile_cache.ENTRY_SUFFIX)]) is None
+
+
+def test_turned_off_it_neither_reads_nor_writes(cache, monkeypatch):
+    monkeypatch.setenv("FUMAROLE_NO_CACHE", "1")
+    compile_sources(_small_files(), cached=True)
+    assert not cache.exists()
+
+
+def test_edited_sources_and_compiler_files_change_the_key(tmp_path):
+    files = standard_library_sources()
+    key = compile_cache.library_key(files)
+    name, text = files[0]
+    assert compile_cache.library_key([(name, text + "\n# edited\n")] + files[1:]) != key
+    assert compile_cache.library_key([(name + "x", text)] + files[1:]) != key
+    assert compile_cache.library_key(files, base_key="another base") != key
+    schema = tmp_path / "schema.yaml"
+    schema.write_text("a: 1\n")
+    before = compile_cache.library_key(files, inputs=(schema,))
+    schema.write_text("a: 2\n")
+    compile_cache.toolchain_digest.cache_clear()
+    assert compile_cache.library_key(files, inputs=(schema,)) != before
+
+
+def test_only_the_newest_entries_are_kept(cache, monkeypatch):
+    monkeypatch.setattr(compile_cache, "KEEP_ENTRIES", 2)
+    for i in range(4):
+        compile_sources([(f"p{i}.policy", f"plugin p{i}\n")], cached=True)
+    assert len(_entries(cache)) == 2
+    assert compile_sources([("p3.policy", "plugin p3\n")], cached=True).plugins
+
+
+def test_run_starts_warm_without_the_front_end(stdlib, cache):
+    """`fumarole run` with a warm cache decides the same and imports neither the parser (Lark)
+    nor the tools other commands need."""
+    _warm(cache, stdlib[1])  # a hit when this process's working folder is the repository's
+    script = ("import sys\nfrom fumarole.runtime.cli.main import main\ncode = main(['run', 'examples/cluster.yaml'])\n"
+              "heavy = ('lark', 'jsonschema', 'networkx', 'pygls', 'dask', 'matplotlib', 'kubernetes', 'starlette')\n"
+              "print(sorted(m for m in heavy if m in sys.modules), code, file=sys.stderr)\n")
+    env = {**os.environ, "FUMAROLE_CACHE_DIR": str(cache)}
+    runs = [subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
+                           timeout=300) for _ in range(2)]
+    assert runs[0].stdout == runs[1].stdout and runs[0].stdout
+    assert runs[1].stderr.strip() == "[] 0"
