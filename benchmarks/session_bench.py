@@ -68,6 +68,21 @@ def split(bundle, text: str, engine: str) -> tuple[dict[str, float], object]:
     return parts, decisions
 
 
+def loading(bundle, path: Path) -> dict[str, float]:
+    """CPU seconds of reading a cluster file, building the session on it and opening it
+    (the best of three: loading is short enough for a neighbour's burst to show)."""
+    best: dict[str, float] | None = None
+    for _ in range(3):
+        parts: dict[str, float] = {}
+        cluster, _, parts["load"] = timed(lambda: load_cluster(path.read_text(), path.name))
+        session, _, parts["session"] = timed(lambda: Session(bundle, cluster, now=0.0))
+        _, _, parts["open"] = timed(session.open)
+        parts["total"] = sum(parts.values())
+        best = parts if best is None or parts["total"] < best["total"] else best
+        del cluster, session
+    return best
+
+
 def _opened(bundle, cluster, engine: str) -> Session:
     session = Session(bundle, cluster, now=0.0, engine=engine)
     session.open()
@@ -80,7 +95,8 @@ def main() -> None:
     parser.add_argument("--shape", default="roomy", choices=sorted(SHAPES))
     parser.add_argument("--config", default="default", choices=sorted(CONFIGS))
     parser.add_argument("--load-only", action="store_true",
-                        help="only time loading the cluster (JSON and YAML, in process), no sessions")
+                        help="only time loading the cluster, building its session and opening it "
+                             "(JSON and YAML, in process), no actions")
     parser.add_argument("--reference", nargs="*", default=["S", "M"], metavar="SIZE",
                         help="sizes on which to run the reference engine too, for the speedup (default S M)")
     args = parser.parse_args()
@@ -97,9 +113,8 @@ def main() -> None:
                   f"{spec['jobs'] * spec['pods_per_job']:,} pods, {spec['queues']} queues", flush=True)
             if args.load_only:
                 for label, path in (("json", as_json), ("yaml", as_yaml)):
-                    text = path.read_text()
-                    _, wall, cpu = timed(lambda: load_cluster(text, path.name))
-                    print(f"  load ({label}): {wall:.2f} s wall, {cpu:.2f} s CPU", flush=True)
+                    print(f"  {label}, CPU s: " + " | ".join(f"{k} {v:.2f}" for k, v in loading(bundle, path).items()),
+                          flush=True)
                 continue
             for label, path in (("json", as_json), ("yaml", as_yaml)):
                 wall, cpu = whole_process(path, "fast")
