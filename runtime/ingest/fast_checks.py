@@ -24,7 +24,7 @@ _TYPE_TESTS = {
     "bool": "isinstance({v}, bool)",
     "map": "isinstance({v}, dict)",
     "list": "isinstance({v}, list)",
-    "scalar": "isinstance({v}, _SCALAR)",
+    "scalar": "(type({v}) is str or isinstance({v}, _SCALAR))",
     "time": "_is_time({v})",
 }
 
@@ -44,25 +44,27 @@ class _Source:
         self.lines.append("    " * indent + line)
 
 
-def _typed_lines(out: _Source, var: str, tree: dict, indent: int) -> None:
+def _typed_lines(out: _Source, var: str, tree: dict, indent: int, is_dict: bool = True) -> None:
     """Lines that return False when a value under ``var`` has the wrong type (``tree`` as
     kube's typed-field trees: segment -> [type name or None, subtree]; "*" is every item of a
-    list or value of a mapping; a null value of a named field is unset)."""
+    list or value of a mapping; a null value of a named field is unset).  ``is_dict``: ``var``
+    is known to be a mapping (the object itself, or a value just checked to be one)."""
     for segment, (type_name, subtree) in tree.items():
         item = out.local()
         if segment == "*":
-            out.add(indent, f"for {item} in ({var} if isinstance({var}, list) else "
-                            f"{var}.values() if isinstance({var}, dict) else ()):")
-            body = indent + 1
+            items = f"{var}.values()" if is_dict else (f"({var} if isinstance({var}, list) else "
+                                                       f"{var}.values() if isinstance({var}, dict) else ())")
+            out.add(indent, f"for {item} in {items}:")
         else:
-            out.add(indent, f"{item} = {var}.get({segment!r}) if isinstance({var}, dict) else None")
+            lookup = f"{var}.get({segment!r})"
+            out.add(indent, f"{item} = {lookup}" if is_dict else f"{item} = {lookup} if isinstance({var}, dict) else None")
             out.add(indent, f"if {item} is not None:")
-            body = indent + 1
+        body = indent + 1
         if type_name is not None:
             out.add(body, f"if not {_TYPE_TESTS[type_name].format(v=item)}:")
             out.add(body + 1, "return False")
         if subtree:
-            _typed_lines(out, item, subtree, body)
+            _typed_lines(out, item, subtree, body, type_name == "map")
         elif type_name is None:
             out.add(body, "pass")
 
