@@ -159,3 +159,61 @@ def test_plain_yaml_leaves_what_needs_judgement_to_the_careful_loader():
 
     for text in PLAIN_YAML_GIVES_UP:
         assert plain_yaml(text) is None, text
+
+
+def _random_values():
+    from hypothesis import strategies as st
+
+    scalars = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.floats(allow_nan=False),
+                        st.text(max_size=3), st.just("2026-01-01T00:00:00Z"), st.just("not a time"))
+    return st.recursive(scalars, lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(st.sampled_from(["name", "labels", "containers", "resources", "ports", "hostPort", "x",
+                                         "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms",
+                                         "matchExpressions", "values", "key", "weight", "names", "taints"]),
+                        inner, max_size=4)), max_leaves=12)
+
+
+def _random_objects():
+    from hypothesis import strategies as st
+
+    sections = {"metadata": ["name", "namespace", "uid", "labels", "annotations", "creationTimestamp",
+                             "deletionTimestamp", "bogus"],
+                "spec": ["priority", "containers", "initContainers", "affinity", "tolerations", "taints",
+                         "unschedulable", "minMember", "minTaskMember", "queue", "weight", "reclaimable", "nodeName",
+                         "topologySpreadConstraints", "subGroupPolicy", "nodeSelector", "bogus"],
+                "status": ["phase", "conditions", "images", "state", "allocatable", "bogus"]}
+    section = {name: st.dictionaries(st.sampled_from(fields), _random_values(), max_size=4)
+               for name, fields in sections.items()}
+    return st.fixed_dictionaries({}, optional={**section, "value": _random_values(),
+                                              "globalDefault": _random_values()})
+
+
+def test_the_compiled_checks_agree_with_the_walks_that_report():
+    """The predicates decide whether the reporting walks run: they must find a problem exactly
+    when the walks do (for unknown fields, at least when the walks do: keys that are not text
+    are never reported, but send the object to the walk)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from fumarole.runtime.ingest import kube
+    from fumarole.runtime.ingest.known_fields import _ALL_KNOWN, reported_unknown_fields
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.sampled_from(sorted(kube._TREES)), _random_objects())
+    def check(kind, obj):
+        assert kube._ALL_TYPED[kind](obj) == (next(kube._mistyped(obj, kube._TREES[kind]), None) is None)
+        if kind in _ALL_KNOWN:
+            reported = bool(reported_unknown_fields(kind, obj, "f"))
+            assert _ALL_KNOWN[kind](obj) or reported or _has_key_not_text(obj)
+            assert not (_ALL_KNOWN[kind](obj) and reported)
+
+    check()
+
+
+def _has_key_not_text(value: object) -> bool:
+    if isinstance(value, dict):
+        return any(not isinstance(k, str) or _has_key_not_text(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_key_not_text(v) for v in value)
+    return False

@@ -101,6 +101,11 @@ def unknown_fields(kind: str, obj: dict, file: str) -> list[Diagnostic]:
     """Warning K103 for every field of ``obj`` its API does not define, at the field's key."""
     if kind not in _ALL_KNOWN or _ALL_KNOWN[kind](obj):
         return []
+    return reported_unknown_fields(kind, obj, file)
+
+
+def reported_unknown_fields(kind: str, obj: dict, file: str) -> list[Diagnostic]:
+    """The walk behind :func:`unknown_fields`, for when its compiled check found something."""
     out = []
     for path, known in SCHEMAS.get(kind, ()):
         where = ".".join(step for step in path if step != "[]")
