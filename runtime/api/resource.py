@@ -24,8 +24,18 @@ ZERO, INFINITY = "zero", "infinity"  # dimension default modes
 _IGNORED_PREFIX = "count/"
 _NATIVE = {"cpu", "memory", "pods", "ephemeral-storage", "storage"}
 # Resource lists of texts already parsed (see Resource.from_list); never handed out, only cloned.
+# Only lists of texts are kept, so a hit is a list of the same texts: a text never equals the
+# number or boolean YAML may have read instead (1, 1.0 and true are equal keys, "1" is not).
 _PARSED: dict[tuple, "Resource"] = {}
 _PARSED_LIMIT = 4096
+
+
+def all_text(items: tuple) -> bool:
+    """Every (name, quantity) pair of a resource list is two texts."""
+    for name, raw in items:
+        if type(raw) is not str or type(name) is not str:
+            return False
+    return True
 
 
 def _le(a: float, b: float) -> bool:
@@ -64,14 +74,16 @@ class Resource:
         if not resources:
             return cls()
         items = tuple(resources.items())
-        for name, raw in items:
-            if type(raw) is not str or type(name) is not str:
-                return cls._parsed(items)
-        known = _PARSED.get(items)
+        try:
+            known = _PARSED.get(items)
+        except TypeError:  # a list or mapping where a quantity belongs: QuantityError below
+            known = None
         if known is None:
-            if len(_PARSED) >= _PARSED_LIMIT:
-                _PARSED.clear()
-            known = _PARSED[items] = cls._parsed(items)
+            known = cls._parsed(items)
+            if all_text(items):
+                if len(_PARSED) >= _PARSED_LIMIT:
+                    _PARSED.clear()
+                _PARSED[items] = known
         return known.clone()
 
     @classmethod

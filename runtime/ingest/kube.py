@@ -38,7 +38,7 @@ from fumarole.runtime.api.model import (
 )
 from fumarole.runtime.api.labels import parse_selector, selects
 from fumarole.runtime.api.quantity import QuantityError
-from fumarole.runtime.api.resource import Resource
+from fumarole.runtime.api.resource import Resource, all_text
 from fumarole.runtime.ingest.fast_checks import all_typed
 from fumarole.runtime.ingest.gc_pause import gc_paused
 from fumarole.runtime.ingest.json_input import plain_json
@@ -132,7 +132,7 @@ _POD_REQUESTS_LIMIT = 4096
 
 
 def _requests_key(spec: dict) -> tuple | None:
-    """What a pod's request depends on, when that is only its containers' lists of texts (the
+    """What a pod's request depends on, when that is only its containers' resource lists (the
     pods of a job all have the same); None for anything else, summed afresh each time."""
     if spec.get("initContainers") or spec.get("overhead"):
         return None
@@ -145,26 +145,27 @@ def _requests_key(spec: dict) -> tuple | None:
         requests = resources.get("requests") if isinstance(resources, dict) else None
         if requests is None:
             key.append(())
-            continue
-        if not isinstance(requests, dict):  # reported (K004) where it is summed
+        elif isinstance(requests, dict):
+            key.append(tuple(requests.items()))
+        else:  # reported (K004) where it is summed
             return None
-        items = tuple(requests.items())
-        for name, raw in items:
-            if type(raw) is not str or type(name) is not str:
-                return None
-        key.append(items)
     return tuple(key)
 
 
 def pod_request(spec: dict, reader: _Reader | None = None, where: str = "pod") -> Resource:
-    """Volcano's pod request: containers, init containers (sidecars included), pods: 1, overhead."""
+    """Volcano's pod request: containers, init containers (sidecars included), pods: 1, overhead.
+
+    Requests of texts already summed are cloned (only those are kept: see resource._PARSED)."""
     key = _requests_key(spec)
-    known = _POD_REQUESTS.get(key) if key is not None else None
+    try:
+        known = _POD_REQUESTS.get(key) if key is not None else None
+    except TypeError:  # a list or mapping where a quantity belongs: reported where it is summed
+        key = known = None
     if known is not None:
         return known.clone()
     reported = len(reader.diagnostics) if reader is not None else 0
     total = _summed_request(spec, reader, where)
-    if key is not None and (reader is None or len(reader.diagnostics) == reported):
+    if key is not None and (reader is None or len(reader.diagnostics) == reported) and all(map(all_text, key)):
         if len(_POD_REQUESTS) >= _POD_REQUESTS_LIMIT:
             _POD_REQUESTS.clear()
         _POD_REQUESTS[key] = total.clone()
