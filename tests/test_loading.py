@@ -217,3 +217,34 @@ def _has_key_not_text(value: object) -> bool:
     if isinstance(value, list):
         return any(_has_key_not_text(v) for v in value)
     return False
+
+
+def test_the_collector_resumes_after_loading_with_what_loading_made_long_lived():
+    import gc
+
+    from fumarole.runtime.ingest.gc_pause import gc_paused
+
+    assert gc.isenabled()
+    with gc_paused():
+        assert not gc.isenabled()
+        with gc_paused():
+            pass
+        assert not gc.isenabled()  # an inner pause leaves the outer one paused
+        made = [[i] for i in range(10_000)]
+    assert gc.isenabled() and gc.get_count()[0] < 1_000  # not left for the youngest generation
+    assert gc.get_freeze_count() == 0 and len(made) == 10_000
+
+
+def test_objects_a_program_keeps_frozen_stay_frozen():
+    import gc
+
+    from fumarole.runtime.ingest.gc_pause import gc_paused
+
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with gc_paused():
+            [[i] for i in range(100)]
+        assert gc.isenabled() and gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
