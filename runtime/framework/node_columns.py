@@ -145,6 +145,15 @@ class NodeColumns:
                 self.flags[name][row] = read(node)
         self.touched.clear()
 
+    def adopt(self, nodes: list[Node]) -> "NodeList":
+        """A list of session nodes that never changes (a HyperNode's) as a NodeList carrying its
+        rows, so every batch over it is a gather instead of a name lookup per node."""
+        batch = self.batch(nodes)
+        adopted = NodeList(nodes)
+        if batch is not None:
+            adopted.rows = batch.rows
+        return adopted
+
     def all_batch(self) -> "NodeBatch":
         return NodeBatch(self, self.all_rows, self.nodes)
 

@@ -199,6 +199,9 @@ class Session:
             self.phase = "open"
             # The fast engine's node columns; None: every rule runs node by node (the reference engine).
             self.columns = NodeColumns(self.node_list, self.k8s) if engine == "fast" else None
+            if self.columns is not None:
+                for hyper_node in self.topology.list:
+                    hyper_node.nodes = self.columns.adopt(hyper_node.nodes)
             self.H = SimpleNamespace()
             self._allocate_handlers: list[Callable] = []
             self._deallocate_handlers: list[Callable] = []
