@@ -3,9 +3,15 @@
 The fast engine evaluates node-level rules over many nodes at once
 (``policy_lang/vectorize.py`` compiles their batch form).  A batch form reads
 node facts from these columns instead of from ``Node`` objects.  The session
-marks a node as touched whenever its accounting or its Kubernetes view changes;
-before a batch is evaluated only the touched rows are read again, so a
-placement costs one row, not the world.
+marks a node as touched whenever its accounting or its Kubernetes view changes:
+the row goes on the *change log*.  Each column remembers the log position it is
+current at and, when a batch reads it, re-reads only the rows logged since, so a
+placement costs one row of the columns actually read, not the world.
+
+The same log keeps *row memos* current (:meth:`NodeColumns.memo`): a value per
+row that depends only on that row's node and on a key the caller computes (a pod
+spec's facts), computed once over every row and then, when asked again,
+recomputed for the rows touched since.
 
 Values keep Python's float semantics: every column is float64 (what Python
 floats are), integer facts are exact below 2**53.
@@ -112,7 +118,11 @@ class ResourceVector:
 
 
 class NodeColumns:
-    """Node facts as columns, kept current row by row."""
+    """Node facts as columns, kept current row by row through the change log."""
+
+    # Rows touched since a memo was current, above which recomputing every row is cheaper
+    # than one per-node call per touched row.
+    MEMO_ROWS_PER_NODE_CALL = 32
 
     def __init__(self, nodes: list[Node], view: "k8s.K8sView") -> None:
         self.nodes = nodes
@@ -125,25 +135,68 @@ class NodeColumns:
         self.resources = {name: ResourceColumns(size) for name in RESOURCE_ATTRIBUTES}
         self.numbers = {name: np.zeros(size) for name in NUMERIC_ATTRIBUTES}
         self.flags = {name: np.zeros(size, dtype=bool) for name in BOOL_ATTRIBUTES}
-        self.touched: set[int] = set(range(size))
+        self.log: list[int] = []  # the change log: rows touched, in order
+        # The log position each column is current at (-1: never read).
+        self._current: dict[str, int] = {name: -1 for name in (*RESOURCE_ATTRIBUTES, *NUMERIC_ATTRIBUTES,
+                                                                  *BOOL_ATTRIBUTES)}
+        self._memos: dict[object, tuple[np.ndarray, int]] = {}  # key -> (value per row, log position)
         self.all_rows = np.arange(size)
 
     def touch(self, node: Node) -> None:
-        """The node's accounting or Kubernetes view changed: re-read its row before the next batch."""
+        """The node's accounting or Kubernetes view changed: log its row."""
         row = self.rows.get(node.name)
-        if row is not None and self.nodes[row] is node:
-            self.touched.add(row)
+        if row is not None and self.nodes[row] is node and (not self.log or self.log[-1] != row):
+            self.log.append(row)
 
-    def refresh(self) -> None:
-        for row in self.touched:
-            node = self.nodes[row]
-            for name, read in RESOURCE_ATTRIBUTES.items():
-                self.resources[name].write(row, read(node))
-            for name, read in NUMERIC_ATTRIBUTES.items():
-                self.numbers[name][row] = read(node)
-            for name, read in BOOL_ATTRIBUTES.items():
-                self.flags[name][row] = read(node)
-        self.touched.clear()
+    def touched_since(self, position: int) -> "Iterable[int]":
+        """The rows logged from ``position`` on (every row for -1)."""
+        return range(len(self.nodes)) if position < 0 else set(self.log[position:])
+
+    def current(self, name: str) -> bool:
+        """Bring one column up to the log's end, re-reading only the rows logged since it was
+        (False: no column has that name)."""
+        position, end = self._current.get(name), len(self.log)
+        if position == end:
+            return True
+        if position is None:
+            return False
+        nodes = self.nodes
+        if name in self.resources:
+            column, read = self.resources[name], RESOURCE_ATTRIBUTES[name]
+            for row in self.touched_since(position):
+                column.write(row, read(nodes[row]))
+        else:
+            values = self.numbers[name] if name in self.numbers else self.flags[name]
+            read = NUMERIC_ATTRIBUTES.get(name) or BOOL_ATTRIBUTES[name]
+            for row in self.touched_since(position):
+                values[row] = read(nodes[row])
+        self._current[name] = end
+        return True
+
+    def memo(self, key: object, every_row: Callable[["NodeBatch"], np.ndarray],
+             one_row: Callable[[Node], float]) -> np.ndarray:
+        """A row-local value over every row: ``every_row`` computes it for all of them the first
+        time (and when many rows changed), ``one_row`` re-computes a row touched since.  Both must
+        compute the same thing: the value of a row may depend only on that row's node and on what
+        ``key`` stands for."""
+        end = len(self.log)
+        entry = self._memos.get(key)
+        if entry is not None:
+            values, position = entry
+            if position == end:
+                return values
+            rows = self.touched_since(position)
+            if len(rows) <= self.MEMO_ROWS_PER_NODE_CALL:
+                for row in rows:
+                    values[row] = one_row(self.nodes[row])
+                self._memos[key] = (values, end)
+                return values
+        values = np.array(every_row(self.all_batch()), dtype=float)
+        self._memos[key] = (values, end)
+        return values
+
+    def all_batch(self) -> "NodeBatch":
+        return NodeBatch(self, self.all_rows, self.nodes)
 
     def adopt(self, nodes: list[Node]) -> "NodeList":
         """A list of session nodes that never changes (a HyperNode's) as a NodeList carrying its
@@ -153,9 +206,6 @@ class NodeColumns:
         if batch is not None:
             adopted.rows = batch.rows
         return adopted
-
-    def all_batch(self) -> "NodeBatch":
-        return NodeBatch(self, self.all_rows, self.nodes)
 
     def batch(self, nodes: Iterable[Node]) -> "NodeBatch | None":
         """The nodes as a batch; None when one of them is not a session node (a dry-run copy)."""
@@ -193,14 +243,14 @@ class NodeBatch:
         if name in self._cache:
             return self._cache[name]
         cols = self.columns
+        if not cols.current(name):
+            return None
         if name in cols.resources:
             value = cols.resources[name].gather(self.rows)
         elif name in cols.numbers:
             value = cols.numbers[name][self.rows]
-        elif name in cols.flags:
-            value = cols.flags[name][self.rows]
         else:
-            return None
+            value = cols.flags[name][self.rows]
         self._cache[name] = value
         return value
 

@@ -125,7 +125,6 @@ class PredicateHelper:
             rows = [batch.columns.rows.get(name, -1) for name in cached]
             at = position[[r for r in rows if r >= 0]]
             skipped[at[at >= 0]] = True
-        batch.columns.refresh()
         fails = np.asarray(batch_check(task, rotated), dtype=bool)  # nothing changed yet: may still fall back
         feasible_at = np.flatnonzero(~fails & ~skipped)
         if len(feasible_at) >= wanted:

@@ -380,7 +380,6 @@ class Session:
                 if batch_arg is None:  # e.g. dry-run copies: not session nodes
                     return per_node(*args)
                 call[i] = batch_arg
-            columns.refresh()
             try:
                 return as_value(batch(*call))
             except Exception:  # noqa: BLE001 - the per-node code raises it again, at its policy line

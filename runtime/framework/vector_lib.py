@@ -355,12 +355,31 @@ def _some_lanes(fn: Callable, dom: NodeBatch, lanes: np.ndarray, default, dtype)
     return out
 
 
+def _tolerations_key(task) -> str:
+    return json.dumps(k8s.tolerations_of(task), sort_keys=True, default=str)
+
+
 def _untolerated_taint(mask, task, dom, effects):
-    return _some_lanes(lambda n: k8s.untolerated_taint(task, n, effects), dom, _tainted(dom), None, object)
+    """Taints and tolerations are static: one column per distinct tolerations and effects."""
+    cols = dom.columns
+    key = "untolerated:" + _tolerations_key(task) + json.dumps(list(effects))
+    column = cols.static.get(key)
+    if column is None:
+        every = cols.all_batch()
+        column = cols.static[key] = _some_lanes(lambda n: k8s.untolerated_taint(task, n, effects), every,
+                                                _tainted(every), None, object)
+    return column[dom.rows]
 
 
 def _prefer_no_schedule(mask, task, dom):
-    return _some_lanes(lambda n: k8s.intolerable_prefer_no_schedule(task, n), dom, _tainted(dom), 0.0, float)
+    cols = dom.columns
+    key = "prefer-no-schedule:" + _tolerations_key(task)
+    column = cols.static.get(key)
+    if column is None:
+        every = cols.all_batch()
+        column = cols.static[key] = _some_lanes(lambda n: k8s.intolerable_prefer_no_schedule(task, n), every,
+                                                _tainted(every), 0.0, float)
+    return column[dom.rows]
 
 
 def _host_port_conflict(mask, task, dom):
@@ -434,10 +453,17 @@ def _first_two(fractions, present, n):
 
 
 def _balanced_or_lanes(mask, task, dom):
-    try:
-        return _balanced(mask, task, dom)
-    except _LaneByLane:
-        return NotImplemented
+    """Row-local (the node's requests and allocatable, the pod's requests): one memo per distinct
+    pod request, kept current row by row (NodeColumns.memo)."""
+    pod = task.request
+    key = ("balanced", pod.milli_cpu, pod.memory, tuple(sorted((pod.scalars or {}).items())))
+    def every_row(every: NodeBatch) -> np.ndarray:
+        try:
+            return _balanced(None, task, every)
+        except _LaneByLane:
+            return np.array([k8s.balanced_allocation_score(task, n) for n in every.nodes], dtype=float)
+    values = dom.columns.memo(key, every_row, lambda node: k8s.balanced_allocation_score(task, node))
+    return values[dom.rows]
 
 
 def _image_locality(mask, task, dom):

@@ -365,6 +365,12 @@ def _tolerations(task: Task) -> list[dict]:
     return [t for t in _list(_spec(task), "tolerations") if isinstance(t, dict)]
 
 
+def tolerations_of(task: Task) -> list[dict]:
+    """What the taint filters and scores read of the pod: pods with equal tolerations get the
+    same answer on every node."""
+    return _tolerations(task)
+
+
 def _tolerated(tolerations: Iterable[dict], taint: dict) -> bool:
     return any(_tolerates(t, taint) for t in tolerations)
 
