@@ -21,6 +21,20 @@ shape cannot be run lane-wise at all (effects, a ``break`` that depends on the
 node, a loop over the nodes that carries values between them) has no batch
 form, and :func:`fallbacks` says why.
 
+Row memos.  A call, inside a batch form, of a definition taking one node and
+otherwise plain values (``f(task, node)``) whose body is *row-local* is
+evaluated once over every node of the session per distinct argument key and
+then kept current row by row (``NodeColumns.memo``): the batch gathers the
+memoised values instead of evaluating the definition again.  A body is
+row-local when all it reads is its node's columns
+(:data:`ROW_NODE_ATTRIBUTES`: the session marks a node's row touched whenever
+they change), the task's requests (:data:`ROW_TASK_ATTRIBUTES`, the key the
+runtime computes from them), plain arguments, constants and plugin ``arg``s,
+and when all it calls is pure: built-ins, ``_math``, resource getters,
+row-local definitions and the library functions of
+:data:`ROW_LOCAL_LIBRARY`.  Plugin state, session globals, hooks, other nodes,
+loops over anything but plain values: not row-local, evaluated per call.
+
 Code is built as Python ``ast`` nodes; node-independent sub-expressions are the
 per-node compiler's own nodes for them, so both forms agree by construction.
 Literals enter as constant nodes, never as text.
@@ -50,6 +64,18 @@ _LANE_KINDS = (NODE, VECTOR, RESOURCES, FAILS, NAMES)
 _EFFECT_TYPES = frozenset({"Statement", "PriorityQueue", "PredicateHelper"})
 _EFFECT_NAMES = frozenset({"statement", "predicate_helper", "priority_queue", "pod_view", "add", "remove",
                            "record_fit_error", "record_fit_errors", "set_condition", "dry_run_copy"})
+
+
+# Node attributes kept as columns (runtime/framework/node_columns.py): a row-local body may read them.
+ROW_NODE_ATTRIBUTES = frozenset({"allocatable", "capacity", "idle", "used", "releasing", "pipelined",
+                                 "future_idle", "view_requested", "view_nonzero_requested", "max_task_num",
+                                 "pod_count", "unschedulable"})
+# Task attributes a row-local body may read; the runtime's memo key for a task is their values.
+ROW_TASK_ATTRIBUTES = frozenset({"request", "init_request", "nonzero_request"})
+# Library functions of (task, node) that read only ROW_TASK_ATTRIBUTES of the task and the node's columns.
+ROW_LOCAL_LIBRARY = frozenset({"_k8s.balanced_allocation_score"})
+_PURE_BUILTINS = frozenset({"float", "int", "min", "max", "abs", "len", "bool", "str"})
+_ROW_LOCAL_RESULTS = frozenset({"int", "float", "bool"})
 
 
 class NotVectorisable(Exception):
@@ -92,6 +118,7 @@ class Vectorizer:
         self.failed: dict[str, str] = {}
         self.fn: _Function | None = None
         self.modules = [compiler.c, *compiler.c.uses]
+        self.row_local: dict[tuple[str, str], bool] = {}  # (module, def) -> body is row-local
 
     # -- entry points ------------------------------------------------------------------------
     def emit(self) -> tuple[list[P.stmt], list[Fallback]]:
@@ -720,7 +747,91 @@ class Vectorizer:
         if not any(k == NODE for k in norm) and any(k in _LANE_KINDS for k in norm):
             call_args.append(_name(self.fn.dom))
         returns = owner.def_types[info.name].args[-1] if owner.def_types.get(info.name) else Type("unknown")
+        if (norm.count(NODE) == 1 and set(norm) <= {NODE, SCALAR} and returns.name in _ROW_LOCAL_RESULTS
+                and not returns.optional and self._is_row_local(owner, decl)):
+            # A row-local definition of one node: memoised over every row (see the module docstring).
+            return _call("_V.row_memo", _name(self.fn.dom), _name(batch), _name(info.py), _const(norm.index(NODE)),
+                         P.Tuple(elts=call_args, ctx=P.Load()), _const(returns.name == "bool")), VECTOR
         return _call(batch, *call_args), self._result_kind(returns, norm)
+
+    # -- row-local definitions ------------------------------------------------------------
+    def _is_row_local(self, m: CheckedModule, decl: A.FuncDef) -> bool:
+        key = (m.module.name, decl.name)
+        if key not in self.row_local:
+            self.row_local[key] = False  # a recursive definition is not row-local
+            body = decl.body if isinstance(decl.body, tuple) else (A.Return(decl.body, decl.span),)
+            self.row_local[key] = self._with_module(m, lambda: all(self._rl_stmt(s) for s in body))
+        return self.row_local[key]
+
+    def _rl_stmt(self, s) -> bool:
+        if isinstance(s, (A.Pass, A.Break, A.Continue)):
+            return True
+        if isinstance(s, A.Let):
+            return self._rl_expr(s.value)
+        if isinstance(s, (A.Assign, A.AugAssign)):
+            ref = self.base.info.refs.get(id(s.target)) if isinstance(s.target, A.Name) else None
+            return ref is not None and ref.kind == "local" and self._rl_expr(s.value)
+        if isinstance(s, A.Return):
+            return s.value is None or self._rl_expr(s.value)
+        if isinstance(s, A.When):
+            return self._rl_expr(s.cond) and self._rl_stmt(s.stmt)
+        if isinstance(s, A.If):
+            return (all(self._rl_expr(c) and all(self._rl_stmt(x) for x in body) for c, body in s.branches)
+                    and all(self._rl_stmt(x) for x in s.orelse))
+        if isinstance(s, A.For):  # over plain values only (a node list is not row-local)
+            return self._rl_expr(s.iter) and all(self._rl_stmt(x) for x in s.body)
+        return False
+
+    def _rl_expr(self, e) -> bool:
+        info = self.base.info
+        if e is None or isinstance(e, A.Literal):
+            return True
+        if isinstance(e, A.Name):  # a task or node itself only as an argument or an attribute's owner
+            return self._rl_name(e) and self.base.t(e).name not in ("Task", "Node")
+        if isinstance(e, A.Attr):
+            owner = self.base.t(e.obj)
+            allowed = (owner.name == "Node" and not owner.optional and e.name in ROW_NODE_ATTRIBUTES
+                       or owner.name == "Task" and e.name in ROW_TASK_ATTRIBUTES
+                       or owner.name == "Resource")
+            return allowed and (self._rl_name(e.obj) if isinstance(e.obj, A.Name) else self._rl_expr(e.obj))
+        if isinstance(e, A.Call):
+            return self._rl_call(e)
+        if isinstance(e, A.Unary):
+            return self._rl_expr(e.operand)
+        if isinstance(e, A.Binary):
+            return self._rl_expr(e.left) and self._rl_expr(e.right)
+        if isinstance(e, A.Conditional):
+            return self._rl_expr(e.cond) and self._rl_expr(e.then) and self._rl_expr(e.orelse)
+        if isinstance(e, A.Index):
+            return self._rl_expr(e.obj) and self._rl_expr(e.key)
+        if isinstance(e, A.ListLit):
+            return all(self._rl_expr(x) for x in e.items)
+        if isinstance(e, A.MapLit):
+            return all(self._rl_expr(k) and self._rl_expr(v) for k, v in e.entries)
+        if isinstance(e, (A.ListComp, A.MapComp)):
+            parts = [e.iter, e.cond] + ([e.elem] if isinstance(e, A.ListComp) else [e.key, e.value])
+            return all(self._rl_expr(x) for x in parts)
+        return False
+
+    def _rl_name(self, e: A.Name) -> bool:
+        ref = self.base.info.refs.get(id(e))
+        return ref is not None and ref.kind in ("local", "arg", "const")
+
+    def _rl_call(self, e: A.Call) -> bool:
+        info = self.base.info.calls.get(id(e))
+        if info is None or e.kwargs or not all(self._rl_name(a) if isinstance(a, A.Name) else self._rl_expr(a)
+                                               for a in e.args):
+            return False
+        if info.kind == "builtin":
+            return info.name in _PURE_BUILTINS or getattr(e.func, "id", "") in _PURE_BUILTINS
+        if info.kind == "function":
+            return info.py.startswith("_math.") or info.py in ROW_LOCAL_LIBRARY
+        if info.kind == "method":
+            return self.base.t(e.func.obj).name == "Resource" and info.name == "get" and self._rl_expr(e.func.obj)
+        if info.kind == "def":
+            owner = next((m for m in self.modules if info.name in m.defs and f"f_{info.name}" == info.py), None)
+            return owner is not None and self._is_row_local(owner, owner.defs[info.name])
+        return False
 
     def _result_kind(self, t: Type, kinds) -> str:
         if any(k in _LANE_KINDS for k in kinds):

@@ -42,10 +42,11 @@ _EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"]
 
 
 @st.composite
-def clusters(draw, max_nodes: int = 12) -> list[dict]:
+def clusters(draw, max_nodes: int = 12, job_sizes: tuple[int, int] = (1, 4)) -> list[dict]:
     """Kubernetes objects: nodes (labels, taints, cordons, GPUs), queues (some hierarchical),
     PodGroups with gangs and priorities, pods pending / running / releasing with selectors,
-    tolerations, host ports and pod (anti-)affinity."""
+    tolerations, host ports and pod (anti-)affinity.  ``job_sizes``: the fewest and most pods
+    a job has (many pods of one spec on few nodes change a node's row between a job's tasks)."""
     n_nodes = draw(st.integers(1, max_nodes))
     objects: list[dict] = []
     for i in range(n_nodes):
@@ -75,7 +76,7 @@ def clusters(draw, max_nodes: int = 12) -> list[dict]:
                     "metadata": {"name": "high"}, "value": 1000})
     n_jobs = draw(st.integers(1, 6))
     for j in range(n_jobs):
-        size = draw(st.integers(1, 4))
+        size = draw(st.integers(*job_sizes))
         min_member = draw(st.integers(1, size))
         state = draw(st.sampled_from(["pending", "running", "mixed"]))
         cpu = draw(st.sampled_from(["500m", "1", "2", "3"]))

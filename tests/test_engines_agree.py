@@ -23,3 +23,13 @@ def test_generated_clusters_get_the_same_decisions(config: str, objects: list[di
 def test_sampled_clusters_get_the_same_decisions(objects: list[dict]):
     """Above 100 nodes only a rotating sample of feasible nodes is scored."""
     assert decisions(objects, "default", "fast") == decisions(objects, "default", "reference")
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(objects=clusters(max_nodes=4, job_sizes=(3, 9)))
+def test_many_tasks_of_one_spec_on_few_nodes_get_the_same_decisions(objects: list[dict]):
+    """Each placement changes a node's columns and the rows memoised per pod spec between the
+    tasks of a job: the fast engine must see every change."""
+    assert decisions(objects, "reclaim-preempt-binpack", "fast") == decisions(objects, "reclaim-preempt-binpack",
+                                                                              "reference")
+    assert decisions(objects, "default", "fast") == decisions(objects, "default", "reference")

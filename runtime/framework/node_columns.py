@@ -145,7 +145,7 @@ class NodeColumns:
     def touch(self, node: Node) -> None:
         """The node's accounting or Kubernetes view changed: log its row."""
         row = self.rows.get(node.name)
-        if row is not None and self.nodes[row] is node and (not self.log or self.log[-1] != row):
+        if row is not None and self.nodes[row] is node:
             self.log.append(row)
 
     def touched_since(self, position: int) -> "Iterable[int]":
@@ -174,11 +174,11 @@ class NodeColumns:
         return True
 
     def memo(self, key: object, every_row: Callable[["NodeBatch"], np.ndarray],
-             one_row: Callable[[Node], float]) -> np.ndarray:
-        """A row-local value over every row: ``every_row`` computes it for all of them the first
-        time (and when many rows changed), ``one_row`` re-computes a row touched since.  Both must
-        compute the same thing: the value of a row may depend only on that row's node and on what
-        ``key`` stands for."""
+             one_row: Callable[[Node], float], dtype: type = float) -> np.ndarray:
+        """A row-local value over every row: ``every_row`` computes it over a batch (all rows the
+        first time and when many changed), ``one_row`` re-computes a row touched since (falling
+        back to ``every_row`` over those rows if it raises).  Both must compute the same thing:
+        the value of a row may depend only on that row's node and on what ``key`` stands for."""
         end = len(self.log)
         entry = self._memos.get(key)
         if entry is not None:
@@ -187,11 +187,15 @@ class NodeColumns:
                 return values
             rows = self.touched_since(position)
             if len(rows) <= self.MEMO_ROWS_PER_NODE_CALL:
-                for row in rows:
-                    values[row] = one_row(self.nodes[row])
+                try:
+                    for row in rows:
+                        values[row] = one_row(self.nodes[row])
+                except Exception:  # noqa: BLE001 - per-node code may raise where the batch form does not
+                    picked = np.fromiter(rows, dtype=np.intp)
+                    values[picked] = every_row(NodeBatch(self, picked))
                 self._memos[key] = (values, end)
                 return values
-        values = np.array(every_row(self.all_batch()), dtype=float)
+        values = np.array(every_row(self.all_batch()), dtype=dtype)
         self._memos[key] = (values, end)
         return values
 

@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from fumarole.runtime.api.model import Task
 from fumarole.runtime.api.resource import EPS, Resource
 from fumarole.runtime.framework.node_columns import NodeBatch, NodeMap, ResourceVector
 from fumarole.runtime.k8s import plugins as k8s
@@ -272,6 +273,37 @@ def dispatch(dispatcher, positions: tuple[int, ...], args: tuple):
     result = dispatcher(*[(dom.nodes if i in positions else a) for i, a in enumerate(args)])
     return NodeMap(dom, np.array([result.get(n, 0.0) for n in dom.nodes], dtype=float)) \
         if isinstance(result, dict) else result
+
+
+# -- row memos ------------------------------------------------------------------------------------------
+
+def memo_key(value) -> object:
+    """A plain argument of a row-local definition as part of a memo key; None when it has none.
+    A task stands for the attributes row-local code may read of it (vectorize.ROW_TASK_ATTRIBUTES)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return (type(value).__name__, value)
+    if isinstance(value, Resource):
+        return _resource_key(value)
+    if isinstance(value, Task):
+        return ("task", _resource_key(value.request), _resource_key(value.init_request),
+                _resource_key(k8s.nonzero_request(value)))
+    return None
+
+
+def _resource_key(res: Resource) -> tuple:
+    return (res.milli_cpu, res.memory, None if res.scalars is None else tuple(sorted(res.scalars.items())))
+
+
+def row_memo(dom: NodeBatch, batch_fn: Callable, node_fn: Callable, at: int, args: tuple, boolean: bool):
+    """A call of a row-local definition (its node argument at ``at``) over the lanes of ``dom``:
+    gathered from a memo over every row of the session, per batch form and argument key."""
+    parts = [memo_key(a) for i, a in enumerate(args) if i != at]
+    if any(part is None for part in parts):
+        return batch_fn(*args)
+    before, after = args[:at], args[at + 1:]
+    values = dom.columns.memo((batch_fn, *parts), lambda rows: batch_fn(*before, rows, *after),
+                              lambda node: node_fn(*before, node, *after), bool if boolean else float)
+    return values[dom.rows]
 
 
 # -- lane by lane --------------------------------------------------------------------------------------
