@@ -120,9 +120,11 @@ class ResourceVector:
 class NodeColumns:
     """Node facts as columns, kept current row by row through the change log."""
 
-    # Rows touched since a memo was current, above which recomputing every row is cheaper
-    # than one per-node call per touched row.
-    MEMO_ROWS_PER_NODE_CALL = 32
+    # A memo's rows touched since it was current are recomputed node by node up to this many (a
+    # batch costs about as much as a few per-node calls, mostly per call, not per row), as one
+    # batch up to the second, and above it every row is.
+    MEMO_ROWS_NODE_BY_NODE = 4
+    MEMO_ROWS_RECOMPUTED = 256
 
     def __init__(self, nodes: list[Node], view: "k8s.K8sView") -> None:
         self.nodes = nodes
@@ -173,12 +175,13 @@ class NodeColumns:
         self._current[name] = end
         return True
 
-    def memo(self, key: object, every_row: Callable[["NodeBatch"], np.ndarray],
-             one_row: Callable[[Node], float], dtype: type = float) -> np.ndarray:
-        """A row-local value over every row: ``every_row`` computes it over a batch (all rows the
-        first time and when many changed), ``one_row`` re-computes a row touched since (falling
-        back to ``every_row`` over those rows if it raises).  Both must compute the same thing:
-        the value of a row may depend only on that row's node and on what ``key`` stands for."""
+    def memo(self, key: object, compute: Callable[["NodeBatch"], np.ndarray], one_row: Callable[[Node], object],
+             dtype: type = float) -> np.ndarray:
+        """A row-local value over every row, computed over all rows the first time and then,
+        when asked again, only for the rows touched since: node by node (``one_row``) for a few,
+        as a batch (``compute``) for more, over all rows again when many were touched.  Both
+        functions compute the same thing; the value of a row may depend only on that row's node
+        and on what ``key`` stands for."""
         end = len(self.log)
         entry = self._memos.get(key)
         if entry is not None:
@@ -186,18 +189,25 @@ class NodeColumns:
             if position == end:
                 return values
             rows = self.touched_since(position)
-            if len(rows) <= self.MEMO_ROWS_PER_NODE_CALL:
-                try:
-                    for row in rows:
-                        values[row] = one_row(self.nodes[row])
-                except Exception:  # noqa: BLE001 - per-node code may raise where the batch form does not
-                    picked = np.fromiter(rows, dtype=np.intp)
-                    values[picked] = every_row(NodeBatch(self, picked))
+            if len(rows) <= self.MEMO_ROWS_RECOMPUTED:
+                self._recompute(values, rows, compute, one_row)
                 self._memos[key] = (values, end)
                 return values
-        values = np.array(every_row(self.all_batch()), dtype=dtype)
+        values = np.array(compute(self.all_batch()), dtype=dtype)
         self._memos[key] = (values, end)
         return values
+
+    def _recompute(self, values: np.ndarray, rows, compute: Callable[["NodeBatch"], np.ndarray],
+                   one_row: Callable[[Node], object]) -> None:
+        if len(rows) <= self.MEMO_ROWS_NODE_BY_NODE:
+            try:
+                for row in rows:
+                    values[row] = one_row(self.nodes[row])
+                return
+            except Exception:  # noqa: BLE001 - per-node code may raise where the batch form gives IEEE values
+                pass
+        picked = np.fromiter(rows, dtype=np.intp, count=len(rows))
+        values[picked] = compute(NodeBatch(self, picked))
 
     def all_batch(self) -> "NodeBatch":
         return NodeBatch(self, self.all_rows, self.nodes)

@@ -285,9 +285,16 @@ def memo_key(value) -> object:
     if isinstance(value, Resource):
         return _resource_key(value)
     if isinstance(value, Task):
-        return ("task", _resource_key(value.request), _resource_key(value.init_request),
-                _resource_key(k8s.nonzero_request(value)))
+        key = value.derived.get(_TASK_KEY)
+        if key is None:
+            key = value.derived[_TASK_KEY] = ("task", _resource_key(value.request),
+                                              _resource_key(value.init_request),
+                                              _resource_key(k8s.nonzero_request(value)))
+        return key
     return None
+
+
+_TASK_KEY = ("vector_lib.memo_key",)  # where a task keeps its memo key (its requests do not change)
 
 
 def _resource_key(res: Resource) -> tuple:
@@ -295,10 +302,11 @@ def _resource_key(res: Resource) -> tuple:
 
 
 def row_memo(dom: NodeBatch, batch_fn: Callable, node_fn: Callable, at: int, args: tuple, boolean: bool):
-    """A call of a row-local definition (its node argument at ``at``) over the lanes of ``dom``:
-    gathered from a memo over every row of the session, per batch form and argument key."""
+    """A call of a row-local definition (its node argument at ``at``; its batch form and per-node
+    function) over the lanes of ``dom``: gathered from a memo over every row of the session, per
+    batch form and argument key."""
     parts = [memo_key(a) for i, a in enumerate(args) if i != at]
-    if any(part is None for part in parts):
+    if None in parts:
         return batch_fn(*args)
     before, after = args[:at], args[at + 1:]
     values = dom.columns.memo((batch_fn, *parts), lambda rows: batch_fn(*before, rows, *after),
@@ -489,13 +497,12 @@ def _balanced_or_lanes(mask, task, dom):
     pod request, kept current row by row (NodeColumns.memo)."""
     pod = task.request
     key = ("balanced", pod.milli_cpu, pod.memory, tuple(sorted((pod.scalars or {}).items())))
-    def every_row(every: NodeBatch) -> np.ndarray:
+    def rows(batch: NodeBatch) -> np.ndarray:
         try:
-            return _balanced(None, task, every)
+            return _balanced(None, task, batch)
         except _LaneByLane:
-            return np.array([k8s.balanced_allocation_score(task, n) for n in every.nodes], dtype=float)
-    values = dom.columns.memo(key, every_row, lambda node: k8s.balanced_allocation_score(task, node))
-    return values[dom.rows]
+            return np.array([k8s.balanced_allocation_score(task, n) for n in batch.nodes], dtype=float)
+    return dom.columns.memo(key, rows, lambda node: k8s.balanced_allocation_score(task, node))[dom.rows]
 
 
 def _image_locality(mask, task, dom):
