@@ -10,7 +10,6 @@ not do its job (bad arguments, unreadable or unparsable input).
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import sys
 from pathlib import Path
@@ -128,6 +127,8 @@ def cmd_fmt(args: argparse.Namespace) -> int:
         if args.check:
             print(f"would reformat {file}")
         elif args.diff:
+            import difflib
+
             sys.stdout.writelines(difflib.unified_diff(source.splitlines(True), formatted.splitlines(True),
                                                        f"{file} (original)", f"{file} (formatted)"))
         else:

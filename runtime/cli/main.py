@@ -12,7 +12,6 @@ import argparse
 import os
 import platform
 import sys
-import traceback
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -23,13 +22,18 @@ from fumarole.runtime.cli.snapshot_command import add_command as add_snapshot_co
 from fumarole.runtime.cli.snapshot_command import add_live_cluster_options
 from fumarole.runtime.framework.policy_error import PolicyRuntimeError
 
+# numpy's OpenBLAS starts a pool of threads as it is imported (later, by the commands that need it),
+# and they spin a while: 0.05-0.1 s of CPU per process on two cores, a quarter of a short run.
+# fumarole never calls BLAS (node columns use element-wise operations), so one thread is all it
+# needs; a user's own setting wins.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 
 def _bundle_from_args(args: argparse.Namespace, live_conf: str | None = None) -> tuple[Any, Callable[[str], str]]:
     """The bundle ``--bundle`` or ``--config`` names (else a live cluster's own configuration, else
     Volcano's default), and how to show its policy files' names in errors (an archive's files as
     ``ARCHIVE!/path``)."""
     from fumarole.runtime.bundles.bundle import bundle_from_conf_text, bundle_from_volcano_conf, default_bundle
-    from fumarole.runtime.whatif.inputs import bundle_at
 
     if args.bundle and args.config:
         raise usage_error("give either --bundle or --config, not both")
@@ -39,6 +43,8 @@ def _bundle_from_args(args: argparse.Namespace, live_conf: str | None = None) ->
         return bundle_from_conf_text(live_conf, f"{args.scheduler_configmap} ({args.kubeconfig})"), str
     if not args.bundle:
         return default_bundle(), str
+    from fumarole.runtime.whatif.inputs import bundle_at
+
     return bundle_at(Path(args.bundle), args.trusted_key or [])
 
 
@@ -239,6 +245,8 @@ def _guarded(func: Callable[[argparse.Namespace], int], args: argparse.Namespace
         return EXIT_OK
     except Exception as exc:  # noqa: BLE001 - the promise is: never a traceback
         if os.environ.get("FUMAROLE_DEBUG"):
+            import traceback
+
             traceback.print_exc()
         print(f"fumarole: internal error: {type(exc).__name__}: {exc} "
               "(please report it; FUMAROLE_DEBUG=1 shows details)", file=sys.stderr)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
 from pathlib import Path
 
@@ -165,6 +164,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         sock = listen_socket(host, port)
     except OSError as exc:
         raise usage_error(f"cannot listen on {args.listen}: {exc.strerror}") from None
+    import logging
+
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("fumarole: %(message)s"))
     logging.getLogger("fumarole").addHandler(handler)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fumarole.policy_lang.diagnostics import FumaroleError
 from fumarole.runtime.framework.namespace import PolicyRuntimeError
 from fumarole.runtime.framework.session import Decisions, Session
 from fumarole.runtime.ingest.kube import Cluster, load_cluster
 from fumarole.runtime.ingest.source import read_text
-from fumarole.runtime.whatif.inputs import Label
+
+if TYPE_CHECKING:
+    from fumarole.runtime.whatif.inputs import Label
 
 
 def read_cluster(name: str) -> tuple[Cluster, str]:

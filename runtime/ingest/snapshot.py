@@ -11,7 +11,6 @@ cluster file: it can be kept, edited, diffed and run again.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +39,8 @@ class Snapshot:
 
 def take(kubeconfig: str, context: str | None = None, configmap: str = DEFAULT_CONFIGMAP) -> Snapshot:
     """Read the cluster ``kubeconfig`` (and ``context``) points at; FumaroleError (F005) when it cannot."""
+    import logging
+
     from kubernetes import client, config
     from kubernetes.client.exceptions import ApiException
     from kubernetes.config.config_exception import ConfigException
