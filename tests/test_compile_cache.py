@@ -278,3 +278,15 @@ def test_run_starts_warm_without_the_front_end(stdlib, cache):
                            timeout=300) for _ in range(2)]
     assert runs[0].stdout == runs[1].stdout and runs[0].stdout
     assert runs[1].stderr.strip() == "[] 0"
+
+
+def test_the_parse_tables_are_kept_in_the_private_folder_only(cache, tmp_path, monkeypatch):
+    """Lark would keep (and unpickle) its tables in the shared temporary folder, where anyone can
+    plant a file under the predictable name: fumarole gives it a file of its private folder."""
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))  # where Lark's default would put them
+    parser._lark.__wrapped__().parse("plugin p\n")
+    assert [p.name.startswith("lark-tables-") for p in cache.iterdir()] == [True]
+    assert not list(tmp_path.glob(".lark*"))
+    monkeypatch.setenv("FUMAROLE_NO_CACHE", "1")
+    parser._lark.__wrapped__().parse("plugin p\n")
+    assert not list(tmp_path.glob(".lark*"))

@@ -10,17 +10,15 @@ and their names, a base library's key, fumarole's version, the Python
 implementation and version, and the compiler's own files).
 
 An entry is executable code, so it is read only from a place no other account
-can write: the folder must be ours and writable by nobody else (we create it
-0700), the file ours, a regular file, not a link, writable by nobody else.
+can write (``policy_lang/cache_folder.py``): the folder must be ours and
+writable by nobody else (we create it 0700), the file ours, a regular file,
+not a link, writable by nobody else.
 Entries are written to a temporary file and renamed.  An entry that is
 missing, unreadable, truncated, corrupt (SHA-256 over its body), of another
 key or holding anything but the plain data we write (a restricted unpickler
 admits only the policy language's data classes and Python syntax nodes; every
 loaded object's type is checked) is ignored and rewritten; an unwritable
 folder means running without the cache.  Nothing here ever raises.
-
-``FUMAROLE_CACHE_DIR`` chooses the folder (default ``$XDG_CACHE_HOME/fumarole``
-or ``~/.cache/fumarole``); ``FUMAROLE_NO_CACHE=1`` turns the cache off.
 """
 
 from __future__ import annotations
@@ -41,6 +39,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
+from fumarole.policy_lang.cache_folder import is_private, private_folder
 from fumarole.policy_lang.checker import CheckedModule
 from fumarole.policy_lang.compiler import CompiledModule
 from fumarole.policy_lang.diagnostics import Diagnostic
@@ -66,41 +65,6 @@ class CachedLibrary:
     compiled: tuple[CompiledModule, ...]  # in the order the compiler produced them
     checked: Mapping[str, CheckedModule]  # the modules (kind ``module``) the files define
     warnings: tuple[Diagnostic, ...]
-
-
-# -- where ----------------------------------------------------------------------------------
-
-def cache_directory() -> Path | None:
-    """The cache folder the environment names, or None when the cache is off."""
-    if os.environ.get("FUMAROLE_NO_CACHE", "") not in ("", "0"):
-        return None
-    given = os.environ.get("FUMAROLE_CACHE_DIR")
-    if given:
-        return Path(given)
-    xdg = os.environ.get("XDG_CACHE_HOME", "")
-    try:
-        base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"
-    except RuntimeError:  # no home directory to be found
-        return None
-    return base / "fumarole"
-
-
-def _private(st: os.stat_result) -> bool:
-    """Ours and writable by nobody else."""
-    return st.st_uid == os.getuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-
-
-def _usable_directory(create: bool) -> Path | None:
-    folder = cache_directory()
-    if folder is None:
-        return None
-    try:
-        if create:
-            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        st = folder.stat()
-    except OSError:
-        return None
-    return folder if stat.S_ISDIR(st.st_mode) and _private(st) else None
 
 
 # -- key ------------------------------------------------------------------------------------
@@ -238,7 +202,7 @@ def _entry_bytes(key: str, library: CachedLibrary, base: Mapping[str, CheckedMod
 
 def write_library(key: str, library: CachedLibrary, base: Mapping[str, CheckedModule] | None = None) -> None:
     """Store an entry (atomically: a temporary file renamed); any failure leaves the cache as it was."""
-    folder = _usable_directory(create=True)
+    folder = private_folder(create=True)
     if folder is None:
         return
     try:
@@ -351,7 +315,7 @@ def _read_private_file(path: Path) -> bytes | None:
     with os.fdopen(fd, "rb") as entry:
         try:
             st = os.fstat(entry.fileno())
-            if not stat.S_ISREG(st.st_mode) or not _private(st):
+            if not stat.S_ISREG(st.st_mode) or not is_private(st):
                 return None
             return entry.read()
         except OSError:
@@ -395,7 +359,7 @@ def _library_of(payload: Any, key: str) -> CachedLibrary:
 
 def read_library(key: str, base: Mapping[str, CheckedModule] | None = None) -> CachedLibrary | None:
     """The entry stored under ``key`` (compiled over ``base``), or None when there is no usable one."""
-    folder = _usable_directory(create=False)
+    folder = private_folder(create=False)
     if folder is None:
         return None
     data = _read_private_file(folder / (key + ENTRY_SUFFIX))
