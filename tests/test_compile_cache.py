@@ -290,3 +290,16 @@ def test_the_parse_tables_are_kept_in_the_private_folder_only(cache, tmp_path, m
     monkeypatch.setenv("FUMAROLE_NO_CACHE", "1")
     parser._lark.__wrapped__().parse("plugin p\n")
     assert not list(tmp_path.glob(".lark*"))
+
+
+def test_archives_are_compiled_without_the_cache(cache):
+    """An archive (an upload to `serve`, `--bundle X.tar.gz`) compiles in a fresh temporary folder
+    and may come from anyone: it neither reads nor adds entries."""
+    from fumarole.runtime.bundles.archive import folder_files, pack
+    from fumarole.runtime.bundles.loader import load_artifact
+
+    standard_library()  # the base (stored now unless this process compiled it earlier)
+    stdlib_only = _entries(cache) if cache.exists() else []
+    loaded = load_artifact(pack(folder_files(ROOT / "examples/site-min-runtime")), "site.tar.gz")
+    assert "min_runtime" in loaded.bundle.plugins
+    assert (_entries(cache) if cache.exists() else []) == stdlib_only
