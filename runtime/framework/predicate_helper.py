@@ -109,24 +109,34 @@ class PredicateHelper:
                          check: Callable[[Task, Node], FitError | None], batch_check: Callable,
                          wanted: int, key: str, cached: dict[str, FitError] | None,
                          use_cache: bool) -> PredicateResult:
-        """:meth:`predicate_nodes` with the check's batch form: the feasibility mask over every node
+        """:meth:`predicate_nodes` with the check's batch form: the feasibility mask over the nodes
         in rotated order, then the first ``wanted`` feasible ones, exactly as the node-by-node scan
-        visits them.  Only the nodes that fail within the scanned range are checked again one by
-        one, for their fit errors (and the error cache)."""
+        visits them.  The mask is worked out a chunk at a time (enough for ``wanted`` nodes if most
+        fit, then the rest): lanes are independent, so only the cost changes.  Only the nodes that
+        fail within the scanned range are checked again one by one, for their fit errors (and the
+        error cache)."""
         ssn = self.ssn
         total = len(nodes)
         start = ssn.predicate_start_index
-        order = (np.arange(total) + start) % total
-        rotated = NodeBatch(batch.columns, batch.rows[order])
+        rows = batch.rows[(np.arange(total) + start) % total]
+        columns = batch.columns
         skipped = np.zeros(total, dtype=bool)
         if cached:
-            position = np.full(len(batch.columns.nodes), -1)
-            position[rotated.rows] = np.arange(total)
-            rows = [batch.columns.rows.get(name, -1) for name in cached]
-            at = position[[r for r in rows if r >= 0]]
+            position = np.full(len(columns.nodes), -1)
+            position[rows] = np.arange(total)
+            cached_rows = [columns.rows.get(name, -1) for name in cached]
+            at = position[[r for r in cached_rows if r >= 0]]
             skipped[at[at >= 0]] = True
-        fails = np.asarray(batch_check(task, rotated), dtype=bool)  # nothing changed yet: may still fall back
-        feasible_at = np.flatnonzero(~fails & ~skipped)
+        fails = np.zeros(total, dtype=bool)
+        done, chunk = 0, wanted + wanted // 2 + 1
+        while True:  # nothing changed yet: the batch form may still raise and fall back
+            end = min(total, done + chunk)
+            fails[done:end] = np.asarray(batch_check(task, NodeBatch(columns, rows[done:end])), dtype=bool)
+            done = end
+            feasible_at = np.flatnonzero(~fails[:done] & ~skipped[:done])
+            if len(feasible_at) >= wanted or done == total:
+                break
+            chunk = total - done
         if len(feasible_at) >= wanted:
             chosen = feasible_at[:wanted]
             processed = int(chosen[-1]) + 1 if wanted else 0
@@ -134,7 +144,7 @@ class PredicateHelper:
             chosen, processed = feasible_at, total
         errors = FitErrors()
         for at in np.flatnonzero((fails | skipped)[:processed]).tolist():
-            node = rotated.node(at)
+            node = columns.nodes[int(rows[at])]
             if skipped[at]:
                 errors.nodes[node.name] = cached[node.name]
                 continue
@@ -144,7 +154,7 @@ class PredicateHelper:
             errors.nodes[node.name] = failure
             if use_cache:
                 self.cache.setdefault(key, {})[node.name] = failure
-        feasible = NodeList(batch.columns.node_array[rotated.rows[chosen]].tolist())
-        feasible.rows = rotated.rows[chosen]
+        feasible = NodeList(columns.node_array[rows[chosen]].tolist())
+        feasible.rows = rows[chosen]
         ssn.predicate_start_index = (start + processed) % total
         return PredicateResult(feasible, errors)

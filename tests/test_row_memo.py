@@ -1,0 +1,95 @@
+"""Row memos: which calls the compiler memoises over every node row, and that a memo follows
+every change to a row (policy_lang/vectorize.py, NodeColumns.memo)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fumarole.policy_lang.compiler import compile_module
+from fumarole.runtime.api.model import Node
+from fumarole.runtime.api.resource import Resource
+from fumarole.runtime.framework.node_columns import NodeColumns
+from fumarole.runtime.k8s.plugins import K8sView
+
+from tests.helpers import checked
+
+_PLUGIN = """plugin p
+
+arg weight: int = 2
+state seen: int
+
+on batch_node_order(task, candidates):
+    return {n: {rule}(task, n) for n in candidates}
+
+def free_cpu(task: Task, node: Node) -> float = (node.idle.cpu - task.request.cpu) * weight
+
+def with_state(task: Task, node: Node) -> float = node.idle.cpu + seen
+
+def by_name(task: Task, node: Node) -> float = 1.0 if node.name == "a" else 0.0
+
+def by_job(task: Task, node: Node) -> float = node.idle.cpu if task.job_id == "x" else 0.0
+
+def nested(task: Task, node: Node) -> float = free_cpu(task, node) + 1
+"""
+
+
+def _source(rule: str) -> str:
+    """The batch form of the hook calling ``rule``."""
+    source = compile_module(checked(_PLUGIN.replace("{rule}", rule))).source
+    start = source.index("def _bh_batch_node_order")
+    return source[start:source.index("return None", start)]
+
+
+def test_a_row_local_definition_is_memoised():
+    assert "_V.row_memo(" in _source("free_cpu")
+    assert "_V.row_memo(" in _source("nested")  # calls only row-local code
+
+
+def test_state_static_node_facts_and_other_task_facts_are_not_memoised():
+    for rule in ("with_state", "by_name", "by_job"):
+        assert "_V.row_memo(" not in _source(rule), rule
+
+
+def _columns(*cpus: float) -> NodeColumns:
+    nodes = [Node(f"n{i}", Resource(cpu, 1e9), Resource(cpu, 1e9), {}, {}, {}, [], False, [])
+             for i, cpu in enumerate(cpus)]
+    return NodeColumns(nodes, K8sView(nodes))
+
+
+def test_a_memo_recomputes_only_the_rows_touched_since_and_sees_every_touch():
+    columns = _columns(1000.0, 2000.0, 3000.0)
+    batches: list[list[int]] = []
+
+    def compute(batch):
+        batches.append(batch.rows.tolist())
+        return batch.attribute("idle").cpu
+
+    def idle_of(node):
+        return node.idle.milli_cpu
+
+    assert columns.memo("k", compute, idle_of).tolist() == [1000.0, 2000.0, 3000.0]
+    node = columns.nodes[1]
+    node.idle.milli_cpu = 500.0
+    columns.touch(node)
+    assert columns.memo("k", compute, idle_of).tolist() == [1000.0, 500.0, 3000.0]
+    node.idle.milli_cpu = 400.0  # touched twice in a row, read in between: both changes count
+    columns.touch(node)
+    assert columns.all_batch().attribute("idle").cpu.tolist() == [1000.0, 400.0, 3000.0]
+    node.idle.milli_cpu = 300.0
+    columns.touch(node)
+    assert columns.memo("k", compute, idle_of).tolist() == [1000.0, 300.0, 3000.0]
+    assert batches == [[0, 1, 2]]  # a few touched rows are recomputed node by node
+
+
+def test_a_row_that_raises_node_by_node_is_recomputed_as_a_batch():
+    columns = _columns(1000.0, 2000.0)
+
+    def fails(node):
+        raise ZeroDivisionError
+
+    def compute(batch):
+        return np.full(len(batch), 7.0)
+
+    columns.memo("k", compute, fails)
+    columns.touch(columns.nodes[0])
+    assert columns.memo("k", compute, fails).tolist() == [7.0, 7.0]
