@@ -248,3 +248,11 @@ def test_objects_a_program_keeps_frozen_stay_frozen():
         assert gc.isenabled() and gc.get_freeze_count() == frozen
     finally:
         gc.unfreeze()
+
+
+def test_a_long_run_of_backslashes_before_a_key_end_takes_the_yaml_path():
+    """Each run length costs a pass over the text: 100,000 backslashes must not mean 100,000 passes."""
+    from fumarole.runtime.ingest.json_input import plain_json
+
+    assert plain_json('{"' + "\\\\" * 50_000 + '": 1}') is None
+    assert plain_json('{"' + "\\\\" * 2 + '": 1, "b": {"c": 2}}') == [{"\\\\": 1, "b": {"c": 2}}]

@@ -34,6 +34,7 @@ from fumarole.runtime.ingest.yamlpos import MAX_DEPTH
 _SPACED_COLON = re.compile(r'"[ \t\r\n]+:')
 # orjson indents two spaces a level: a line indented this far is at least MAX_DEPTH levels deep.
 _TOO_DEEP = b"\n" + b" " * (2 * MAX_DEPTH)
+_LONGEST_RUN = 8  # backslashes before a '":' that _keys counts through (real text has 0 to 3)
 
 
 def _no_float(_text: str) -> float:
@@ -49,19 +50,25 @@ def plain_json(text: str) -> list[Any] | None:
         written = orjson.dumps(doc, option=orjson.OPT_INDENT_2)
     except (ValueError, RecursionError, orjson.JSONEncodeError):
         return None
-    if _TOO_DEEP in written or _keys(text) != _keys(written):
+    if _TOO_DEEP in written:
+        return None
+    keys = _keys(text)
+    if keys is None or keys != _keys(written):
         return None
     return [doc]
 
 
-def _keys(json_text: str | bytes) -> int:
-    """How many keys a JSON text has: the '":' not escaped by an odd run of backslashes."""
+def _keys(json_text: str | bytes) -> int | None:
+    """How many keys a JSON text has: the '":' not escaped by an odd run of backslashes.
+    None when some '":' follows a run of backslashes too long to count quickly (each run
+    length costs a pass over the text: a hostile text must not make that quadratic)."""
     quote_colon = '":' if isinstance(json_text, str) else b'":'
     backslash = "\\" if isinstance(json_text, str) else b"\\"
     count, run, sign = 0, 0, 1
-    while True:  # occurrences after exactly k backslashes = n(k) - n(k+1); escaped when k is odd
+    while run <= _LONGEST_RUN:  # occurrences after exactly k backslashes = n(k) - n(k+1); escaped when k is odd
         found = json_text.count(backslash * run + quote_colon)
         if not found:
             return count
         count += sign * found
         run, sign = run + 1, -sign
+    return None
