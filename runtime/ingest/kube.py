@@ -443,10 +443,7 @@ class Cluster:
         for obj in self.pod_groups:
             job = job_from_pod_group(obj, priorities, default, default_queue=options.default_queue)
             all_jobs[job.uid] = job
-        for pod, loaded in zip(self.pods, self._loaded_tasks()):
-            if not _responsible_for_pod(pod, options.scheduler_names):
-                continue
-            task = loaded.for_session() if self.built is not None else loaded
+        for task in self._fresh_tasks(options.scheduler_names):
             if task.node_name and task.status not in COMPLETED_STATUS:
                 node = nodes.get(task.node_name)
                 if node is not None and task.key not in node.tasks:
@@ -464,11 +461,13 @@ class Cluster:
             return (node.for_session() for node in self.built.nodes)
         return (_node_from_object(obj, _Reader(self.file)) for obj in self.nodes)
 
-    def _loaded_tasks(self) -> Iterator[Task]:
-        """One task per pod: the loaded one (to be copied) or, without one, a new one."""
-        if self.built is not None:
-            return iter(self.built.tasks)
-        return (task_from_pod(pod) for pod in self.pods)
+    def _fresh_tasks(self, scheduler_names: tuple[str, ...]) -> Iterator[Task]:
+        """A task of the session's own for each pod the scheduler is responsible for: a copy of
+        the one loading built, or without one a new one."""
+        if self.built is None:
+            return (task_from_pod(pod) for pod in self.pods if _responsible_for_pod(pod, scheduler_names))
+        return (task.for_session() for pod, task in zip(self.pods, self.built.tasks)
+                if _responsible_for_pod(pod, scheduler_names))
 
 
 @dataclass(frozen=True)
