@@ -93,3 +93,10 @@ def test_a_row_that_raises_node_by_node_is_recomputed_as_a_batch():
     columns.memo("k", compute, fails)
     columns.touch(columns.nodes[0])
     assert columns.memo("k", compute, fails).tolist() == [7.0, 7.0]
+
+
+def test_the_compiler_knows_exactly_the_node_attributes_kept_as_columns():
+    from fumarole.policy_lang.vectorize import ROW_NODE_ATTRIBUTES
+    from fumarole.runtime.framework.node_columns import BOOL_ATTRIBUTES, NUMERIC_ATTRIBUTES, RESOURCE_ATTRIBUTES
+
+    assert ROW_NODE_ATTRIBUTES == {*RESOURCE_ATTRIBUTES, *NUMERIC_ATTRIBUTES, *BOOL_ATTRIBUTES}
