@@ -74,7 +74,8 @@ def plain_yaml(text: str) -> list[Any] | None:
 def _documents(loader: Any) -> list[Any]:
     """The event loop, with the open collection (``parent``, whether it is a list, the key
     waiting for its value) in locals and the enclosing ones on a stack."""
-    plain = _Scalars(loader).plain
+    scalars = _Scalars(loader)
+    known, plain = scalars.known, scalars.plain
     get_event = loader.get_event
     scalar_event, mapping_start, sequence_start = yaml.ScalarEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent
     mapping_end, sequence_end = yaml.MappingEndEvent, yaml.SequenceEndEvent
@@ -91,7 +92,9 @@ def _documents(loader: Any) -> list[Any]:
         if kind is scalar_event:
             if event.anchor is not None or event.tag is not None:
                 raise _GiveUp
-            value = plain(event.value) if event.implicit[0] else event.value
+            value = event.value
+            if event.implicit[0]:  # plain: resolved by its text, each distinct text once
+                value = known[value] if value in known else plain(value)
             if in_list:
                 parent.append(value)
             elif parent is None:
