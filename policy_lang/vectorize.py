@@ -44,16 +44,18 @@ from __future__ import annotations
 
 import ast as P
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from . import ast as A
-from .checker import CheckedModule
 from .pynodes import assign as _assign
 from .pynodes import call as _call
 from .pynodes import const as _const
 from .pynodes import load as _name
 from .pynodes import store as _store
 from .types import Type
+
+if TYPE_CHECKING:  # annotations only: the runtime imports this module for BATCH_HOOK_PREFIX
+    from .checker import CheckedModule
 
 SCALAR, NODE, VECTOR, RESOURCES, FAILS, NAMES, BATCH, NODEMAP = "S", "N", "V", "R", "E", "L", "B", "M"
 # The node-level hooks the fast engine asks over many nodes at once.

@@ -267,11 +267,12 @@ def test_only_the_newest_entries_are_kept(cache, monkeypatch):
 
 
 def test_run_starts_warm_without_the_front_end(stdlib, cache):
-    """`fumarole run` with a warm cache decides the same and imports neither the parser (Lark)
-    nor the tools other commands need."""
+    """`fumarole run` with a warm cache decides the same and imports neither the front end (Lark,
+    the parser, checker and compiler) nor the tools other commands need."""
     _warm(cache, stdlib[1])  # a hit when this process's working folder is the repository's
     script = ("import sys\nfrom fumarole.runtime.cli.main import main\ncode = main(['run', 'examples/cluster.yaml'])\n"
-              "heavy = ('lark', 'jsonschema', 'networkx', 'pygls', 'dask', 'matplotlib', 'kubernetes', 'starlette')\n"
+              "heavy = ('lark', 'jsonschema', 'networkx', 'pygls', 'dask', 'matplotlib', 'kubernetes', 'starlette',\n"
+              "         'fumarole.policy_lang.parser', 'fumarole.policy_lang.checker', 'fumarole.policy_lang.compiler')\n"
               "print(sorted(m for m in heavy if m in sys.modules), code, file=sys.stderr)\n")
     env = {**os.environ, "FUMAROLE_CACHE_DIR": str(cache)}
     runs = [subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
@@ -303,3 +304,19 @@ def test_archives_are_compiled_without_the_cache(cache):
     loaded = load_artifact(pack(folder_files(ROOT / "examples/site-min-runtime")), "site.tar.gz")
     assert "min_runtime" in loaded.bundle.plugins
     assert (_entries(cache) if cache.exists() else []) == stdlib_only
+
+
+def test_checked_modules_unreadable_when_first_needed_are_checked_again(stdlib, cache):
+    """The checked modules are decoded only when something needs them (a run never does); if they
+    cannot be read then, the sources are checked again rather than anything failing."""
+    compiled, entry = stdlib
+    _warm(cache, entry)
+    key = entry.name[:-len(compile_cache.ENTRY_SUFFIX)]
+    body = entry.read_bytes()[len(compile_cache.FORMAT) + 32:]
+    payload = compile_cache._loads(body, {})
+    payload["checked"] = b"not a pickle"
+    (cache / entry.name).write_bytes(_entry_with_body(compile_cache._dumps(payload, {})))
+    warm = compile_sources(standard_library_sources(), cached=True)
+    assert warm.cache_key == key and list(warm.checked) == list(compiled.checked)
+    for name, checked in compiled.checked.items():
+        assert repr(warm.checked[name].module) == repr(checked.module)

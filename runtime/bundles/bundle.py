@@ -20,15 +20,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 import yaml
-from fumarole.policy_lang.checker import CheckedModule, check
-from fumarole.policy_lang.compiler import CompiledModule, compile_module
+from fumarole.policy_lang.compiled import CompiledModule
 from fumarole.policy_lang.diagnostics import (
     Diagnostic,
     FumaroleError,
     Span,
     did_you_mean,
 )
-from fumarole.policy_lang.env import Environment, build_environment
 from fumarole.policy_lang.durations import duration_seconds
 from fumarole.runtime.bundles import compile_cache
 from fumarole.runtime.framework.dispatch import COMBINATORS
@@ -64,6 +62,9 @@ MANIFEST = "bundle.yaml"
 
 if TYPE_CHECKING:
     import jsonschema
+
+    from fumarole.policy_lang.checker import CheckedModule
+    from fumarole.policy_lang.env import Environment
 # Files besides the policy language's own that decide what compiling a policy gives.
 _COMPILER_INPUTS = (SCHEMA_FILE, STDLIB / "hooks.yaml")
 
@@ -108,6 +109,8 @@ def schema_diagnostics(doc: Any, schema_name: str, file: str, code: str) -> list
 
 @lru_cache(maxsize=1)
 def load_environment() -> Environment:
+    from fumarole.policy_lang.env import build_environment
+
     schema = yaml.load(SCHEMA_FILE.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     hooks_file = STDLIB / "hooks.yaml"
     hooks_doc = load(hooks_file.read_text())
@@ -178,7 +181,9 @@ def check_sources(files: Iterable[tuple[str, str]],
     Shared by the loader (which compiles when there is no error) and ``fumarole
     check`` (which reports everything and compiles nothing).
     """
-    from fumarole.policy_lang.parser import parse  # Lark: only when something is parsed, not on a cache hit
+    # The front end is imported only when something is parsed: never on a cache hit.
+    from fumarole.policy_lang.checker import check
+    from fumarole.policy_lang.parser import parse
 
     env = load_environment()
     diags: list[Diagnostic] = []
@@ -220,20 +225,28 @@ def compile_sources(files: Iterable[tuple[str, str]], base: Library | None = Non
     key = compile_cache.library_key(files, base.cache_key if base else "", _COMPILER_INPUTS) \
         if cached and (base is None or base.cache_key) else None
     base_checked = base.checked if base else {}
-    hit = compile_cache.read_library(key, base_checked) if key else None
-    if hit is not None:
-        return _library(hit, dict(files), base, key or "")
+    if key:
+        hit = compile_cache.read_library(key, base_checked,
+                                         recheck=lambda: _own_modules(check_sources(files, base_checked), base_checked))
+        if hit is not None:
+            return _library(hit, dict(files), base, key)
     result = check_sources(files, base_checked)
     errors = [d for d in result.diagnostics if d.severity == "error"]
     if errors:
         raise FumaroleError(result.diagnostics, {**(base.sources if base else {}), **result.sources})
-    own = compile_cache.CachedLibrary(
-        tuple(compile_module(checked) for checked in result.checked),
-        {name: module for name, module in result.modules.items() if base_checked.get(name) is not module},
-        tuple(d for d in result.diagnostics if d.severity != "error"))
+    from fumarole.policy_lang.compiler import compile_module  # not needed on a cache hit
+
+    own = compile_cache.CachedLibrary(tuple(compile_module(checked) for checked in result.checked),
+                                      _own_modules(result, base_checked),
+                                      tuple(d for d in result.diagnostics if d.severity != "error"))
     if key:
         compile_cache.write_library(key, own, base_checked)
     return _library(own, result.sources, base, key or "")
+
+
+def _own_modules(result: CheckedSources, base_checked: Mapping[str, CheckedModule]) -> dict[str, CheckedModule]:
+    """The modules (kind ``module``) the checked files define, beyond the base's."""
+    return {name: module for name, module in result.modules.items() if base_checked.get(name) is not module}
 
 
 def _library(own: compile_cache.CachedLibrary, sources: Mapping[str, str], base: Library | None,
@@ -250,7 +263,8 @@ def _library(own: compile_cache.CachedLibrary, sources: Mapping[str, str], base:
         {"plugin": plugins, "action": actions, "module": module_builders}[compiled.kind][compiled.name] = policy
         by_filename[compiled.filename] = compiled
     warnings = (tuple(base.warnings) if base else ()) + own.warnings
-    checked = {**(base.checked if base else {}), **own.checked}
+    checked = own.checked if base is None else \
+        compile_cache.LazyModules(lambda: {**base.checked, **own.checked})  # decoded when first needed
     return Library(plugins, actions, module_builders, by_filename, {**(base.sources if base else {}), **sources},
                    warnings, checked, key)
 

@@ -36,13 +36,16 @@ import tempfile
 import types
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib import import_module
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
 from fumarole.policy_lang.cache_folder import is_private, private_folder
-from fumarole.policy_lang.checker import CheckedModule
-from fumarole.policy_lang.compiler import CompiledModule
+from fumarole.policy_lang.compiled import CompiledModule
 from fumarole.policy_lang.diagnostics import Diagnostic
+
+if TYPE_CHECKING:  # the checker is imported only when checked modules are written or read
+    from fumarole.policy_lang.checker import CheckedModule
 
 FORMAT = b"fumarole compiled library 1\n"
 ENTRY_SUFFIX = ".library"
@@ -51,11 +54,43 @@ _DIGEST_SIZE = hashlib.sha256().digest_size
 
 # The data classes an entry may hold come from these modules of the policy language.
 _DATA_MODULES = frozenset(f"fumarole.policy_lang.{m}" for m in
-                          ("ast", "types", "env", "checker", "diagnostics", "vectorize", "compiler"))
+                          ("ast", "types", "env", "checker", "diagnostics", "vectorize", "compiled"))
+_CHECKER = "fumarole.policy_lang.checker"
 
-# CheckedModule's tables keyed by id() of syntax nodes (declared ``dict[int, ...]``): ids do not survive
-# a process, so an entry keeps (node, value) pairs and the reader keys them by the new nodes' ids.
-_ID_TABLES = tuple(f.name for f in dataclasses.fields(CheckedModule) if str(f.type).startswith("dict[int,"))
+
+def _checked_class() -> type:
+    return import_module(_CHECKER).CheckedModule
+
+
+@lru_cache(maxsize=1)
+def _id_tables() -> tuple[str, ...]:
+    """CheckedModule's tables keyed by id() of syntax nodes (declared ``dict[int, ...]``): ids do not
+    survive a process, so an entry keeps (node, value) pairs and the reader keys them by the new
+    nodes' ids."""
+    return tuple(f.name for f in dataclasses.fields(_checked_class()) if str(f.type).startswith("dict[int,"))
+
+
+class LazyModules(Mapping):
+    """Checked modules made on first use: only checking or compiling more policies over a library
+    (a bundle's, ``fumarole test --coverage``) needs them, and a run never does."""
+
+    def __init__(self, load: Callable[[], Mapping[str, CheckedModule]]) -> None:
+        self._load: Callable[[], Mapping[str, CheckedModule]] | None = load
+        self._modules: dict[str, CheckedModule] = {}
+
+    def _all(self) -> dict[str, CheckedModule]:
+        if self._load is not None:
+            self._modules, self._load = dict(self._load()), None
+        return self._modules
+
+    def __getitem__(self, name: str) -> CheckedModule:
+        return self._all()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
 
 
 @dataclass(frozen=True)
@@ -89,7 +124,7 @@ def toolchain_digest(inputs: tuple[Path, ...] = ()) -> str:
     versions, the files of the parser, checker and compiler, this module, and the ``inputs`` the
     caller's compiling reads (the schema and the hook catalogue): editing any of them invalidates
     every entry."""
-    language = Path(sys.modules[CheckedModule.__module__].__file__ or "").parent
+    language = Path(sys.modules[CompiledModule.__module__].__file__ or "").parent
     files = sorted(p for p in language.iterdir() if p.suffix in (".py", ".lark"))
     h = hashlib.sha256()
     for part in (FORMAT, _fumarole_version().encode(), sys.implementation.cache_tag.encode(), sys.version.encode()):
@@ -142,9 +177,9 @@ def _objects_by_id(root: Any) -> dict[int, Any]:
 def _checked_state(c: CheckedModule) -> tuple[dict, dict]:
     """A checked module as plain fields and its id tables as (node, value) pairs."""
     nodes = _objects_by_id(c.module)
-    fields = {f.name: getattr(c, f.name) for f in dataclasses.fields(c) if f.name not in _ID_TABLES}
+    fields = {f.name: getattr(c, f.name) for f in dataclasses.fields(c) if f.name not in _id_tables()}
     try:
-        tables = {name: [(nodes[key], value) for key, value in getattr(c, name).items()] for name in _ID_TABLES}
+        tables = {name: [(nodes[key], value) for key, value in getattr(c, name).items()] for name in _id_tables()}
     except KeyError:  # a table keyed by something outside the module's tree
         raise _Unsupported from None
     return fields, tables
@@ -159,11 +194,12 @@ class _Writer(pickle.Pickler):
 
     def __init__(self, out: io.BytesIO) -> None:
         super().__init__(out, protocol=pickle.HIGHEST_PROTOCOL)
+        self._checked = _checked_class()
 
     def reducer_override(self, obj: Any) -> Any:
         if isinstance(obj, types.CodeType):
             return _code_object, (_code_bytes(obj),)
-        if isinstance(obj, CheckedModule):
+        if isinstance(obj, self._checked):
             return _checked_module, _checked_state(obj)
         if callable(obj) and not isinstance(obj, type) and obj not in _READER_FUNCTIONS.values():
             raise _Unsupported  # a function or bound method: not plain data
@@ -179,7 +215,7 @@ class _WriterOverBase(_Writer):
         self._base = {id(module): name for name, module in base.items()}
 
     def persistent_id(self, obj: Any) -> Any:
-        if isinstance(obj, CheckedModule) and id(obj) in self._base:
+        if isinstance(obj, self._checked) and id(obj) in self._base:
             return ("base", self._base[id(obj)])
         return None
 
@@ -195,8 +231,9 @@ def _entry_bytes(key: str, library: CachedLibrary, base: Mapping[str, CheckedMod
     if any(not isinstance(t, py.Module) for t in trees):
         raise _Unsupported
     compiled = tuple(dataclasses.replace(m, tree=None, tree_loader=None) for m in library.compiled)
-    body = _dumps({"key": key, "compiled": compiled, "checked": dict(library.checked),
-                   "warnings": tuple(library.warnings), "trees": pickle.dumps(trees, protocol=pickle.HIGHEST_PROTOCOL)}, base)
+    body = _dumps({"key": key, "compiled": compiled, "warnings": tuple(library.warnings),
+                   "checked": _dumps(dict(library.checked), base),
+                   "trees": pickle.dumps(trees, protocol=pickle.HIGHEST_PROTOCOL)}, {})
     return FORMAT + hashlib.sha256(body).digest() + body
 
 
@@ -261,9 +298,9 @@ def _code_object(data: bytes) -> types.CodeType:
 
 
 def _checked_module(fields: dict, tables: dict) -> CheckedModule:
-    if not isinstance(fields, dict) or not isinstance(tables, dict) or set(tables) != set(_ID_TABLES):
+    if not isinstance(fields, dict) or not isinstance(tables, dict) or set(tables) != set(_id_tables()):
         raise _Rejected
-    module = CheckedModule(**fields)
+    module = _checked_class()(**fields)
     for name, pairs in tables.items():
         setattr(module, name, {id(node): value for node, value in pairs})
     return module
@@ -286,9 +323,9 @@ class _Reader(pickle.Unpickler):
             found = getattr(py, name, None)
             if isinstance(found, type) and issubclass(found, py.AST):
                 return found
-        elif module in _DATA_MODULES:
-            found = getattr(sys.modules.get(module), name, None)
-            if isinstance(found, type) and dataclasses.is_dataclass(found) and found is not CheckedModule:
+        elif module in _DATA_MODULES and (module, name) != (_CHECKER, "CheckedModule"):  # only via the rebuilder
+            found = getattr(import_module(module), name, None)
+            if isinstance(found, type) and dataclasses.is_dataclass(found):
                 return found
         raise _Rejected
 
@@ -337,28 +374,47 @@ def _tree_loader(data: bytes, count: int) -> Callable[[int], py.Module]:
     return tree
 
 
-def _library_of(payload: Any, key: str) -> CachedLibrary:
-    """The entry's content once every part has the type it must have."""
+def _checked_modules(data: bytes, base: Mapping[str, CheckedModule],
+                     recheck: Callable[[], Mapping[str, CheckedModule]]) -> Mapping[str, CheckedModule]:
+    """The entry's checked modules; if they cannot be read after all, checked again (``recheck``)."""
+    try:
+        checked = _loads(data, base)
+    except _Rejected:
+        return recheck()
+    kind = _checked_class()
+    if not isinstance(checked, dict) or not all(isinstance(n, str) and isinstance(c, kind) for n, c in checked.items()):
+        return recheck()
+    return checked
+
+
+def _library_of(payload: Any, key: str, base: Mapping[str, CheckedModule],
+                recheck: Callable[[], Mapping[str, CheckedModule]]) -> CachedLibrary:
+    """The entry's content once every part has the type it must have (the checked modules and the
+    syntax trees, decoded on first use, are checked then)."""
     if not isinstance(payload, dict) or set(payload) != {"key", "compiled", "checked", "warnings", "trees"} \
-            or payload["key"] != key or not isinstance(payload["trees"], bytes):
+            or payload["key"] != key or not isinstance(payload["trees"], bytes) \
+            or not isinstance(payload["checked"], bytes):
         raise _Rejected
-    compiled, checked, warnings = payload["compiled"], payload["checked"], payload["warnings"]
+    compiled, warnings = payload["compiled"], payload["warnings"]
     if not isinstance(compiled, tuple) or not all(
             isinstance(m, CompiledModule) and isinstance(m.code, types.CodeType) and m.tree is None
             and m.tree_loader is None and m.code.co_filename == m.filename for m in compiled):
-        raise _Rejected
-    if not isinstance(checked, dict) or not all(
-            isinstance(n, str) and isinstance(c, CheckedModule) for n, c in checked.items()):
         raise _Rejected
     if not isinstance(warnings, tuple) or not all(isinstance(w, Diagnostic) for w in warnings):
         raise _Rejected
     trees = _tree_loader(payload["trees"], len(compiled))
     compiled = tuple(dataclasses.replace(m, tree_loader=lambda i=i: trees(i)) for i, m in enumerate(compiled))
-    return CachedLibrary(compiled, checked, warnings)
+    checked = payload["checked"]
+    return CachedLibrary(compiled, LazyModules(lambda: _checked_modules(checked, base, recheck)), warnings)
 
 
-def read_library(key: str, base: Mapping[str, CheckedModule] | None = None) -> CachedLibrary | None:
-    """The entry stored under ``key`` (compiled over ``base``), or None when there is no usable one."""
+def read_library(key: str, base: Mapping[str, CheckedModule] | None = None,
+                 recheck: Callable[[], Mapping[str, CheckedModule]] = dict) -> CachedLibrary | None:
+    """The entry stored under ``key`` (compiled over ``base``), or None when there is no usable one.
+
+    ``recheck`` gives the checked modules the usual way, should the entry's turn out unreadable
+    when they are first needed (they are decoded then, not now).
+    """
     folder = private_folder(create=False)
     if folder is None:
         return None
@@ -369,6 +425,6 @@ def read_library(key: str, base: Mapping[str, CheckedModule] | None = None) -> C
     if hashlib.sha256(body).digest() != digest:
         return None
     try:
-        return _library_of(_loads(body, base or {}), key)
+        return _library_of(_loads(body, {}), key, base or {}, recheck)
     except _Rejected:
         return None

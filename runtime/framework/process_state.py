@@ -29,7 +29,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from fumarole.policy_lang.compiler import PROCESS_STATE_ENTRY
+from fumarole.policy_lang.compiled import PROCESS_STATE_ENTRY
 
 
 # The entry a compiled plugin's builder adds when it declares process state: a

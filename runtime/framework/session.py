@@ -15,7 +15,7 @@ import uuid
 from types import SimpleNamespace
 from typing import Any, Callable, Mapping, Protocol
 
-from fumarole.policy_lang.compiler import STATE_VIEW
+from fumarole.policy_lang.compiled import STATE_VIEW
 from fumarole.runtime.api.fit import UNRESOLVABLE, UNSCHEDULABLE, FitError, FitErrors
 from fumarole.runtime.api.model import (
     ALLOCATED,
