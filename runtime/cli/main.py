@@ -9,6 +9,7 @@ diagnostic naming the file and place (set FUMAROLE_DEBUG=1 to see internals).
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import platform
 import sys
@@ -89,6 +90,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     session.progress = progress
     try:
         session.open()
+        # A one-shot process: what loading and opening built lives until exit, so the cycle
+        # collector need never traverse it again (serve does not do this: it runs many sessions).
+        gc.freeze()
         if session.problems:  # e.g. a queue hierarchy with a cycle: Volcano would stop scheduling it
             raise FumaroleError([p.diagnostic(args.cluster) for p in session.problems], {args.cluster: text})
         session.run_actions()
