@@ -29,8 +29,24 @@ def codes_and_lines(text: str) -> list[tuple[str, int]]:
     return [(d.code, d.span.line) for d in info.value.diagnostics]
 
 
-def test_a_member_hyper_node_that_does_not_exist_is_k112_at_the_member():
-    assert codes_and_lines(hyper_node("spine", 2, ["rack7"])) == [("K112", 7)]
+def test_a_member_hyper_node_that_does_not_exist_is_a_k112_warning_at_the_member():
+    cluster = load_cluster(hyper_node("spine", 2, ["rack7"]), "cluster.yaml")
+    assert [(d.code, d.severity, d.span.line, d.span.col) for d in cluster.warnings] == [("K112", "warning", 7, 5)]
+
+
+def test_a_missing_member_hyper_node_claimed_by_two_parents_is_k111():
+    text = "\n---\n".join([hyper_node("a", 2, ["ghost"]), hyper_node("b", 2, ["ghost"])])
+    assert codes_and_lines(text) == [("K111", 15)]
+
+
+def test_a_missing_member_becomes_an_empty_tier_0_placeholder_in_no_tier():
+    text = "\n---\n".join([node("n1"), hyper_node("rack", 1, ["n1"], "Node"),
+                           hyper_node("spine", 2, ["rack", "ghost"])])
+    topology = topology_of(text)
+    ghost, spine = topology.by_name["ghost"], topology.by_name["spine"]
+    assert (ghost.tier, ghost.parent, ghost.children, ghost.nodes) == (0, spine, [], [])
+    assert [h.name for h in spine.children] == ["rack", "ghost"]
+    assert ghost in topology.list and topology.tiers == [1, 2, 3]
 
 
 def test_a_hyper_node_with_two_parents_is_k111_at_the_second_claim():

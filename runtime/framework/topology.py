@@ -78,14 +78,19 @@ class Topology:
         self.by_name: dict[str, HyperNode] = {s.name: HyperNode(s.name, s.tier, s.tier_name) for s in specs}
         self.tier_names: dict[str, int] = {}
         names: dict[str, set[str]] = {}
+        placeholders: set[str] = set()
         for spec in specs:
             hyper_node = self.by_name[spec.name]
             if spec.tier_name:
                 self.tier_names[spec.tier_name] = spec.tier  # the last HyperNode naming a tier wins
             for child in spec.child_names:
-                if child in self.by_name:
-                    hyper_node.children.append(self.by_name[child])
-                    self.by_name[child].parent = hyper_node
+                if child not in self.by_name:
+                    # addChild: a member naming no HyperNode becomes an empty placeholder
+                    # (tier 0, no members, no nodes) that Volcano keeps in ssn.HyperNodes.
+                    self.by_name[child] = HyperNode(child, 0)
+                    placeholders.add(child)
+                hyper_node.children.append(self.by_name[child])
+                self.by_name[child].parent = hyper_node
         for spec in specs:
             self._collect(spec.name, {s.name: s for s in specs}, nodes, names)
         top_tier = max([1] + [s.tier + 1 for s in specs])
@@ -100,7 +105,8 @@ class Topology:
             hyper_node.nodes = [n for n in nodes if n.name in members]
             hyper_node.node_names = frozenset(n.name for n in hyper_node.nodes)
         self.list: list[HyperNode] = list(self.by_name.values())
-        self.tiers: list[int] = sorted({h.tier for h in self.list})
+        # HyperNodesTiers: placeholders are in no tier set (only real HyperNode objects are).
+        self.tiers: list[int] = sorted({h.tier for h in self.list if h.name not in placeholders})
         self.top = top
         lowest = [h for h in self.list if h.tier == self.tiers[0]]
         self._lowest_of_node: dict[str, HyperNode] = {}

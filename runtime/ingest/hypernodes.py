@@ -129,19 +129,16 @@ def _member_position(owner: HyperNodeSpec, child: str) -> tuple[int, int]:
 
 
 def tree_problems(specs: list[HyperNodeSpec], file: str) -> list[Diagnostic]:
-    """What keeps Volcano's HyperNode cache from being ready: a member naming no HyperNode
-    (K112), a HyperNode claimed by two parents (K111), a cycle of members (K113)."""
+    """What keeps Volcano's HyperNode cache from being ready: a HyperNode claimed by two
+    parents (K111), a cycle of members (K113).  A member naming no HyperNode is not one of
+    them (:func:`missing_hyper_node_members`)."""
     by_name = {s.name: s for s in specs}
     out: list[Diagnostic] = []
     parent: dict[str, str] = {}
     for spec in specs:
         for child in spec.child_names:
-            line, col = _member_position(spec, child)
-            if child not in by_name:
-                out.append(Diagnostic("K112", f"HyperNode {spec.name} has member HyperNode {child!r}, "
-                                      "which does not exist", file, Span(line, col),
-                                      hint="add the HyperNode or remove the member"))
-            elif child in parent and parent[child] != spec.name:
+            if child in parent and parent[child] != spec.name:
+                line, col = _member_position(spec, child)
                 out.append(Diagnostic("K111", f"HyperNode {child} is a member of both {parent[child]} and "
                                       f"{spec.name}: a HyperNode has one parent", file, Span(line, col)))
             else:
@@ -157,4 +154,21 @@ def tree_problems(specs: list[HyperNodeSpec], file: str) -> list[Diagnostic]:
             line, col = _member_position(by_name[parent[spec.name]], spec.name)
             out.append(Diagnostic("K113", f"HyperNode {spec.name} is its own ancestor (parent links {cycle})", file,
                                   Span(line, col), hint="HyperNode members must form a tree"))
+    return out
+
+
+def missing_hyper_node_members(specs: list[HyperNodeSpec], file: str) -> list[Diagnostic]:
+    """A HyperNode member naming no HyperNode of the dump (K112, a warning): Volcano's cache
+    adds an empty placeholder HyperNode of that name under the parent (hyper_node_info.go
+    addChild) and schedules on, so fumarole does the same (runtime/framework/topology.py)."""
+    names = {s.name for s in specs}
+    out: list[Diagnostic] = []
+    for spec in specs:
+        for child in spec.child_names:
+            if child not in names:
+                line, col = _member_position(spec, child)
+                out.append(Diagnostic("K112", f"HyperNode {spec.name} has member HyperNode {child!r}, which does "
+                                      "not exist: Volcano keeps an empty placeholder of that name (tier 0, no nodes)",
+                                      file, Span(line, col), severity="warning",
+                                      hint="add the HyperNode or remove the member"))
     return out

@@ -45,7 +45,8 @@ from fumarole.runtime.ingest.json_input import plain_json
 from fumarole.runtime.ingest.known_fields import unknown_fields
 from fumarole.runtime.ingest.plain_yaml import plain_yaml
 from fumarole.runtime.ingest.go_parse import parse_go_bool
-from fumarole.runtime.ingest.hypernodes import HyperNodeSpec, hyper_node_spec, tree_problems
+from fumarole.runtime.ingest.hypernodes import (HyperNodeSpec, hyper_node_spec, missing_hyper_node_members,
+                                                tree_problems)
 from fumarole.runtime.ingest.scheduler_options import DEFAULT_OPTIONS, SchedulerOptions
 from fumarole.runtime.ingest.yamlpos import (
     PosDict,
@@ -752,6 +753,7 @@ def _cluster_from_objects(docs: list, file: str, text: str | None) -> Cluster:
     warnings = [d for kind, objs in groups.items() for obj in objs for d in unknown_fields(kind, obj, file)]
     warnings += _referential_warnings(groups, file)
     warnings += _missing_node_members(hyper_nodes, groups["Node"], file)
+    warnings += missing_hyper_node_members(hyper_nodes, file)
     return Cluster(tuple(groups["Node"]), tuple(groups["Pod"]), tuple(groups["PodGroup"]),
                    tuple(groups["Queue"]), tuple(groups["PriorityClass"]),
                    tuple(groups["ResourceQuota"]), tuple(warnings), file, tuple(hyper_nodes),
