@@ -75,7 +75,10 @@ ROW_NODE_ATTRIBUTES = frozenset({"allocatable", "capacity", "idle", "used", "rel
 # Task attributes a row-local body may read; the runtime's memo key for a task is their values.
 ROW_TASK_ATTRIBUTES = frozenset({"request", "init_request", "nonzero_request"})
 # Library functions of (task, node) that read only ROW_TASK_ATTRIBUTES of the task and the node's columns.
-ROW_LOCAL_LIBRARY = frozenset({"_k8s.balanced_allocation_score"})
+# Of the pod, these read its requests and its spec (the runtime's key for a task covers both).
+ROW_LOCAL_LIBRARY = frozenset({"_k8s.balanced_allocation_score", "_k8s.matches_node_selector_and_affinity",
+                               "_k8s.has_node_selection", "_k8s.untolerated_taint", "_k8s.tolerates_unschedulable",
+                               "_k8s.host_port_conflict"})
 _PURE_BUILTINS = frozenset({"float", "int", "min", "max", "abs", "len", "bool", "str"})
 _ROW_LOCAL_RESULTS = frozenset({"int", "float", "bool"})
 
@@ -142,6 +145,10 @@ class Vectorizer:
                 continue
             out.append(P.Assign(targets=[P.Attribute(value=_name(fn), attr="batch", ctx=P.Store())],
                                 value=_name(batch)))
+            guard = self._hook_guard(hook, c)
+            if guard is not None:
+                out.append(P.Assign(targets=[P.Attribute(value=_name(batch), attr="guard", ctx=P.Store())],
+                                    value=guard))
         for m in self.modules:
             for name, decl in m.defs.items():
                 kinds = tuple(self._param_kind(m, p) for p in decl.params)
@@ -765,9 +772,76 @@ class Vectorizer:
             self.row_local[key] = self._with_module(m, lambda: all(self._rl_stmt(s) for s in body))
         return self.row_local[key]
 
+    def _hook_guard(self, hook, m: CheckedModule) -> P.expr | None:
+        """For a failure hook of (task, node): ``lambda task, node: <guard>`` when its body is
+        row-local except for top-level ``if`` blocks whose conditions read no node and have no
+        effect (the guard: any of them true); none when the body is not of that shape.  While
+        the guard is false for a task, the hook answers like a row-local rule, and the fast engine
+        memoises its failures per pod spec (batch_dispatch.first_failure)."""
+        decl = hook.decl
+        if hook.sig.kind != "failure" or [t.name for t in hook.sig.params] != ["Task", "Node"]:
+            return None
+        params = [m.pynames[id(span)] for _, span in decl.params]
+        body = decl.body if isinstance(decl.body, tuple) else (A.Return(decl.body, decl.span),)
+
+        def shape() -> P.expr | None:
+            guards: list[P.expr] = []
+            for stmt in body:
+                if self._rl_stmt(stmt):
+                    continue
+                if not (isinstance(stmt, A.If) and len(stmt.branches) == 1 and not stmt.orelse):
+                    return None
+                cond = stmt.branches[0][0]
+                if not self._node_free(cond, params[1]) or not self._effect_free(cond):
+                    return None
+                guards.append(self.base.ex(cond))
+            test = (P.BoolOp(op=P.Or(), values=guards) if len(guards) > 1 else guards[0]) if guards \
+                else _const(False)
+            return P.Lambda(args=P.arguments(posonlyargs=[], args=[P.arg(arg=p) for p in params], kwonlyargs=[],
+                                             kw_defaults=[], defaults=[]), body=test)
+        return self._with_module(m, shape)
+
+    def _node_free(self, e, node_py: str) -> bool:
+        for node in _walk_expr(e):
+            ref = self.base.info.refs.get(id(node)) if isinstance(node, A.Name) else None
+            if ref is not None and ref.py == node_py:
+                return False
+        return True
+
+    def _effect_free(self, e, seen: frozenset = frozenset()) -> bool:
+        """No call with an effect in the expression, nor in the definitions it calls."""
+        info = self.base.info
+        for node in _walk_expr(e):
+            if not isinstance(node, A.Call):
+                continue
+            call = info.calls.get(id(node))
+            if call is None or call.name in _EFFECT_NAMES or call.kind in ("dispatch", "container") or (
+                    call.kind == "method" and self.base.t(node.func.obj).name in _EFFECT_TYPES):
+                return False
+            if call.kind == "def" and call.name not in seen:
+                owner = next((m for m in self.modules if call.name in m.defs and f"f_{call.name}" == call.py), None)
+                if owner is None or not self._with_module(owner, lambda: self._def_effect_free(
+                        owner.defs[call.name], seen | {call.name})):
+                    return False
+        return True
+
+    def _def_effect_free(self, decl: A.FuncDef, seen: frozenset) -> bool:
+        body = decl.body if isinstance(decl.body, tuple) else (A.Return(decl.body, decl.span),)
+        for stmt in body:
+            for inner in _walk_stmts(stmt):
+                if not isinstance(inner, (A.Let, A.Return, A.If, A.When, A.Pass)):
+                    return False
+                exprs = [getattr(inner, "value", None), getattr(inner, "cond", None)]
+                exprs += [c for c, _ in getattr(inner, "branches", ())]
+                if not all(x is None or self._effect_free(x, seen) for x in exprs):
+                    return False
+        return True
+
     def _rl_stmt(self, s) -> bool:
         if isinstance(s, (A.Pass, A.Break, A.Continue)):
             return True
+        if isinstance(s, A.Fail):
+            return self._rl_expr(s.message)
         if isinstance(s, A.Let):
             return self._rl_expr(s.value)
         if isinstance(s, (A.Assign, A.AugAssign)):
@@ -817,7 +891,7 @@ class Vectorizer:
 
     def _rl_name(self, e: A.Name) -> bool:
         ref = self.base.info.refs.get(id(e))
-        return ref is not None and ref.kind in ("local", "arg", "const")
+        return ref is not None and ref.kind in ("local", "hookparam", "arg", "const")
 
     def _rl_call(self, e: A.Call) -> bool:
         info = self.base.info.calls.get(id(e))

@@ -100,3 +100,32 @@ def test_the_compiler_knows_exactly_the_node_attributes_kept_as_columns():
     from fumarole.runtime.framework.node_columns import BOOL_ATTRIBUTES, NUMERIC_ATTRIBUTES, RESOURCE_ATTRIBUTES
 
     assert ROW_NODE_ATTRIBUTES == {*RESOURCE_ATTRIBUTES, *NUMERIC_ATTRIBUTES, *BOOL_ATTRIBUTES}
+
+
+_PREDICATE = """plugin p
+
+state flag: bool
+
+on predicate(task, node):
+{body}
+
+def flagged(task: Task) -> bool = flag
+"""
+
+
+def _guard(body: str) -> str | None:
+    source = compile_module(checked(_PREDICATE.replace("{body}", body))).source
+    start = source.find("_bh_predicate.guard = ")
+    return None if start < 0 else source[start:source.index("\n", start)]
+
+
+def test_a_row_local_failure_hook_is_memoised_always_or_while_its_guards_are_false():
+    assert _guard('    fail "full" when node.pod_count >= node.max_task_num').endswith(": False")
+    guarded = _guard('    fail "full" when node.pod_count >= 3\n    if flagged(task):\n        fail "flag"')
+    assert guarded is not None and "f_flagged(" in guarded
+
+
+def test_hooks_reading_more_than_their_row_or_guarding_on_the_node_are_not_memoised():
+    assert _guard('    fail "a" when node.name == "a"') is None  # not a column
+    assert _guard('    fail "s" when flag') is None  # state outside a guard
+    assert _guard('    if node.pod_count > 1 and flagged(task):\n        fail "n"') is None  # guard reads the node

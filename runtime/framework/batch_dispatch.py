@@ -13,6 +13,7 @@ from typing import Callable
 import numpy as np
 
 from fumarole.runtime.framework.node_columns import NodeBatch, NodeMap
+from fumarole.runtime.framework.vector_lib import row_memo
 
 
 def _lanes(args: tuple) -> tuple[int, NodeBatch]:
@@ -27,12 +28,18 @@ def _with_node(args: tuple, at: int, node) -> tuple:
 
 
 def first_failure(fns: list[Callable]) -> Callable:
-    """Lanes where some plugin fails (plugins are side-effect free, so every one may be asked)."""
+    """Lanes where some plugin fails (plugins are side-effect free, so every one may be asked).
+    A plugin hook with a guard (vectorize: row-local while the guard is false) answers from a
+    row memo per pod spec while its guard is false for the task."""
     def fails(*args) -> np.ndarray:
         at, dom = _lanes(args)
         out = np.zeros(len(dom), dtype=bool)
         for fn in fns:
             batch = getattr(fn, "batch", None)
+            guard = getattr(batch, "guard", None)
+            if guard is not None and not guard(*_with_node(args, at, None)):
+                out |= row_memo(dom, batch, lambda *a, fn=fn: fn(*a) is not None, at, args, True)
+                continue
             if batch is not None:
                 out |= np.asarray(batch(*args), dtype=bool)
                 continue

@@ -58,7 +58,7 @@ from fumarole.runtime.ingest.queue_tree import (
 )
 from fumarole.runtime.ingest.scheduler_config import PluginEntry, SchedulerConfig
 from fumarole.runtime.ingest.scheduler_options import SchedulerOptions
-from fumarole.runtime.k8s.plugins import UNRESOLVABLE_REASONS, K8sView, PodView
+from fumarole.runtime.k8s.plugins import UNRESOLVABLE_REASONS, K8sView, PodView, has_hard_spread_constraints
 
 
 ENGINES = ("fast", "reference")  # how node-level rules run: batch forms over node columns, or node by node
@@ -646,6 +646,11 @@ class Session:
         is unresolvable, skew is not."""
         return _k8s_failure(self.k8s.topology_spread_failure(task, node, view.placed if view is not None else None))
 
+    def placements_may_refuse(self, task: Task, view: PodView | None = None) -> bool:
+        """Whether inter-pod affinity or topology spread, over the live view or a PodView, could
+        refuse the task anywhere: both filters' own first shortcuts, asked once per task."""
+        placed = view.placed if view is not None else None
+        return not self.k8s.affinity_cannot_refuse(task, placed) or has_hard_spread_constraints(task)
 
 def _k8s_failure(reason: str | None) -> FitError | None:
     """A Kubernetes filter's refusal as a fit error with the status code Kubernetes gives it."""

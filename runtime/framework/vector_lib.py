@@ -279,7 +279,8 @@ def dispatch(dispatcher, positions: tuple[int, ...], args: tuple):
 
 def memo_key(value) -> object:
     """A plain argument of a row-local definition as part of a memo key; None when it has none.
-    A task stands for the attributes row-local code may read of it (vectorize.ROW_TASK_ATTRIBUTES)."""
+    A task stands for what row-local code may read of it: its requests
+    (vectorize.ROW_TASK_ATTRIBUTES) and its pod spec (vectorize.ROW_LOCAL_LIBRARY)."""
     if value is None or isinstance(value, (bool, int, float, str)):
         return (type(value).__name__, value)
     if isinstance(value, Resource):
@@ -289,7 +290,8 @@ def memo_key(value) -> object:
         if key is None:
             key = value.derived[_TASK_KEY] = ("task", _resource_key(value.request),
                                               _resource_key(value.init_request),
-                                              _resource_key(k8s.nonzero_request(value)))
+                                              _resource_key(k8s.nonzero_request(value)),
+                                              json.dumps(k8s.pod_spec(value), sort_keys=True, default=str))
         return key
     return None
 

@@ -94,6 +94,11 @@ def _spec(task: Task) -> dict:
     return _mapping(task.pod, "spec")
 
 
+def pod_spec(task: Task) -> dict:
+    """The pod's spec: everything the node filters and scores read of the pod besides its requests."""
+    return _spec(task)
+
+
 def _affinity(task: Task, kind: str) -> dict | None:
     """spec.affinity.<kind> (nodeAffinity, podAffinity, podAntiAffinity), None when absent."""
     value = _mapping(_spec(task), "affinity").get(kind)
