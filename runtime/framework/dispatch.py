@@ -123,27 +123,48 @@ def vote(tiers: Tiers) -> Callable:
 
 def any_(tiers: Tiers) -> Callable:
     """OR over every enabled plugin; false when none."""
-    fns = _flat(tiers)
-    return lambda *args: any(fn(*args) for fn in fns)
+    return _fold(_flat(tiers), any, False)
 
 
 def all_(tiers: Tiers) -> Callable:
     """AND over every enabled plugin in every tier; true when none."""
-    fns = _flat(tiers)
-    return lambda *args: all(fn(*args) for fn in fns)
+    return _fold(_flat(tiers), all, True)
 
 
 def first_tier_all(tiers: Tiers) -> Callable:
     """The first tier with an enabled plugin decides (AND within it); false when none (JobStarving)."""
     first = next((tier for tier in tiers if tier), None)
-    if first is None:
-        return lambda *args: False
-    return lambda *args: all(fn(*args) for fn in first)
+    return _fold(first or [], all, False)
+
+
+def _fold(fns: list[Callable], fold: Callable, nobody: bool) -> Callable:
+    """``fold`` (``any`` / ``all``) over the plugins' answers, short-circuiting as it does.
+
+    Hooks such as ``preempt_candidate`` are asked once per (preemptor, task on a node) and
+    usually have no plugin or one, so those cases skip the generator ``fold`` would walk.
+    """
+    if not fns:
+        def nobody_answers(*args) -> bool:
+            return nobody
+        return nobody_answers
+    if len(fns) == 1:
+        only = fns[0]
+
+        def one_answers(*args) -> bool:
+            return True if only(*args) else False
+        return one_answers
+    return lambda *args: fold(fn(*args) for fn in fns)
 
 
 def first_failure(tiers: Tiers) -> Callable:
     """The first plugin that fails decides; later plugins are not run."""
     fns = _flat(tiers)
+    if len(fns) == 1:
+        only = fns[0]
+
+        def check_one(*args):
+            return only(*args)
+        return check_one
 
     def check(*args):
         for fn in fns:
