@@ -79,6 +79,9 @@ ROW_TASK_ATTRIBUTES = frozenset({"request", "init_request", "nonzero_request"})
 ROW_LOCAL_LIBRARY = frozenset({"_k8s.balanced_allocation_score", "_k8s.matches_node_selector_and_affinity",
                                "_k8s.has_node_selection", "_k8s.untolerated_taint", "_k8s.tolerates_unschedulable",
                                "_k8s.host_port_conflict"})
+# Pure functions of plain values a node check may also call (resource arithmetic is too, ``_res.``):
+# as a whole memo (a check's answers per pod spec) their cost goes with the row, not the task.
+_CHECK_LIBRARY = frozenset({"_rt.fit_error"})
 _PURE_BUILTINS = frozenset({"float", "int", "min", "max", "abs", "len", "bool", "str"})
 _ROW_LOCAL_RESULTS = frozenset({"int", "float", "bool"})
 
@@ -124,6 +127,7 @@ class Vectorizer:
         self.fn: _Function | None = None
         self.modules = [compiler.c, *compiler.c.uses]
         self.row_local: dict[tuple[str, str], bool] = {}  # (module, def) -> body is row-local
+        self._rl_hooks: tuple[list[str], list[str]] | None = None  # a node check's (params, hooks it asks)
 
     # -- entry points ------------------------------------------------------------------------
     def emit(self) -> tuple[list[P.stmt], list[Fallback]]:
@@ -167,6 +171,10 @@ class Vectorizer:
                 else:
                     out.append(P.Assign(targets=[P.Attribute(value=_name(f"f_{name}"), attr="batch",
                                                              ctx=P.Store())], value=_name(batch)))
+                    test = self._check_row_local_test(m, decl) if _is_node_check(decl) else None
+                    if test is not None:
+                        out.append(P.Assign(targets=[P.Attribute(value=_name(batch), attr="row_local",
+                                                                 ctx=P.Store())], value=test))
         return self.emitted + out, fallbacks
 
     @staticmethod
@@ -314,12 +322,21 @@ class Vectorizer:
         out: list[P.stmt] = []
         outer = fn.mask
         rest = outer
-        for (cond_node, kind), (_, body) in zip(conds, branches):
+        for at, ((cond_node, kind), (_, body)) in enumerate(zip(conds, branches)):
             lanes = self._lanes(cond_node, kind)
+            # The lanes not taken matter only to a later branch or the else: the condition is
+            # evaluated once, and its negation only when something reads it.
+            needs_rest = at + 1 < len(branches) or bool(orelse)
+            if needs_rest and not isinstance(lanes, P.Name):
+                cond = self._temp("_c")
+                out.append(_assign(cond, lanes))
+                lanes = _name(cond)
             taken = self._temp("_m")
             out.append(_assign(taken, _call("_V.both", rest, lanes) if rest is not None else lanes))
             fn.mask = _name(taken)
             out.extend(self.block(body))
+            if not needs_rest:
+                break
             remaining = self._temp("_m")
             out.append(_assign(remaining, _call("_V.both", rest, _call("_V.negate", lanes))
                                if rest is not None else _call("_V.negate", lanes)))
@@ -769,7 +786,11 @@ class Vectorizer:
         if key not in self.row_local:
             self.row_local[key] = False  # a recursive definition is not row-local
             body = decl.body if isinstance(decl.body, tuple) else (A.Return(decl.body, decl.span),)
-            self.row_local[key] = self._with_module(m, lambda: all(self._rl_stmt(s) for s in body))
+            outer, self._rl_hooks = self._rl_hooks, None  # hooks count only in the node check itself
+            try:
+                self.row_local[key] = self._with_module(m, lambda: all(self._rl_stmt(s) for s in body))
+            finally:
+                self._rl_hooks = outer
         return self.row_local[key]
 
     def _hook_guard(self, hook, m: CheckedModule) -> P.expr | None:
@@ -800,6 +821,43 @@ class Vectorizer:
             return P.Lambda(args=P.arguments(posonlyargs=[], args=[P.arg(arg=p) for p in params], kwonlyargs=[],
                                              kw_defaults=[], defaults=[]), body=test)
         return self._with_module(m, shape)
+
+    def _check_row_local_test(self, m: CheckedModule, decl: A.FuncDef) -> P.expr | None:
+        """For a node check ``(task, node) -> FitError?`` (what ``predicate_nodes`` runs):
+        ``lambda task: <row-local now>`` when its body is row-local except for failure hooks it asks
+        about exactly its own ``(task, node)``; such a check is row-local for a task while every
+        plugin of each of those hooks is (``batch_dispatch.first_failure``'s ``row_local``), and the
+        predicate helper then keeps its answers per pod spec, row by row.  None otherwise."""
+        params = [m.pynames[id(p)] for p in decl.params]
+        body = decl.body if isinstance(decl.body, tuple) else (A.Return(decl.body, decl.span),)
+        hooks: list[str] = []
+
+        def row_local() -> bool:
+            self._rl_hooks = (params, hooks)
+            try:
+                return all(self._rl_stmt(s) for s in body)
+            finally:
+                self._rl_hooks = None
+        if not self._with_module(m, row_local):
+            return None
+        dispatchers = P.Tuple(elts=[P.Attribute(value=_name("_H"), attr=h, ctx=P.Load()) for h in hooks],
+                              ctx=P.Load())
+        return P.Lambda(args=P.arguments(posonlyargs=[], args=[P.arg(arg=params[0])], kwonlyargs=[],
+                                         kw_defaults=[], defaults=[]),
+                        body=_call("_V.hooks_row_local", dispatchers, _name(params[0])))
+
+    def _rl_hook(self, e: A.Call, info) -> bool:
+        """A failure hook asked about the node check's own (task, node), while analysing one."""
+        if self._rl_hooks is None:
+            return False
+        params, hooks = self._rl_hooks
+        names = [self.base.info.refs.get(id(a)) if isinstance(a, A.Name) else None for a in e.args]
+        if self.base.t(e).name != "FitError" or [r.py if r else None for r in names] != params:
+            return False
+        name = info.name or e.func.id
+        if name not in hooks:
+            hooks.append(name)
+        return True
 
     def _node_free(self, e, node_py: str) -> bool:
         for node in _walk_expr(e):
@@ -901,12 +959,15 @@ class Vectorizer:
         if info.kind == "builtin":
             return info.name in _PURE_BUILTINS or getattr(e.func, "id", "") in _PURE_BUILTINS
         if info.kind == "function":
-            return info.py.startswith("_math.") or info.py in ROW_LOCAL_LIBRARY
+            return (info.py.startswith("_math.") or info.py in ROW_LOCAL_LIBRARY
+                    or self._rl_hooks is not None and (info.py.startswith("_res.") or info.py in _CHECK_LIBRARY))
         if info.kind == "method":
             return self.base.t(e.func.obj).name == "Resource" and info.name == "get" and self._rl_expr(e.func.obj)
         if info.kind == "def":
             owner = next((m for m in self.modules if info.name in m.defs and f"f_{info.name}" == info.py), None)
             return owner is not None and self._is_row_local(owner, owner.defs[info.name])
+        if info.kind == "dispatch":
+            return self._rl_hook(e, info)
         return False
 
     def _result_kind(self, t: Type, kinds) -> str:

@@ -129,3 +129,63 @@ def test_hooks_reading_more_than_their_row_or_guarding_on_the_node_are_not_memoi
     assert _guard('    fail "a" when node.name == "a"') is None  # not a column
     assert _guard('    fail "s" when flag') is None  # state outside a guard
     assert _guard('    if node.pod_count > 1 and flagged(task):\n        fail "n"') is None  # guard reads the node
+
+
+_CHECKS = """action a
+
+def ok(task: Task, node: Node) -> FitError?:
+    let missing = insufficient(task.init_request, node.future_idle)
+    if len(missing) > 0:
+        return fit_error("Insufficient " + missing[0])
+    return predicate(task, node)
+
+def named(task: Task, node: Node) -> FitError?:
+    return fit_error("a") if node.name == "a" else predicate(task, node)
+
+def counted(task: Task, node: Node) -> FitError?:
+    return fit_error("a") if len(jobs) > 3 else predicate(task, node)
+
+on execute:
+    pass
+"""
+
+
+def test_a_node_check_asking_failure_hooks_is_memoised_while_the_hooks_are_row_local():
+    source = compile_module(checked(_CHECKS)).source
+    tests = [line.strip() for line in source.splitlines() if ".row_local = " in line]
+    assert tests == ["_bf_ok_SN.row_local = lambda v_task: _V.hooks_row_local((_H.predicate,), v_task)"]
+
+
+def test_a_hook_is_row_local_for_a_task_only_while_every_plugin_guard_is_false():
+    from types import SimpleNamespace
+
+    from fumarole.runtime.framework.batch_dispatch import first_failure
+    from fumarole.runtime.framework.vector_lib import hooks_row_local
+
+    def plugin(guard):
+        fn = lambda task, node: None  # noqa: E731
+        fn.batch = lambda task, node: None
+        if guard is not None:
+            fn.batch.guard = guard
+        return fn
+    quiet, busy = plugin(lambda task, node: task == "busy"), plugin(lambda task, node: False)
+    hook = SimpleNamespace(batch=first_failure([quiet, busy]))
+    assert hooks_row_local((hook,), "calm") and not hooks_row_local((hook,), "busy")
+    assert not hooks_row_local((SimpleNamespace(batch=first_failure([quiet, plugin(None)])),), "calm")
+    assert not hooks_row_local((SimpleNamespace(),), "calm")  # no batch form: per node
+
+
+def test_a_row_value_is_kept_until_its_row_is_touched():
+    columns = _columns(1000.0, 2000.0)
+    calls: list[int] = []
+
+    def compute(row):
+        calls.append(row)
+        return columns.nodes[row].idle.milli_cpu
+
+    assert [columns.row_value("k", row, lambda r=row: compute(r)) for row in (0, 1, 0, 1)] == [1000.0, 2000.0] * 2
+    columns.nodes[1].idle.milli_cpu = 5.0
+    columns.touch(columns.nodes[1])
+    assert columns.row_value("k", 1, lambda: compute(1)) == 5.0
+    assert columns.row_value("k", 0, lambda: compute(0)) == 1000.0
+    assert calls == [0, 1, 1]

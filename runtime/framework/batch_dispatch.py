@@ -46,6 +46,16 @@ def first_failure(fns: list[Callable]) -> Callable:
             for lane in np.flatnonzero(~out).tolist():
                 out[lane] = fn(*_with_node(args, at, dom.node(lane))) is not None
         return out
+
+    def row_local(*args) -> bool:
+        """Whether every plugin answers from its node's own facts for these arguments (the node's
+        position holds None): each has a guard, and the guard is false."""
+        for fn in fns:
+            guard = getattr(getattr(fn, "batch", None), "guard", None)
+            if guard is None or guard(*args):
+                return False
+        return True
+    fails.row_local = row_local
     return fails
 
 

@@ -142,6 +142,9 @@ class NodeColumns:
         self._current: dict[str, int] = {name: -1 for name in (*RESOURCE_ATTRIBUTES, *NUMERIC_ATTRIBUTES,
                                                                   *BOOL_ATTRIBUTES)}
         self._memos: dict[object, tuple[np.ndarray, int]] = {}  # key -> (value per row, log position)
+        # key -> {row: (value, log position)}: values worked out one row at a time (row_value).
+        self._row_values: dict[object, dict[int, tuple[object, int]]] = {}
+        self._touched_at = [0] * size  # per row, the log's length after its last touch
         self.all_rows = np.arange(size)
 
     def touch(self, node: Node) -> None:
@@ -149,6 +152,20 @@ class NodeColumns:
         row = self.rows.get(node.name)
         if row is not None and self.nodes[row] is node:
             self.log.append(row)
+            self._touched_at[row] = len(self.log)
+
+    def row_value(self, key: object, row: int, compute: Callable[[], object]) -> object:
+        """A value of one row that depends only on that row's node and on what ``key`` stands for
+        (a fit error per pod spec): computed when first asked, kept until the row is touched."""
+        values = self._row_values.get(key)
+        if values is None:
+            values = self._row_values[key] = {}
+        kept = values.get(row)
+        if kept is not None and kept[1] >= self._touched_at[row]:
+            return kept[0]
+        value = compute()
+        values[row] = (value, len(self.log))
+        return value
 
     def touched_since(self, position: int) -> "Iterable[int]":
         """The rows logged from ``position`` on (every row for -1)."""

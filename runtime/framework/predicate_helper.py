@@ -18,6 +18,7 @@ from fumarole.runtime.api.fit import FitError, FitErrors
 from fumarole.runtime.api.model import Node, Task
 from fumarole.runtime.ingest.scheduler_options import DEFAULT_OPTIONS, SchedulerOptions
 from fumarole.runtime.framework.node_columns import NodeBatch, NodeColumns, NodeList, as_batch
+from fumarole.runtime.framework.vector_lib import memo_key
 
 
 class NodeScan(Protocol):
@@ -112,16 +113,29 @@ class PredicateHelper:
         """:meth:`predicate_nodes` with the check's batch form: the feasibility mask over the nodes
         in rotated order, then the first ``wanted`` feasible ones, exactly as the node-by-node scan
         visits them.  The mask is worked out a chunk at a time (enough for ``wanted`` nodes if most
-        fit, then the rest): lanes are independent, so only the cost changes.  Only the nodes that
-        fail within the scanned range are checked again one by one, for their fit errors (and the
-        error cache)."""
+        fit, then the rest): lanes are independent, so only the cost changes.  A check that is
+        row-local for the task (``vectorize``: its ``row_local`` test) is read from a row memo per
+        pod spec instead, and so are its fit errors.  Only the nodes that fail within the scanned
+        range are checked one by one, for their fit errors (and the error cache)."""
         ssn = self.ssn
         total = len(nodes)
         start = ssn.predicate_start_index
-        rows = batch.rows[(np.arange(total) + start) % total]
+        turn = start % total
+        rows = np.concatenate((batch.rows[turn:], batch.rows[:turn])) if turn else batch.rows
         columns = batch.columns
-        skipped = np.zeros(total, dtype=bool)
+        spec = self._spec_key(task, batch_check)
+        if spec is not None:
+            memo = columns.memo(spec, lambda lanes: batch_check(task, lanes),
+                                lambda node: check(task, node) is not None, bool)
+
+            def failing(lanes: np.ndarray) -> np.ndarray:
+                return memo[lanes]
+        else:
+            def failing(lanes: np.ndarray) -> np.ndarray:
+                return np.asarray(batch_check(task, NodeBatch(columns, lanes)), dtype=bool)
+        skipped = None
         if cached:
+            skipped = np.zeros(total, dtype=bool)
             position = np.full(len(columns.nodes), -1)
             position[rows] = np.arange(total)
             cached_rows = [columns.rows.get(name, -1) for name in cached]
@@ -131,9 +145,10 @@ class PredicateHelper:
         done, chunk = 0, wanted + wanted // 2 + 1
         while True:  # nothing changed yet: the batch form may still raise and fall back
             end = min(total, done + chunk)
-            fails[done:end] = np.asarray(batch_check(task, NodeBatch(columns, rows[done:end])), dtype=bool)
+            fails[done:end] = failing(rows[done:end])
             done = end
-            feasible_at = np.flatnonzero(~fails[:done] & ~skipped[:done])
+            open_lanes = ~fails[:done] if skipped is None else ~fails[:done] & ~skipped[:done]
+            feasible_at = np.flatnonzero(open_lanes)
             if len(feasible_at) >= wanted or done == total:
                 break
             chunk = total - done
@@ -143,12 +158,15 @@ class PredicateHelper:
         else:
             chosen, processed = feasible_at, total
         errors = FitErrors()
-        for at in np.flatnonzero((fails | skipped)[:processed]).tolist():
-            node = columns.nodes[int(rows[at])]
-            if skipped[at]:
+        excluded = fails if skipped is None else fails | skipped
+        for at in np.flatnonzero(excluded[:processed]).tolist():
+            row = int(rows[at])
+            node = columns.nodes[row]
+            if skipped is not None and skipped[at]:
                 errors.nodes[node.name] = cached[node.name]
                 continue
-            failure = check(task, node)
+            failure = check(task, node) if spec is None else \
+                columns.row_value(spec, row, lambda: check(task, node))
             if failure is None:
                 raise AssertionError(f"batch and per-node predicates disagree on {task.key} / {node.name}")
             errors.nodes[node.name] = failure
@@ -158,3 +176,12 @@ class PredicateHelper:
         feasible.rows = rows[chosen]
         ssn.predicate_start_index = (start + processed) % total
         return PredicateResult(feasible, errors)
+
+    @staticmethod
+    def _spec_key(task: Task, batch_check: Callable) -> tuple | None:
+        """The row memo key of a check that is row-local for the task now; None when it is not."""
+        row_local = getattr(batch_check, "row_local", None)
+        if row_local is None or not row_local(task):
+            return None
+        spec = memo_key(task)
+        return None if spec is None else (batch_check, spec)

@@ -316,6 +316,16 @@ def row_memo(dom: NodeBatch, batch_fn: Callable, node_fn: Callable, at: int, arg
     return values[dom.rows]
 
 
+def hooks_row_local(dispatchers: tuple, task: Task) -> bool:
+    """Whether each failure hook of a node check answers for ``task`` from its node's own facts
+    (``vectorize``'s node-check test; ``batch_dispatch.first_failure``'s ``row_local``)."""
+    for dispatcher in dispatchers:
+        test = getattr(getattr(dispatcher, "batch", None), "row_local", None)
+        if test is None or not test(task, None):
+            return False
+    return True
+
+
 # -- lane by lane --------------------------------------------------------------------------------------
 
 def _lane_value(value, lane: int):
