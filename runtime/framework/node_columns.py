@@ -361,7 +361,7 @@ def as_batch(columns: NodeColumns, value) -> NodeBatch | None:
     if isinstance(value, NodeBatch):
         return value
     if isinstance(value, NodeList) and value.rows is not None:
-        return NodeBatch(columns, value.rows, list(value))
+        return NodeBatch(columns, value.rows, value)
     return columns.batch(value)
 
 

@@ -58,7 +58,13 @@ from fumarole.runtime.ingest.queue_tree import (
 )
 from fumarole.runtime.ingest.scheduler_config import PluginEntry, SchedulerConfig
 from fumarole.runtime.ingest.scheduler_options import SchedulerOptions
-from fumarole.runtime.k8s.plugins import UNRESOLVABLE_REASONS, K8sView, PodView, has_hard_spread_constraints
+from fumarole.runtime.k8s.plugins import (
+    UNRESOLVABLE_REASONS,
+    K8sView,
+    PodView,
+    has_hard_spread_constraints,
+    view_appended,
+)
 
 
 ENGINES = ("fast", "reference")  # how node-level rules run: batch forms over node columns, or node by node
@@ -599,8 +605,12 @@ class Session:
     def node_view_add(self, task: Task) -> None:
         node = self.nodes.get(task.node_name)
         if node is not None:
-            node.view_pods[task.key] = task
-            node.view_cache.clear()
+            if task.key in node.view_pods:
+                node.view_pods[task.key] = task
+                node.view_cache.clear()
+            else:
+                node.view_pods[task.key] = task
+                view_appended(node, task)
             self._touch(node)
             self.k8s.placed(task, node)
 

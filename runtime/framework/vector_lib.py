@@ -13,6 +13,7 @@ import json
 from typing import Any, Callable
 
 import numpy as np
+import orjson
 
 from fumarole.runtime.api.model import Task
 from fumarole.runtime.api.resource import EPS, Resource
@@ -291,9 +292,17 @@ def memo_key(value) -> object:
             key = value.derived[_TASK_KEY] = ("task", _resource_key(value.request),
                                               _resource_key(value.init_request),
                                               _resource_key(k8s.nonzero_request(value)),
-                                              json.dumps(k8s.pod_spec(value), sort_keys=True, default=str))
+                                              _spec_text(k8s.pod_spec(value)))
         return key
     return None
+
+
+def _spec_text(spec: dict) -> bytes | str:
+    """A pod spec as canonical text (keys sorted), the part of a task's memo key its spec is."""
+    try:
+        return orjson.dumps(spec, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=str)
+    except (TypeError, orjson.JSONEncodeError):  # integers beyond 64 bits, keys of several types
+        return json.dumps(spec, sort_keys=True, default=str)
 
 
 _TASK_KEY = ("vector_lib.memo_key",)  # where a task keeps its memo key (its requests do not change)

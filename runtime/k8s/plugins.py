@@ -210,6 +210,18 @@ def view_nonzero_requested(node: Node) -> Resource:
     return total
 
 
+def view_appended(node: Node, task: Task) -> None:
+    """The task joined the end of the node's view: the sums kept so far take its requests last,
+    the same additions in the same order as summing the whole view again."""
+    cache = node.view_cache
+    requested, nonzero = cache.get("requested"), cache.get("nonzero")
+    cache.clear()
+    if requested is not None:
+        cache["requested"] = requested.clone().add(task.request)
+    if nonzero is not None:
+        cache["nonzero"] = nonzero.clone().add(nonzero_request(task))
+
+
 # -- node selectors -----------------------------------------------------------
 
 def _node_requirement(expr: dict, labels: dict) -> bool:
