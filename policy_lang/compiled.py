@@ -19,6 +19,7 @@ STATE_VIEW = "__state__"
 
 # The prefix of a plugin hook's function: the budget finds the hook invocation a step belongs to by it.
 PLUGIN_HOOK_PREFIX = "_hook_"
+BATCH_HOOK_PREFIX = "_bh_"  # the batch form of a hook (policy_lang/vectorize.py)
 ACTION_HOOK_PREFIX = "_action_"
 
 # The builder entry of a plugin with process state: a function returning {name: value now},

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from . import ast as A
+from .compiled import BATCH_HOOK_PREFIX
 from .pynodes import assign as _assign
 from .pynodes import call as _call
 from .pynodes import const as _const
@@ -54,13 +55,12 @@ from .pynodes import load as _name
 from .pynodes import store as _store
 from .types import Type
 
-if TYPE_CHECKING:  # annotations only: the runtime imports this module for BATCH_HOOK_PREFIX
+if TYPE_CHECKING:  # annotations only
     from .checker import CheckedModule
 
 SCALAR, NODE, VECTOR, RESOURCES, FAILS, NAMES, BATCH, NODEMAP = "S", "N", "V", "R", "E", "L", "B", "M"
 # The node-level hooks the fast engine asks over many nodes at once.
 BATCH_HOOKS = ("predicate", "node_order", "batch_node_order")
-BATCH_HOOK_PREFIX = "_bh_"  # the batch form of a hook; the budget finds hook invocations by it
 _LANE_KINDS = (NODE, VECTOR, RESOURCES, FAILS, NAMES)
 # Methods and functions with effects: a rule calling them has no batch form.
 _EFFECT_TYPES = frozenset({"Statement", "PriorityQueue", "PredicateHelper"})

@@ -21,8 +21,7 @@ import time
 from itertools import islice
 from typing import Any, Sized
 
-from fumarole.policy_lang.compiled import PLUGIN_HOOK_PREFIX
-from fumarole.policy_lang.vectorize import BATCH_HOOK_PREFIX
+from fumarole.policy_lang.compiled import BATCH_HOOK_PREFIX, PLUGIN_HOOK_PREFIX
 from fumarole.runtime.framework.policy_error import PolicyRuntimeError
 
 HOOK_STEPS = 10_000_000  # one plugin hook invocation, with everything it calls
