@@ -320,3 +320,44 @@ def test_checked_modules_unreadable_when_first_needed_are_checked_again(stdlib, 
     assert warm.cache_key == key and list(warm.checked) == list(compiled.checked)
     for name, checked in compiled.checked.items():
         assert repr(warm.checked[name].module) == repr(checked.module)
+
+
+# -- checked files (`fumarole check` of the standard library) ---------------------------------------
+
+def _check_report(path: str, monkeypatch) -> str:
+    from fumarole.runtime.authoring import check
+
+    check._stdlib_from.cache_clear()  # one check per process in real use: read the cache each time
+    monkeypatch.chdir(ROOT)
+    report = check.check_paths([ROOT / path])
+    return repr([(d.code, d.file, d.span.line, d.span.col, d.message) for d in report.diagnostics]) + repr(report.files)
+
+
+def test_check_reads_the_standard_library_checked_from_the_cache_and_reports_the_same(cache, monkeypatch):
+    cold = _check_report("examples/site-eviction-budget", monkeypatch)
+    [entry] = [e for e in _entries(cache) if e.name.endswith(compile_cache.CHECKED_MARK + compile_cache.ENTRY_SUFFIX)]
+    _no_parsing_of(monkeypatch, "stdlib")
+    assert _check_report("examples/site-eviction-budget", monkeypatch) == cold
+    assert entry.exists()
+
+
+def _no_parsing_of(monkeypatch, what: str) -> None:
+    """Fail if a standard-library file is parsed (a hit on the checked-files entry must not)."""
+    real = parser.parse
+
+    def parse(text, file="<policy>", *args, **kwargs):
+        if file.startswith("policies/volcano"):
+            raise AssertionError(f"parsed {file} although the cache holds the checked {what}")
+        return real(text, file, *args, **kwargs)
+    monkeypatch.setattr(parser, "parse", parse)
+
+
+def test_a_bad_checked_files_entry_is_ignored_and_rewritten(cache, monkeypatch):
+    cold = _check_report("examples/site-eviction-budget", monkeypatch)
+    [entry] = [e for e in _entries(cache) if e.name.endswith(compile_cache.CHECKED_MARK + compile_cache.ENTRY_SUFFIX)]
+    good = entry.read_bytes()
+    for damaged in (good[:1000], good.replace(compile_cache.CHECKED_FORMAT, compile_cache.FORMAT, 1),
+                    compile_cache.CHECKED_FORMAT + hashlib.sha256(b"x").digest() + b"x"):
+        entry.write_bytes(damaged)
+        assert _check_report("examples/site-eviction-budget", monkeypatch) == cold
+        assert entry.read_bytes() == good

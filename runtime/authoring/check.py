@@ -38,6 +38,7 @@ from fumarole.runtime.bundles.bundle import (
     Library,
     build_bundle,
     check_sources,
+    check_sources_cached,
     load_bundle,
     manifest_config_document,
     manifest_scheduler_options,
@@ -136,7 +137,7 @@ def _stdlib() -> CheckedSources:
 
 @lru_cache(maxsize=4)
 def _stdlib_from(cwd: Path) -> CheckedSources:
-    return check_sources((display(p), p.read_text()) for p in policy_files(STDLIB))
+    return check_sources_cached((display(p), p.read_text()) for p in policy_files(STDLIB))
 
 
 def _not_runnable(*_args: Any) -> dict:

@@ -215,6 +215,23 @@ def check_sources(files: Iterable[tuple[str, str]],
     return CheckedSources(checked_rest, modules, diags, sources)
 
 
+def check_sources_cached(files: Iterable[tuple[str, str]]) -> CheckedSources:
+    """:func:`check_sources` of files over no base, read from the compile cache when it holds these
+    exact files (names included: diagnostics name them) and stored there otherwise."""
+    files = list(files)
+    key = compile_cache.library_key(files, "", _COMPILER_INPUTS)
+    hit = compile_cache.read_checked(key) if key else None
+    if hit is not None:
+        checked = list(hit.checked)
+        modules = {c.module.name: c for c in checked if c.module.kind == "module"}
+        return CheckedSources(checked, modules, list(hit.diagnostics), dict(files))
+    result = check_sources(files)
+    if key:
+        compile_cache.write_checked(key, compile_cache.CheckedFiles(tuple(result.checked),
+                                                                    tuple(result.diagnostics)))
+    return result
+
+
 def compile_sources(files: Iterable[tuple[str, str]], base: Library | None = None, *, cached: bool = False) -> Library:
     """Parse, check and compile policy files; raise FumaroleError with every diagnostic of every file.
 

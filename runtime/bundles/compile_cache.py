@@ -7,7 +7,9 @@ each policy's code object (``marshal``), its positions and signatures, the
 checked modules other policies are checked and compiled against, and the
 warnings, under a key hashing everything the output depends on (the sources
 and their names, a base library's key, fumarole's version, the Python
-implementation and version, and the compiler's own files).
+implementation and version, and the compiler's own files).  A second kind of
+entry keeps what *checking* a set of files gave (``fumarole check`` of the
+standard library: each file's checked module and the diagnostics).
 
 An entry is executable code, so it is read only from a place no other account
 can write (``policy_lang/cache_folder.py``): the folder must be ours and
@@ -48,6 +50,8 @@ if TYPE_CHECKING:  # the checker is imported only when checked modules are writt
     from fumarole.policy_lang.checker import CheckedModule
 
 FORMAT = b"fumarole compiled library 1\n"
+CHECKED_FORMAT = b"fumarole checked files 1\n"
+CHECKED_MARK = ".checked"  # after the key: an entry of checked files (CheckedFiles), not of a library
 ENTRY_SUFFIX = ".library"
 KEEP_ENTRIES = 32  # the newest entries kept; older ones are removed when a new one is written
 _DIGEST_SIZE = hashlib.sha256().digest_size
@@ -100,6 +104,15 @@ class CachedLibrary:
     compiled: tuple[CompiledModule, ...]  # in the order the compiler produced them
     checked: Mapping[str, CheckedModule]  # the modules (kind ``module``) the files define
     warnings: tuple[Diagnostic, ...]
+
+
+@dataclass(frozen=True)
+class CheckedFiles:
+    """What checking a set of policy files produced: each file's checked module (the files that
+    parse, modules first) and every diagnostic."""
+
+    checked: tuple[CheckedModule, ...]
+    diagnostics: tuple[Diagnostic, ...]
 
 
 # -- key ------------------------------------------------------------------------------------
@@ -239,11 +252,24 @@ def _entry_bytes(key: str, library: CachedLibrary, base: Mapping[str, CheckedMod
 
 def write_library(key: str, library: CachedLibrary, base: Mapping[str, CheckedModule] | None = None) -> None:
     """Store an entry (atomically: a temporary file renamed); any failure leaves the cache as it was."""
+    _write_entry(key, lambda: _entry_bytes(key, library, base or {}))
+
+
+def write_checked(key: str, checked: CheckedFiles) -> None:
+    """Store what checking a set of policy files gave (``fumarole check`` of the standard library)."""
+    def entry() -> bytes:
+        body = _dumps({"key": key, "checked": _dumps(list(checked.checked), {}),
+                       "diagnostics": tuple(checked.diagnostics)}, {})
+        return CHECKED_FORMAT + hashlib.sha256(body).digest() + body
+    _write_entry(key + CHECKED_MARK, entry)
+
+
+def _write_entry(name: str, data_of: Callable[[], bytes]) -> None:
     folder = private_folder(create=True)
     if folder is None:
         return
     try:
-        data = _entry_bytes(key, library, base or {})
+        data = data_of()
     except (_Unsupported, pickle.PicklingError, TypeError, ValueError, RecursionError):
         return
     temporary = None
@@ -251,7 +277,7 @@ def write_library(key: str, library: CachedLibrary, base: Mapping[str, CheckedMo
         fd, temporary = tempfile.mkstemp(prefix=".writing-", suffix=ENTRY_SUFFIX, dir=folder)
         with os.fdopen(fd, "wb") as out:
             out.write(data)
-        os.replace(temporary, folder / (key + ENTRY_SUFFIX))
+        os.replace(temporary, folder / (name + ENTRY_SUFFIX))
         temporary = None
         _prune(folder)
     except OSError:
@@ -408,6 +434,38 @@ def _library_of(payload: Any, key: str, base: Mapping[str, CheckedModule],
     return CachedLibrary(compiled, LazyModules(lambda: _checked_modules(checked, base, recheck)), warnings)
 
 
+def _entry_body(name: str, form: bytes) -> bytes | None:
+    """An entry's body once its file is private, of the right format and intact."""
+    folder = private_folder(create=False)
+    if folder is None:
+        return None
+    data = _read_private_file(folder / (name + ENTRY_SUFFIX))
+    if data is None or not data.startswith(form):
+        return None
+    digest, body = data[len(form):len(form) + _DIGEST_SIZE], data[len(form) + _DIGEST_SIZE:]
+    return body if hashlib.sha256(body).digest() == digest else None
+
+
+def read_checked(key: str) -> CheckedFiles | None:
+    """The checked files stored under ``key``, or None when there is no usable entry."""
+    body = _entry_body(key + CHECKED_MARK, CHECKED_FORMAT)
+    if body is None:
+        return None
+    try:
+        payload = _loads(body, {})
+        if not isinstance(payload, dict) or set(payload) != {"key", "checked", "diagnostics"} \
+                or payload["key"] != key or not isinstance(payload["checked"], bytes):
+            raise _Rejected
+        checked, diagnostics = _loads(payload["checked"], {}), payload["diagnostics"]
+    except _Rejected:
+        return None
+    kind = _checked_class()
+    if not isinstance(checked, list) or not all(isinstance(c, kind) for c in checked) \
+            or not isinstance(diagnostics, tuple) or not all(isinstance(d, Diagnostic) for d in diagnostics):
+        return None
+    return CheckedFiles(tuple(checked), diagnostics)
+
+
 def read_library(key: str, base: Mapping[str, CheckedModule] | None = None,
                  recheck: Callable[[], Mapping[str, CheckedModule]] = dict) -> CachedLibrary | None:
     """The entry stored under ``key`` (compiled over ``base``), or None when there is no usable one.
@@ -415,14 +473,8 @@ def read_library(key: str, base: Mapping[str, CheckedModule] | None = None,
     ``recheck`` gives the checked modules the usual way, should the entry's turn out unreadable
     when they are first needed (they are decoded then, not now).
     """
-    folder = private_folder(create=False)
-    if folder is None:
-        return None
-    data = _read_private_file(folder / (key + ENTRY_SUFFIX))
-    if data is None or not data.startswith(FORMAT):
-        return None
-    digest, body = data[len(FORMAT):len(FORMAT) + _DIGEST_SIZE], data[len(FORMAT) + _DIGEST_SIZE:]
-    if hashlib.sha256(body).digest() != digest:
+    body = _entry_body(key, FORMAT)
+    if body is None:
         return None
     try:
         return _library_of(_loads(body, {}), key, base or {}, recheck)
