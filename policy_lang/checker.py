@@ -1184,9 +1184,15 @@ class Checker:
                 self.error("E110", f"len() of a {args[0]}", e.args[0].span)
             return INT
         if name in ("max", "min"):
+            if len(args) == 1 and args[0].name in ("list", "unknown"):  # the largest / smallest of a list
+                element = args[0].args[0] if args[0].args else UNKNOWN
+                if element.name not in NUMERIC and element.name != "unknown":
+                    self.error("E110", f"{name}() of a {args[0]}", e.args[0].span)
+                    return UNKNOWN
+                return INT if element.name == "int" else FLOAT
             if len(args) < 2:
-                self.error("E111", f"'{name}' takes two or more numbers", e.span)
-                return FLOAT
+                self.error("E111", f"'{name}' takes two or more numbers, or one list of numbers", e.span)
+                return UNKNOWN
             for a, t in zip(e.args, args):
                 if t.name not in NUMERIC and t.name != "unknown":
                     self.error("E110", f"{name}() of a {t}", a.span)

@@ -732,6 +732,8 @@ class Vectorizer:
                 return _call("len", args[0][0]), SCALAR
             if name == "len" and args[0][1] == NAMES:
                 return _call("_V.count", args[0][0]), VECTOR
+            if name in ("min", "max") and len(args) == 1 and args[0][1] == SCALAR:  # of a plain list
+                return self._scalar(e), SCALAR
             if name in ("float", "int", "min", "max") and all(k in (SCALAR, VECTOR) for _, k in args):
                 return _call(f"_V.{name}_", *[n for n, _ in args]), VECTOR
             return self._per_lane(e)

@@ -75,3 +75,14 @@ def test_standard_library_checks_clean():
     assert {"priority", "gang", "drf", "proportion", "predicates", "nodeorder", "binpack",
             "overcommit", "conformance"} <= set(lib.plugins)
     assert {"enqueue", "allocate", "backfill", "reclaim"} <= set(lib.actions)
+
+
+def test_max_and_min_take_two_or_more_numbers_or_one_list_of_numbers():
+    ok = ("plugin p\n\ndef top(xs: list[int]) -> int = max(xs)\n\n"
+          "def low(xs: list[float]) -> float = min(xs)\n\ndef two(a: int) -> int = max(a, 3)\n")
+    assert errors(ok) == []
+    assert errors("plugin p\n\ndef top(xs: list[int]) -> float = max(xs)\n") == []  # an int is a float
+    assert errors('plugin p\n\ndef top(xs: list[string]) -> int = max(xs)\n') == [
+        ("E110", 3, 40, "max() of a list[string]")]
+    assert errors("plugin p\n\ndef top(a: int) -> int = max(a)\n") == [
+        ("E111", 3, 26, "'max' takes two or more numbers, or one list of numbers")]

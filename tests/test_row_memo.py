@@ -189,3 +189,14 @@ def test_a_row_value_is_kept_until_its_row_is_touched():
     assert columns.row_value("k", 1, lambda: compute(1)) == 5.0
     assert columns.row_value("k", 0, lambda: compute(0)) == 1000.0
     assert calls == [0, 1, 1]
+
+
+def test_a_node_list_that_changes_forgets_its_rows():
+    from fumarole.runtime.framework.node_columns import NodeList, as_batch
+
+    columns = _columns(1000.0, 2000.0, 3000.0)
+    nodes = NodeList(columns.nodes[:2])
+    nodes.rows = np.array([0, 1])
+    assert as_batch(columns, nodes).rows.tolist() == [0, 1]
+    nodes.append(columns.nodes[2])  # a policy's append
+    assert nodes.rows is None and as_batch(columns, nodes).rows.tolist() == [0, 1, 2]

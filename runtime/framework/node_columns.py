@@ -350,9 +350,29 @@ class NodeMap:
 
 class NodeList(list):
     """A ``list[Node]`` the fast engine built from a batch: batch forms read it without looking
-    each node up again."""
+    each node up again.  A list that changes (a policy's ``append``) forgets its rows."""
 
     rows: np.ndarray | None = None
+
+    def _changed(method):  # noqa: N805 - wraps list's mutators below
+        def changed(self, *args, **kwargs):
+            self.rows = None
+            return method(self, *args, **kwargs)
+        changed.__name__ = method.__name__
+        return changed
+
+    append = _changed(list.append)
+    extend = _changed(list.extend)
+    insert = _changed(list.insert)
+    pop = _changed(list.pop)
+    remove = _changed(list.remove)
+    clear = _changed(list.clear)
+    sort = _changed(list.sort)
+    reverse = _changed(list.reverse)
+    __setitem__ = _changed(list.__setitem__)
+    __delitem__ = _changed(list.__delitem__)
+    __iadd__ = _changed(list.__iadd__)
+    del _changed
 
 
 def as_batch(columns: NodeColumns, value) -> NodeBatch | None:
