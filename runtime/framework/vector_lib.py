@@ -554,9 +554,12 @@ def _spread_view(mask, view, task, dom):
 
 def _select_best(mask, scores):
     """The first node with the highest score (NaN scores: lane by lane, as Python compares them)."""
-    if not isinstance(scores, NodeMap) or len(scores.column) == 0 or np.isnan(scores.column).any():
+    if not isinstance(scores, NodeMap) or len(scores.column) == 0:
         return NotImplemented
-    return scores.batch.node(int(np.argmax(scores.column)))
+    best = int(np.argmax(scores.column))  # the first NaN if there is one
+    if scores.column[best] != scores.column[best]:
+        return NotImplemented
+    return scores.batch.node(best)
 
 
 LIBRARY: dict[str, Callable] = {
