@@ -288,11 +288,12 @@ def memo_key(value) -> object:
         return _resource_key(value)
     if isinstance(value, Task):
         key = value.derived.get(_TASK_KEY)
-        if key is None:
-            key = value.derived[_TASK_KEY] = ("task", _resource_key(value.request),
-                                              _resource_key(value.init_request),
-                                              _resource_key(k8s.nonzero_request(value)),
-                                              _spec_text(k8s.pod_spec(value)))
+        if key is None:  # the spec covers what is derived from it alone (the non-zero request)
+            key = ("task", _resource_key(value.request), _resource_key(value.init_request),
+                   _spec_text(k8s.pod_spec(value)))
+            if len(_TASK_KEYS) >= _TASK_KEYS_KEPT:
+                _TASK_KEYS.clear()
+            key = value.derived[_TASK_KEY] = _TASK_KEYS.setdefault(key, key)  # equal keys: one object
         return key
     return None
 
@@ -306,6 +307,8 @@ def _spec_text(spec: dict) -> bytes | str:
 
 
 _TASK_KEY = ("vector_lib.memo_key",)  # where a task keeps its memo key (its requests do not change)
+_TASK_KEYS: dict[tuple, tuple] = {}  # the task keys seen, so that tasks of one spec share one key object
+_TASK_KEYS_KEPT = 4096
 
 
 def _resource_key(res: Resource) -> tuple:
