@@ -61,9 +61,18 @@ def split(bundle, text: str, engine: str) -> tuple[dict[str, float], object]:
     parts: dict[str, float] = {}
     cluster, _, parts["load"] = timed(lambda: load_cluster(text, "cluster.json"))
     session, _, parts["open"] = timed(lambda: _opened(bundle, cluster, engine))
-    for name in bundle.config.actions:
-        hooks = bundle.actions[name].instantiate(session, session.H, bundle.action_arguments.get(name, {}))
-        _, _, parts[name] = timed(hooks["execute"])
+    phase = {"name": None, "cpu": 0.0}
+
+    def entered(name: str, _placed: int) -> None:  # the session reports each action as it starts
+        if name != phase["name"]:
+            now = time.process_time()
+            if phase["name"] is not None:
+                parts[phase["name"]] = now - phase["cpu"]
+            phase["name"], phase["cpu"] = name, now
+
+    session.progress = entered
+    session.run_actions()  # as `fumarole run` runs them (the collector paused)
+    parts[phase["name"]] = time.process_time() - phase["cpu"]
     decisions, _, parts["close"] = timed(session.close)
     return parts, decisions
 

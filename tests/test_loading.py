@@ -257,3 +257,31 @@ def test_a_long_run_of_backslashes_before_a_key_end_takes_the_yaml_path():
 
     assert plain_json('{"' + "\\\\" * 50_000 + '": 1}') is None
     assert plain_json('{"' + "\\\\" * 2 + '": 1, "b": {"c": 2}}') == [{"\\\\": 1, "b": {"c": 2}}]
+
+
+def test_actions_run_with_the_collector_paused_and_it_resumes_after_them():
+    """A session's actions make many short-lived objects and almost no cycles: collections would
+    only traverse the cluster's model again.  The collector is back on when the actions end,
+    also when a policy fails."""
+    import gc
+    from pathlib import Path
+
+    import pytest
+
+    from fumarole.runtime.bundles.bundle import default_bundle
+    from fumarole.runtime.framework.session import Session
+    from fumarole.runtime.ingest.kube import load_cluster
+
+    path = Path(__file__).resolve().parent.parent / "examples" / "cluster.yaml"
+    session = Session(default_bundle(), load_cluster(path.read_text(), path.name), now=0.0)
+    session.open()
+    seen: list[tuple[str, bool]] = []
+    session.progress = lambda phase, _placed: seen.append((phase, gc.isenabled()))
+    session.run_actions()
+    decisions = session.close()
+    assert seen and not any(enabled for _phase, enabled in seen)
+    assert gc.isenabled() and decisions.binds
+    session.progress = lambda phase, _placed: 1 / 0
+    with pytest.raises(ZeroDivisionError):
+        session.run_actions()
+    assert gc.isenabled()
