@@ -9,11 +9,9 @@ lane by lane through its per-node code: the answer is the same, only slower.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Callable
 
 import numpy as np
-import orjson
 
 from fumarole.runtime.api.model import Task
 from fumarole.runtime.api.resource import EPS, Resource
@@ -290,20 +288,12 @@ def memo_key(value) -> object:
         key = value.derived.get(_TASK_KEY)
         if key is None:  # the spec covers what is derived from it alone (the non-zero request)
             key = ("task", _resource_key(value.request), _resource_key(value.init_request),
-                   _spec_text(k8s.pod_spec(value)))
+                   k8s.spec_identity(value))
             if len(_TASK_KEYS) >= _TASK_KEYS_KEPT:
                 _TASK_KEYS.clear()
             key = value.derived[_TASK_KEY] = _TASK_KEYS.setdefault(key, key)  # equal keys: one object
         return key
     return None
-
-
-def _spec_text(spec: dict) -> bytes | str:
-    """A pod spec as canonical text (keys sorted), the part of a task's memo key its spec is."""
-    try:
-        return orjson.dumps(spec, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=str)
-    except (TypeError, orjson.JSONEncodeError):  # integers beyond 64 bits, keys of several types
-        return json.dumps(spec, sort_keys=True, default=str)
 
 
 _TASK_KEY = ("vector_lib.memo_key",)  # where a task keeps its memo key (its requests do not change)
@@ -419,14 +409,10 @@ def _some_lanes(fn: Callable, dom: NodeBatch, lanes: np.ndarray, default, dtype)
     return out
 
 
-def _tolerations_key(task) -> str:
-    return json.dumps(k8s.tolerations_of(task), sort_keys=True, default=str)
-
-
 def _untolerated_taint(mask, task, dom, effects):
     """Taints and tolerations are static: one column per distinct tolerations and effects."""
     cols = dom.columns
-    key = "untolerated:" + _tolerations_key(task) + json.dumps(list(effects))
+    key = ("untolerated", k8s.tolerations_text(task), tuple(effects))
     column = cols.static.get(key)
     if column is None:
         every = cols.all_batch()
@@ -437,7 +423,7 @@ def _untolerated_taint(mask, task, dom, effects):
 
 def _prefer_no_schedule(mask, task, dom):
     cols = dom.columns
-    key = "prefer-no-schedule:" + _tolerations_key(task)
+    key = ("prefer-no-schedule", k8s.tolerations_text(task))
     column = cols.static.get(key)
     if column is None:
         every = cols.all_batch()
@@ -454,8 +440,7 @@ def _host_port_conflict(mask, task, dom):
 
 def _node_selector(mask, task, dom):
     """Node selector and required node affinity: static node facts, one mask per distinct pod spec."""
-    spec = k8s.node_selection_spec(task)
-    key = "selector:" + json.dumps(spec, sort_keys=True, default=str)
+    key = ("selector", k8s.node_selection_text(task))
     cols = dom.columns
     column = cols.static.get(key)
     if column is None:

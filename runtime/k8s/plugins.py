@@ -27,11 +27,14 @@ incoming pod's (empty) namespace labels, exactly as Kubernetes does.
 from __future__ import annotations
 
 import functools
+import json
 import math
 import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Mapping
+
+import orjson
 
 from fumarole.runtime.api.labels import Requirement, parse_selector, selects
 from fumarole.runtime.api.model import Node, Task
@@ -78,6 +81,59 @@ def _memo(fn):
     return cached
 
 
+# Pod specs as canonical text (spec_identity), and the facts of each spec: shared by every pod
+# with that spec, in this session and the next (they are functions of the text alone).
+_IDENTITY = ("spec_identity",)
+_FACTS = ("spec_facts",)
+_FACTS_BY_SPEC: dict[bytes | str, dict] = {}
+_FACTS_KEPT = 4096
+
+
+def canonical_text(value: object) -> bytes | str:
+    """A JSON value as canonical text (keys sorted): equal texts, equal values."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=str)
+    except (TypeError, orjson.JSONEncodeError):  # integers beyond 64 bits, keys of several types
+        return json.dumps(value, sort_keys=True, default=str)
+
+
+def spec_identity(task: Task) -> bytes | str:
+    """The pod's spec as canonical text, without ``nodeName`` (where a pod runs, not what it
+    asks for: no filter or scorer reads it from the spec).  The pods of a job share one."""
+    derived = task.derived
+    identity = derived.get(_IDENTITY)
+    if identity is None:
+        spec = _spec(task)
+        if "nodeName" in spec:
+            spec = {k: v for k, v in spec.items() if k != "nodeName"}
+        identity = derived[_IDENTITY] = canonical_text(spec)
+    return identity
+
+
+def _spec_fact(fn):
+    """Cache a function of the pod spec alone (it reads nothing else of the task) per distinct
+    spec: thousands of pods of a few jobs ask the same questions once."""
+    name = fn.__name__
+
+    @functools.wraps(fn)
+    def cached(task):
+        derived = task.derived
+        facts = derived.get(_FACTS)
+        if facts is None:
+            identity = spec_identity(task)
+            facts = _FACTS_BY_SPEC.get(identity)
+            if facts is None:
+                if len(_FACTS_BY_SPEC) >= _FACTS_KEPT:
+                    _FACTS_BY_SPEC.clear()
+                facts = _FACTS_BY_SPEC[identity] = {}
+            derived[_FACTS] = facts
+        if name in facts:
+            return facts[name]
+        value = facts[name] = fn(task)
+        return value
+    return cached
+
+
 # -- pod spec access ----------------------------------------------------------
 
 def _mapping(obj: Any, key: str) -> dict:
@@ -92,11 +148,6 @@ def _list(obj: Any, key: str) -> list:
 
 def _spec(task: Task) -> dict:
     return _mapping(task.pod, "spec")
-
-
-def pod_spec(task: Task) -> dict:
-    """The pod's spec: everything the node filters and scores read of the pod besides its requests."""
-    return _spec(task)
 
 
 def _affinity(task: Task, kind: str) -> dict | None:
@@ -161,7 +212,7 @@ def _container_nonzero(container: dict) -> Resource:
                     parsed.memory if "memory" in requests else DEFAULT_MEMORY)
 
 
-@_memo
+@_spec_fact
 def nonzero_request(task: Task) -> Resource:
     """The pod's cpu/memory request as the k8s resource scorers see it.
 
@@ -272,7 +323,7 @@ def _term_matches(term: dict, node: Node) -> bool:
             and all(_field_requirement(f, node) for f in _list(term, "matchFields")))
 
 
-@_memo
+@_spec_fact
 def _required_node_affinity(task: Task) -> dict | None:
     node_affinity = _affinity(task, "nodeAffinity")
     if node_affinity is None:
@@ -281,16 +332,17 @@ def _required_node_affinity(task: Task) -> dict | None:
     return required if isinstance(required, dict) else None
 
 
-@_memo
+@_spec_fact
 def has_node_selection(task: Task) -> bool:
     """Whether the NodeAffinity filter has anything to check (its PreFilter does not Skip)."""
     return _spec(task).get("nodeSelector") is not None or _required_node_affinity(task) is not None
 
 
-def node_selection_spec(task: Task) -> tuple[dict, dict | None]:
-    """What :func:`matches_node_selector_and_affinity` reads of the pod: pods with equal
-    specs get the same answer on every node."""
-    return _mapping(_spec(task), "nodeSelector"), _required_node_affinity(task)
+@_spec_fact
+def node_selection_text(task: Task) -> bytes | str:
+    """What :func:`matches_node_selector_and_affinity` reads of the pod, as canonical text: pods
+    with equal texts get the same answer on every node."""
+    return canonical_text([_mapping(_spec(task), "nodeSelector"), _required_node_affinity(task)])
 
 
 def has_hard_spread_constraints(task: Task) -> bool:
@@ -377,7 +429,7 @@ def _tolerates(toleration: dict, taint: dict) -> bool:
     return False
 
 
-@_memo
+@_spec_fact
 def _tolerations(task: Task) -> list[dict]:
     return [t for t in _list(_spec(task), "tolerations") if isinstance(t, dict)]
 
@@ -386,6 +438,12 @@ def tolerations_of(task: Task) -> list[dict]:
     """What the taint filters and scores read of the pod: pods with equal tolerations get the
     same answer on every node."""
     return _tolerations(task)
+
+
+@_spec_fact
+def tolerations_text(task: Task) -> bytes | str:
+    """:func:`tolerations_of` as canonical text (a key for answers per distinct tolerations)."""
+    return canonical_text(_tolerations(task))
 
 
 def _tolerated(tolerations: Iterable[dict], taint: dict) -> bool:
@@ -426,7 +484,7 @@ def intolerable_prefer_no_schedule(task: Task, node: Node) -> int:
 
 # -- host ports ---------------------------------------------------------------
 
-@_memo
+@_spec_fact
 def _host_ports(task: Task) -> list[tuple[str, str, int]]:
     """(hostIP, protocol, hostPort) of containers and sidecar init containers, with defaults."""
     spec = _spec(task)
@@ -480,7 +538,7 @@ def _normalized_image(name: str) -> str:
     return name if name.rfind(":") > name.rfind("/") else name + ":latest"
 
 
-@_memo
+@_spec_fact
 def _pod_images(task: Task) -> tuple[str, ...]:
     """The normalised image of every container, init containers first."""
     spec = _spec(task)
@@ -601,6 +659,8 @@ def _parse_term(owner: Task, raw: dict, weight: int, incoming: bool) -> _PodTerm
 @_memo
 def _required_terms(task: Task, kind: str, incoming: bool, weight: int = 0) -> list[_PodTerm]:
     """Required terms; ``weight`` is what a match is worth when scoring (hard affinity)."""
+    if not _has_pod_affinity(task):
+        return []
     block = _affinity(task, kind)
     return [_parse_term(task, raw, weight, incoming)
             for raw in _list(block, "requiredDuringSchedulingIgnoredDuringExecution") if isinstance(raw, dict)]
@@ -608,12 +668,14 @@ def _required_terms(task: Task, kind: str, incoming: bool, weight: int = 0) -> l
 
 @_memo
 def _preferred_terms(task: Task, kind: str, incoming: bool) -> list[_PodTerm]:
+    if not _has_pod_affinity(task):
+        return []
     block = _affinity(task, kind)
     return [_parse_term(task, _mapping(raw, "podAffinityTerm"), int(raw.get("weight") or 0), incoming)
             for raw in _list(block, "preferredDuringSchedulingIgnoredDuringExecution") if isinstance(raw, dict)]
 
 
-@_memo
+@_spec_fact
 def _has_pod_affinity(task: Task) -> bool:
     """Kubernetes' "pod with affinity": any podAffinity or podAntiAffinity block."""
     return _affinity(task, "podAffinity") is not None or _affinity(task, "podAntiAffinity") is not None
