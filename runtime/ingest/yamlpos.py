@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import yaml
 from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError, Span
@@ -93,8 +93,8 @@ class _Builder:
     fault, and the process never overflows its stack whatever the input.
     """
 
-    def __init__(self, text: str) -> None:
-        self.loader = _BASE_LOADER(text)
+    def __init__(self, text: str, loader: type = _BASE_LOADER) -> None:
+        self.loader = loader(text)
         self.stack: list[_Frame] = []
         self.anchors: dict[str, tuple[Any, int]] = {}  # anchor -> (object, nodes it stands for)
         self.open_anchors: set[str] = set()
@@ -277,26 +277,38 @@ def _wrap(error: yaml.YAMLError) -> YamlError:
     return YamlError(message, line, col)
 
 
-def load_all(text: str) -> list[Any]:
-    """Every document of a multi-document YAML text (empty documents dropped)."""
+def _careful(text: str, read: Callable[[_Builder], Any]) -> Any:
+    """``read`` over the events of ``text``, libyaml's parser first.  libyaml's scanner looks up
+    to 1,024 characters ahead for a key, and stops at its own nesting limit (1,000 in the libyaml
+    of PyYAML 6.0.4 wheels) before this loader's shallower limit sees an event; PyYAML's Python
+    parser has no such limit, so such a text is read again by it, and the depth reported where
+    MAX_DEPTH is passed, as for any other document."""
     try:
-        return [doc for doc in _Builder(text).documents() if doc is not None]
+        return read(_Builder(text))
+    except yaml.YAMLError as error:
+        if "nesting depth" not in str(getattr(error, "problem", "")) or _BASE_LOADER is yaml.SafeLoader:
+            raise _wrap(error) from None
+    try:
+        return read(_Builder(text, yaml.SafeLoader))
     except yaml.YAMLError as error:
         raise _wrap(error) from None
 
 
+def load_all(text: str) -> list[Any]:
+    """Every document of a multi-document YAML text (empty documents dropped)."""
+    return _careful(text, lambda builder: [doc for doc in builder.documents() if doc is not None])
+
+
 def load(text: str) -> Any:
     """The one document of a YAML text (None when empty); a second document is an error."""
-    builder = _Builder(text)
-    try:
+    def single(builder: _Builder) -> Any:
         docs = builder.documents()
         first = next(docs, None)
         for _second in docs:
             raise YamlError("malformed YAML: expected a single document, but found another",
                             *_at(builder.document_mark))
         return first
-    except yaml.YAMLError as error:
-        raise _wrap(error) from None
+    return _careful(text, single)
 
 
 def nesting_depth(value: Any) -> int:
