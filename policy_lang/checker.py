@@ -1156,10 +1156,12 @@ class Checker:
     def _container_method(t: Type, name: str) -> FuncSig | None:
         if t.name == "list":
             elem = t.args[0]
-            return {"append": FuncSig("append", (Param("item", elem),), VOID, "append")}.get(name)
+            return {"append": FuncSig("append", (Param("item", elem),), VOID, "append"),
+                    "copy": FuncSig("copy", (), t, "copy")}.get(name)
         if t.name == "map":
             k, v = t.args
             return {
+                "copy": FuncSig("copy", (), t, "copy"),
                 "get": FuncSig("get", (Param("key", k), Param("default", v)), v, "get"),
                 "keys": FuncSig("keys", (), list_of(k), "keys"),
                 "values": FuncSig("values", (), list_of(v), "values"),

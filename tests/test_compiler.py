@@ -62,3 +62,14 @@ def test_whatever_checks_compiles_and_runs_nested_as_deep_as_the_parser_allows(e
                                             "def get() -> bool = a == a\n")])
     defs = library.modules["m"].instantiate(None, None, {})
     assert defs["get"]() is (value == value)  # nan is the one value unequal to itself
+
+
+def test_copy_of_a_list_or_a_map_is_a_new_one_with_the_same_entries():
+    src = ("module m\n\n"
+           "def grown() -> list[int]:\n    let xs = [1, 2]\n    let ys = xs.copy()\n    ys.append(3)\n"
+           "    return xs + ys\n\n"
+           'def shrunk() -> list[int]:\n    let m = {"a": 1, "b": 2}\n    let n = m.copy()\n    n.remove("a")\n'
+           '    n["c"] = 3\n    return m.values() + n.values()\n')
+    defs = compile_sources([("m.policy", src)]).modules["m"].instantiate(None, None, {})
+    assert defs["grown"]() == [1, 2, 1, 2, 3]
+    assert defs["shrunk"]() == [1, 2, 2, 3]

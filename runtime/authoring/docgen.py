@@ -50,8 +50,8 @@ def render(schema: dict) -> str:
     out += ["## Functions", "", "| function | returns | meaning |", "| --- | --- | --- |"]
     for name, spec in schema["functions"].items():
         out.append(f"| `{name}({_params(spec)})` | `{spec.get('returns', 'void')}` | {spec.get('doc', '')} |")
-    out += ["", "Built-ins: `len`, `min`, `max`, `sum`, `range`, `str`, `int`, `float`; lists: `append`; "
-            "maps: `get(key, default)`, `keys()`, `values()`, `remove(key)`.", ""]
+    out += ["", "Built-ins: `len`, `min`, `max`, `sum`, `range`, `str`, `int`, `float`; lists: `append`, `copy()`; "
+            "maps: `get(key, default)`, `keys()`, `values()`, `remove(key)`, `copy()`.", ""]
     return "\n".join(out)
 
 

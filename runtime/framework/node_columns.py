@@ -347,6 +347,9 @@ class NodeMap:
     def keys(self):
         return list(self.batch.nodes)
 
+    def copy(self) -> "NodeMap":
+        return NodeMap(self.batch, self.column.copy())
+
 
 class NodeList(list):
     """A ``list[Node]`` the fast engine built from a batch: batch forms read it without looking
