@@ -675,7 +675,7 @@ def _preferred_terms(task: Task, kind: str, incoming: bool) -> list[_PodTerm]:
             for raw in _list(block, "preferredDuringSchedulingIgnoredDuringExecution") if isinstance(raw, dict)]
 
 
-@_spec_fact
+@_memo
 def _has_pod_affinity(task: Task) -> bool:
     """Kubernetes' "pod with affinity": any podAffinity or podAntiAffinity block."""
     return _affinity(task, "podAffinity") is not None or _affinity(task, "podAntiAffinity") is not None
