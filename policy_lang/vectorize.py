@@ -728,12 +728,18 @@ class Vectorizer:
                 return _call("_V.dict_lanes", obj, _name(self.fn.dom), default), VECTOR
             return self._per_lane(e)
         if kind == "builtin":
-            if name == "len" and args[0][1] == BATCH:
+            if name == "len" and args[0][1] in (BATCH, NODEMAP):
                 return _call("len", args[0][0]), SCALAR
+            if name in ("min", "max") and len(e.args) == 1:
+                column = self._values_of_map(e.args[0])
+                if column is not None:  # of a per-node map's values: over its column
+                    return _call(f"_V.map_{name}", column), SCALAR
             if name == "len" and args[0][1] == NAMES:
                 return _call("_V.count", args[0][0]), VECTOR
             if name in ("min", "max") and len(args) == 1 and args[0][1] == SCALAR:  # of a plain list
                 return self._scalar(e), SCALAR
+            if name in ("min", "max") and all(k == SCALAR for _, k in args):  # of plain values
+                return _call(name, *[n for n, _ in args]), SCALAR
             if name in ("float", "int", "min", "max") and all(k in (SCALAR, VECTOR) for _, k in args):
                 return _call(f"_V.{name}_", *[n for n, _ in args]), VECTOR
             return self._per_lane(e)
@@ -755,11 +761,20 @@ class Vectorizer:
             return self._scalar(e), SCALAR
         raise NotVectorisable(f"'{name}' with a node list", e.span)
 
+    def _values_of_map(self, e) -> P.expr | None:
+        """The code of ``m`` when ``e`` is ``m.values()`` of a per-node map, else None."""
+        call = self.base.info.calls.get(id(e)) if isinstance(e, A.Call) else None
+        if call is None or call.kind != "container" or call.name != "values":
+            return None
+        obj, kind = self.ex(e.func.obj)
+        return obj if kind == NODEMAP else None
+
     def _call_def(self, e: A.Call, info, args):
         kinds = tuple(k for _, k in args)
         owner = next((m for m in self.modules if info.name in m.defs and
                       f"f_{info.name}" == info.py), None)
-        if owner is None or any(k in (FAILS, NAMES, NODEMAP) for k in kinds):
+        over_maps = NODEMAP in kinds and set(kinds) <= {NODEMAP, SCALAR}  # a per-node map stands for a map
+        if owner is None or any(k in (FAILS, NAMES) for k in kinds) or (NODEMAP in kinds and not over_maps):
             return self._per_lane(e)
         if all(k == SCALAR for k in kinds):
             return self._scalar(e), self._result_kind(self.base.t(e), kinds)
@@ -768,6 +783,8 @@ class Vectorizer:
         try:
             batch = self._with_module(owner, lambda: self._def(owner, decl, norm))
         except NotVectorisable:
+            if over_maps:  # the per-node code, reading each per-node map as a map
+                return self._scalar(e), self._result_kind(self.base.t(e), kinds)
             if self.fn.dom is None:
                 raise
             return self._per_lane(e)

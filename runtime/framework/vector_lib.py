@@ -259,6 +259,24 @@ def map_store(mapping: NodeMap, dom: NodeBatch, mask, values) -> None:
     mapping.column = new if mask is None else np.where(mask, new, mapping.column)
 
 
+def map_max(mapping: NodeMap):
+    """``max(m.values())`` of a per-node map, as Python's max over the values gives it (the first
+    largest; a NaN, which Python's max treats by where it stands, takes Python's max)."""
+    return _map_extreme(mapping, np.argmax, max)
+
+
+def map_min(mapping: NodeMap):
+    """``min(m.values())`` of a per-node map (see :func:`map_max`)."""
+    return _map_extreme(mapping, np.argmin, min)
+
+
+def _map_extreme(mapping: NodeMap, pick: Callable, builtin: Callable):
+    column = mapping.column if isinstance(mapping, NodeMap) else None
+    if column is None or len(column) == 0 or np.isnan(column).any():
+        return builtin(mapping.values())
+    return column[pick(column)].item()
+
+
 def dict_lanes(mapping: dict, dom: NodeBatch, default) -> np.ndarray:
     return np.array([mapping.get(n, default) for n in dom.nodes], dtype=float)
 
