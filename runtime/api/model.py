@@ -185,6 +185,8 @@ class Job:
             s.network_topology is not None for s in self.sub_jobs.values())
 
     def _sub_jobs_meeting(self, condition: str) -> bool:
+        if not self.min_sub_jobs:  # nothing asked of any sub-group (every job without sub-group policies)
+            return True
         counts: dict[str, int] = {}
         for sub_job in self.sub_jobs.values():
             counts[sub_job.gid] = counts.get(sub_job.gid, 0) + (1 if getattr(sub_job, condition) else 0)
@@ -251,6 +253,14 @@ class Job:
     def is_pending(self) -> bool:
         return self.phase in (PG_PENDING, "")
 
+    def _roles_meet(self, statuses: frozenset, empty_pending: bool) -> bool:
+        """Every role with a minimum has that many tasks in ``statuses`` (and, with ``empty_pending``,
+        pending tasks requesting nothing); counted only for a job with such minimums."""
+        if not self.task_min_available:
+            return True
+        counts = self._role_counts(statuses, empty_pending)
+        return all(counts.get(role, 0) >= m for role, m in self.task_min_available.items() if m > 0)
+
     def _role_counts(self, statuses: frozenset, empty_pending: bool) -> dict[str, int]:
         counts: dict[str, int] = {}
         for task in self.tasks.values():
@@ -263,8 +273,7 @@ class Job:
     def check_task_valid(self) -> bool:
         if self.min_available < self.task_min_available_total:
             return True
-        counts = self._role_counts(_VALID_STATUS, False)
-        return all(counts.get(role, 0) >= m for role, m in self.task_min_available.items() if m > 0)
+        return self._roles_meet(_VALID_STATUS, False)
 
     def allocated_roles(self) -> dict[str, int]:
         return self._role_counts(ALLOCATED_STATUS | {SUCCEEDED}, True)
@@ -273,15 +282,13 @@ class Job:
     def check_task_ready(self) -> bool:
         if self.min_available < self.task_min_available_total:
             return True
-        counts = self.allocated_roles()
-        return all(counts.get(role, 0) >= m for role, m in self.task_min_available.items())
+        return self._roles_meet(ALLOCATED_STATUS | {SUCCEEDED}, True)
 
     @property
     def check_task_pipelined(self) -> bool:
         if self.min_available < self.task_min_available_total:
             return True
-        counts = self._role_counts(ALLOCATED_STATUS | {SUCCEEDED, PIPELINED}, True)
-        return all(counts.get(role, 0) >= m for role, m in self.task_min_available.items())
+        return self._roles_meet(ALLOCATED_STATUS | {SUCCEEDED, PIPELINED}, True)
 
     @property
     def elastic_resources(self) -> Resource:
