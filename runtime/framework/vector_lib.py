@@ -260,21 +260,23 @@ def map_store(mapping: NodeMap, dom: NodeBatch, mask, values) -> None:
 
 
 def map_max(mapping: NodeMap):
-    """``max(m.values())`` of a per-node map, as Python's max over the values gives it (the first
-    largest; a NaN, which Python's max treats by where it stands, takes Python's max)."""
-    return _map_extreme(mapping, np.argmax, max)
+    """``max(m.values())`` of a per-node map, as Python's max over the values gives it: the first
+    largest (argmax's pick).  argmax stops at a NaN, which Python's max treats by where it stands:
+    then Python's max decides."""
+    return _map_extreme(mapping, np.ndarray.argmax, max)
 
 
 def map_min(mapping: NodeMap):
     """``min(m.values())`` of a per-node map (see :func:`map_max`)."""
-    return _map_extreme(mapping, np.argmin, min)
+    return _map_extreme(mapping, np.ndarray.argmin, min)
 
 
 def _map_extreme(mapping: NodeMap, pick: Callable, builtin: Callable):
     column = mapping.column if isinstance(mapping, NodeMap) else None
-    if column is None or len(column) == 0 or np.isnan(column).any():
+    if column is None or len(column) == 0:
         return builtin(mapping.values())
-    return column[pick(column)].item()
+    value = column[pick(column)]
+    return value.item() if value == value else builtin(column.tolist())
 
 
 def dict_lanes(mapping: dict, dom: NodeBatch, default) -> np.ndarray:
