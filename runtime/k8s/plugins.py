@@ -675,10 +675,12 @@ def _preferred_terms(task: Task, kind: str, incoming: bool) -> list[_PodTerm]:
             for raw in _list(block, "preferredDuringSchedulingIgnoredDuringExecution") if isinstance(raw, dict)]
 
 
-@_memo
 def _has_pod_affinity(task: Task) -> bool:
-    """Kubernetes' "pod with affinity": any podAffinity or podAntiAffinity block."""
-    return _affinity(task, "podAffinity") is not None or _affinity(task, "podAntiAffinity") is not None
+    """Kubernetes' "pod with affinity": any podAffinity or podAntiAffinity block (asked of every
+    pod placed, most of which have no affinity at all: two lookups, nothing kept)."""
+    affinity = _spec(task).get("affinity")
+    return isinstance(affinity, dict) and (isinstance(affinity.get("podAffinity"), dict)
+                                           or isinstance(affinity.get("podAntiAffinity"), dict))
 
 
 # -- topology spread constraints ----------------------------------------------
