@@ -148,7 +148,7 @@ class PredicateHelper:
             fails[done:end] = failing(rows[done:end])
             done = end
             open_lanes = ~fails[:done] if skipped is None else ~fails[:done] & ~skipped[:done]
-            feasible_at = np.flatnonzero(open_lanes)
+            feasible_at = open_lanes.nonzero()[0]
             if len(feasible_at) >= wanted or done == total:
                 break
             chunk = total - done
@@ -159,7 +159,7 @@ class PredicateHelper:
             chosen, processed = feasible_at, total
         errors = FitErrors()
         excluded = fails if skipped is None else fails | skipped
-        for at in np.flatnonzero(excluded[:processed]).tolist():
+        for at in excluded[:processed].nonzero()[0].tolist():
             row = int(rows[at])
             node = columns.nodes[row]
             if skipped is not None and skipped[at]:

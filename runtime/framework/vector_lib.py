@@ -564,7 +564,7 @@ def _select_best(mask, scores):
     """The first node with the highest score (NaN scores: lane by lane, as Python compares them)."""
     if not isinstance(scores, NodeMap) or len(scores.column) == 0:
         return NotImplemented
-    best = int(np.argmax(scores.column))  # the first NaN if there is one
+    best = int(scores.column.argmax())  # the first NaN if there is one
     if scores.column[best] != scores.column[best]:
         return NotImplemented
     return scores.batch.node(best)
