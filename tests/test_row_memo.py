@@ -102,6 +102,20 @@ def test_the_compiler_knows_exactly_the_node_attributes_kept_as_columns():
     assert ROW_NODE_ATTRIBUTES == {*RESOURCE_ATTRIBUTES, *NUMERIC_ATTRIBUTES, *BOOL_ATTRIBUTES}
 
 
+def test_a_static_column_is_read_once_and_the_others_follow_every_touch():
+    from fumarole.runtime.framework.node_columns import STATIC_ATTRIBUTES
+
+    assert STATIC_ATTRIBUTES == {"allocatable", "capacity", "max_task_num", "unschedulable"}
+    columns = _columns(1000.0, 2000.0)
+    assert columns.current("allocatable") and columns.current("idle")
+    node = columns.nodes[1]
+    node.idle = Resource(500.0, 1e9)
+    columns.touch(node)
+    assert columns.current("allocatable") and columns.current("idle")
+    assert columns.resources["idle"].cpu.tolist() == [1000.0, 500.0]
+    assert columns.resources["allocatable"].cpu.tolist() == [1000.0, 2000.0]
+
+
 _PREDICATE = """plugin p
 
 state flag: bool

@@ -47,6 +47,8 @@ NUMERIC_ATTRIBUTES: dict[str, Callable[[Node], float]] = {
 BOOL_ATTRIBUTES: dict[str, Callable[[Node], bool]] = {
     "unschedulable": lambda n: bool(n.unschedulable),
 }
+# Attributes a session never changes: read once, never again when a row is touched.
+STATIC_ATTRIBUTES = frozenset({"allocatable", "capacity", "max_task_num", "unschedulable"})
 
 
 class ResourceColumns:
@@ -179,6 +181,9 @@ class NodeColumns:
             return True
         if position is None:
             return False
+        if position >= 0 and name in STATIC_ATTRIBUTES:
+            self._current[name] = end
+            return True
         nodes = self.nodes
         if name in self.resources:
             column, read = self.resources[name], RESOURCE_ATTRIBUTES[name]
