@@ -121,7 +121,14 @@ class PredicateHelper:
         total = len(nodes)
         start = ssn.predicate_start_index
         turn = start % total
-        rows = np.concatenate((batch.rows[turn:], batch.rows[:turn])) if turn else batch.rows
+        base = batch.rows
+
+        def span(lo: int, hi: int) -> np.ndarray:  # the rows at positions lo..hi of the rotated order
+            a, b = turn + lo, turn + hi
+            if b <= total or a >= total:
+                return base[a:b] if b <= total else base[a - total:b - total]
+            return np.concatenate((base[a:], base[:b - total]))
+
         columns = batch.columns
         spec = self._spec_key(task, batch_check)
         if spec is not None:
@@ -137,7 +144,7 @@ class PredicateHelper:
         if cached:
             skipped = np.zeros(total, dtype=bool)
             position = np.full(len(columns.nodes), -1)
-            position[rows] = np.arange(total)
+            position[base] = (np.arange(total) - turn) % total
             cached_rows = [columns.rows.get(name, -1) for name in cached]
             at = position[[r for r in cached_rows if r >= 0]]
             skipped[at[at >= 0]] = True
@@ -145,7 +152,7 @@ class PredicateHelper:
         done, chunk = 0, wanted + wanted // 2 + 1
         while True:  # nothing changed yet: the batch form may still raise and fall back
             end = min(total, done + chunk)
-            fails[done:end] = failing(rows[done:end])
+            fails[done:end] = failing(span(done, end))
             done = end
             open_lanes = ~fails[:done] if skipped is None else ~fails[:done] & ~skipped[:done]
             feasible_at = open_lanes.nonzero()[0]
@@ -160,7 +167,7 @@ class PredicateHelper:
         errors = FitErrors()
         excluded = fails if skipped is None else fails | skipped
         for at in excluded[:processed].nonzero()[0].tolist():
-            row = int(rows[at])
+            row = int(base[(at + turn) % total])
             node = columns.nodes[row]
             if skipped is not None and skipped[at]:
                 errors.nodes[node.name] = cached[node.name]
@@ -172,8 +179,9 @@ class PredicateHelper:
             errors.nodes[node.name] = failure
             if use_cache:
                 self.cache.setdefault(key, {})[node.name] = failure
-        feasible = NodeList(columns.node_array[rows[chosen]].tolist())
-        feasible.rows = rows[chosen]
+        chosen_rows = base[(chosen + turn) % total] if turn else base[chosen]
+        feasible = NodeList(columns.node_array[chosen_rows].tolist())
+        feasible.rows = chosen_rows
         ssn.predicate_start_index = (start + processed) % total
         return PredicateResult(feasible, errors)
 
