@@ -65,3 +65,25 @@ def cluster_objects(size: str, shape: str = "roomy", seed: int = 7) -> list[dict
                 node += 1
             objects.append(pod)
     return objects
+
+
+def main() -> None:
+    """`python benchmarks/synthetic.py S M L --out /work/bench`: write each size as SIZE.json (a List)."""
+    import argparse
+    import json
+    from pathlib import Path
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("sizes", nargs="+", choices=sorted(SIZES))
+    parser.add_argument("--shape", default="roomy", choices=sorted(SHAPES))
+    parser.add_argument("--out", type=Path, default=Path("."))
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    for size in args.sizes:
+        path = args.out / f"{size}.json"
+        path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": cluster_objects(size, args.shape)}))
+        print(path)
+
+
+if __name__ == "__main__":
+    main()
