@@ -1017,6 +1017,8 @@ class Vectorizer:
         if info.kind == "method":
             key = f"{self.base.t(e.func.obj).name}.{info.name}"
             obj, ok = self.ex(e.func.obj)
+            if key == "Resource.get" and ok == RESOURCES and args[0][1] == SCALAR:  # any name, one column
+                return _call("_V.resource_get", obj, args[0][0]), VECTOR
             if ok != SCALAR:
                 return self._per_lane(e)
             values = [obj] + [n for n, _ in args]

@@ -21,7 +21,10 @@ CONFIGS = {
         "actions": "enqueue, allocate, backfill, preempt, reclaim",
         "tiers": [{"plugins": _TIER1},
                   {"plugins": [{"name": "overcommit"}, {"name": "drf"}, {"name": "predicates"},
-                               {"name": "proportion"}, {"name": "nodeorder"}, {"name": "binpack"}]}]},
+                               {"name": "proportion"}, {"name": "nodeorder"},
+                               # GPUs scored too: binpack reads a resource named by a variable
+                               {"name": "binpack", "arguments": {"binpack.resources": "nvidia.com/gpu",
+                                                                 "binpack.resources.nvidia.com/gpu": 2}}]}]},
     "capacity": {
         "actions": "enqueue, allocate, backfill, reclaim",
         "tiers": [{"plugins": _TIER1},
