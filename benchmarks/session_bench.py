@@ -42,11 +42,12 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def whole_process(path: Path, engine: str) -> tuple[float, float]:
-    """Wall and CPU seconds of `fumarole run PATH -o json` in a new process."""
+def whole_process(path: Path, engine: str, config: Path | None = None) -> tuple[float, float]:
+    """Wall and CPU seconds of `fumarole run PATH -o json [--config CONFIG]` in a new process."""
     cpu, wall = _children_cpu(), time.perf_counter()
     subprocess.run([sys.executable, "-m", "fumarole.runtime.cli.main", "run", str(path), "-o", "json",
-                    "--engine", engine], check=True, stdout=subprocess.DEVNULL)
+                    "--engine", engine, *(["--config", str(config)] if config else [])],
+                   check=True, stdout=subprocess.DEVNULL)
     return time.perf_counter() - wall, _children_cpu() - cpu
 
 
@@ -112,6 +113,10 @@ def main() -> None:
     document = CONFIGS[args.config]
     bundle = default_bundle() if document is None else build_bundle(config_from_document(document))
     with tempfile.TemporaryDirectory() as folder:
+        config = None
+        if document is not None:  # the whole process runs the same configuration as the split
+            config = Path(folder, "volcano-scheduler.conf")
+            config.write_text(yaml.safe_dump(document))
         for size in args.sizes:
             spec = SIZES[size]
             objects = cluster_objects(size, args.shape)
@@ -126,7 +131,7 @@ def main() -> None:
                           flush=True)
                 continue
             for label, path in (("json", as_json), ("yaml", as_yaml)):
-                wall, cpu = whole_process(path, "fast")
+                wall, cpu = whole_process(path, "fast", config)
                 print(f"  fumarole run ({label}): {wall:.2f} s wall, {cpu:.2f} s CPU", flush=True)
             parts, decisions = split(bundle, as_json.read_text(), "fast")
             session_cpu = sum(v for k, v in parts.items() if k != "load")
