@@ -114,6 +114,7 @@ class _Function:
         self.temp = 0
         self.result = "value"  # value / fails / fits
         self.seed: dict[str, str] = {}  # kinds an earlier pass found for locals
+        self.fit_errors: dict[str, A.Call] = {}  # a per-node fit error local -> the hook call it holds
 
 
 class Vectorizer:
@@ -375,7 +376,16 @@ class Vectorizer:
         node, kind = self.ex(s.value)
         py = self._local(s)
         self.fn.kinds[py] = self._join(self.fn.seed.get(py, kind), kind)
+        self._remember_fit_error(py, kind, s.value)
         return [_assign(py, node)]
+
+    def _remember_fit_error(self, py: str, kind: str, value) -> None:
+        """A local now holding a per-node fit error made by a call: its lanes' statuses can be asked
+        again (_fit_error_attr); any other value forgets it."""
+        if kind == FAILS and isinstance(value, A.Call):
+            self.fn.fit_errors[py] = value
+        else:
+            self.fn.fit_errors.pop(py, None)
 
     def _st_Assign(self, s: A.Assign) -> list[P.stmt]:
         return self._assign_to(s.target, s.value, None, s)
@@ -402,6 +412,7 @@ class Vectorizer:
                 raise NotVectorisable("a value other than a number changes under a condition on nodes", s.span)
             value, kind = _call("_V.choose", fn.mask, value, _name(py)), VECTOR
         fn.kinds[py] = self._join(old_kind, kind)
+        self._remember_fit_error(py, kind, value_expr if op is None else None)
         return [_assign(py, value)]
 
     @staticmethod
@@ -577,9 +588,28 @@ class Vectorizer:
                 self._kind_for(self.base.t(e))
         if kind == RESOURCES and e.name in ("cpu", "memory"):
             return _call("_V.resource_get", obj, _const(e.name)), VECTOR
+        if kind == FAILS and isinstance(e.obj, A.Name):
+            return self._fit_error_attr(e, obj)
         if kind in (BATCH, NODEMAP):
             raise NotVectorisable(f"'.{e.name}' of a node list", e.span)
         return self._per_lane(e)
+
+    def _fit_error_attr(self, e: A.Attr, mask: P.expr):
+        """``failure.unresolvable`` (any attribute) of a local holding a per-node fit error: a batch
+        form knows only which lanes fail, so the call that made it is asked again node by node, for
+        the failing lanes alone; the others have no fit error (false)."""
+        source = self.fn.fit_errors.get(self.base.info.refs[id(e.obj)].py)
+        if source is None:
+            raise NotVectorisable(f"'.{e.name}' of a fit error over nodes", e.span)
+        free, values = self._lane_values(source)
+        status = P.Lambda(args=P.arguments(posonlyargs=[], args=[P.arg(arg="_f")], kwonlyargs=[], kw_defaults=[],
+                                           defaults=[]),
+                          body=P.BoolOp(op=P.And(), values=[
+                              P.Compare(left=_name("_f"), ops=[P.IsNot()], comparators=[_const(None)]),
+                              P.Attribute(value=_name("_f"), attr=e.name, ctx=P.Load())]))
+        lane = P.Lambda(args=P.arguments(posonlyargs=[], args=[P.arg(arg=p) for p in free], kwonlyargs=[],
+                                         kw_defaults=[], defaults=[]), body=P.Call(status, [self._scalar(source)], []))
+        return _call("_V.per_lane", lane, _name(self.fn.dom), mask, _const(VECTOR), *values), VECTOR
 
     def _kind_for(self, t: Type) -> str:
         if t.name == "Resource":
@@ -1039,8 +1069,8 @@ class Vectorizer:
         mask = self._effective_mask()
         return mask if mask is not None else _const(None)
 
-    def _per_lane(self, e):
-        """The expression's per-node code, run for each lane (the fallback of last resort)."""
+    def _lane_values(self, e) -> tuple[list[str], list[P.expr]]:
+        """The per-node names ``e`` reads (a lambda's parameters) and what holds them in the batch."""
         fn = self.fn
         if fn.dom is None:
             raise NotVectorisable("an expression over a node list with no lane-wise form", e.span)
@@ -1053,10 +1083,15 @@ class Vectorizer:
                     raise NotVectorisable(f"'{node.id}' has no per-node value here", node.span)
                 if kind in (NODE, VECTOR, RESOURCES) and py not in free:
                     free.append(py)
+        return free, [(_name(fn.dom) if py == fn.lane else _name(py)) for py in free]
+
+    def _per_lane(self, e):
+        """The expression's per-node code, run for each lane (the fallback of last resort)."""
+        fn = self.fn
+        free, values = self._lane_values(e)
         code = self._scalar(e)
         lam = P.Lambda(args=P.arguments(posonlyargs=[], args=[P.arg(arg=p) for p in free], kwonlyargs=[],
                                         kw_defaults=[], defaults=[]), body=code)
-        values = [(_name(fn.dom) if py == fn.lane else _name(py)) for py in free]
         kind = self._kind_for(self.base.t(e))
         if kind == NODE:
             raise NotVectorisable("a node chosen per node", e.span)

@@ -1,5 +1,6 @@
-"""Per-node maps in batch forms: a definition taking a ``map[Node, X]`` runs over the map's column,
-and the largest or smallest of its values is what Python's max or min of the values gives."""
+"""Batch forms over per-node maps and fit errors: a definition taking a ``map[Node, X]`` runs over the
+map's column, the largest or smallest of its values is what Python's max or min of the values gives,
+and a fit error's status is asked again node by node for the failing lanes."""
 
 from __future__ import annotations
 
@@ -43,3 +44,19 @@ def test_the_largest_and_smallest_values_are_pythons(values):
     for batch_form, builtin in ((map_max, max), (map_min, min)):
         got, want = batch_form(mapping), builtin(values)
         assert type(got) is float and repr(got) == repr(want), (batch_form.__name__, values)
+
+
+def test_the_eviction_actions_node_check_has_a_batch_form():
+    """preempt_predicate reads `failure.unresolvable` of the predicate hook's answer: over lanes the
+    hook is asked again node by node for the failing lanes alone (same decisions: the differential
+    tests run preempt and reclaim)."""
+    from fumarole.runtime.bundles.bundle import build_bundle
+    from fumarole.runtime.ingest.scheduler_config import config_from_document
+
+    bundle = build_bundle(config_from_document({"actions": "enqueue, allocate, reclaim",
+                                                "tiers": [{"plugins": [{"name": "gang"}, {"name": "predicates"},
+                                                                       {"name": "proportion"}]}]}))
+    source = bundle.actions["reclaim"].module.source
+    assert "f_preempt_predicate.batch = _bf_preempt_predicate_SN" in source
+    batch = source[source.index("def _bf_preempt_predicate_SN"):].splitlines()
+    assert any("_f is not None and _f.unresolvable" in line and "_V.per_lane(" in line for line in batch[:8])
