@@ -189,7 +189,7 @@ def test_a_hook_is_row_local_for_a_task_only_while_every_plugin_guard_is_false()
     assert not hooks_row_local((SimpleNamespace(),), "calm")  # no batch form: per node
 
 
-def test_a_row_value_is_kept_until_its_row_is_touched():
+def test_row_values_are_kept_until_their_row_is_touched():
     columns = _columns(1000.0, 2000.0)
     calls: list[int] = []
 
@@ -197,12 +197,14 @@ def test_a_row_value_is_kept_until_its_row_is_touched():
         calls.append(row)
         return columns.nodes[row].idle.milli_cpu
 
-    assert [columns.row_value("k", row, lambda r=row: compute(r)) for row in (0, 1, 0, 1)] == [1000.0, 2000.0] * 2
+    assert columns.row_values("k", np.array([0, 1]), compute) == [1000.0, 2000.0]
+    assert columns.row_values("k", np.array([1, 0, 1]), compute) == [2000.0, 1000.0, 2000.0]
     columns.nodes[1].idle.milli_cpu = 5.0
     columns.touch(columns.nodes[1])
-    assert columns.row_value("k", 1, lambda: compute(1)) == 5.0
-    assert columns.row_value("k", 0, lambda: compute(0)) == 1000.0
-    assert calls == [0, 1, 1]
+    assert columns.row_values("k", np.array([1]), compute) == [5.0]
+    assert columns.row_values("k", np.array([0, 1]), compute) == [1000.0, 5.0]
+    assert columns.row_values("other", np.array([0]), compute) == [1000.0]  # per key
+    assert calls == [0, 1, 1, 0]
 
 
 def test_a_node_list_that_changes_forgets_its_rows():

@@ -144,9 +144,10 @@ class NodeColumns:
         self._current: dict[str, int] = {name: -1 for name in (*RESOURCE_ATTRIBUTES, *NUMERIC_ATTRIBUTES,
                                                                   *BOOL_ATTRIBUTES)}
         self._memos: dict[object, tuple[np.ndarray, int]] = {}  # key -> (value per row, log position)
-        # key -> {row: (value, log position)}: values worked out one row at a time (row_value).
-        self._row_values: dict[object, dict[int, tuple[object, int]]] = {}
-        self._touched_at = [0] * size  # per row, the log's length after its last touch
+        self.node_names = np.array([node.name for node in nodes], dtype=object)
+        # key -> (value per row, the log's length when it was worked out; -1: never): row_values.
+        self._row_values: dict[object, tuple[np.ndarray, np.ndarray]] = {}
+        self._touched_at = np.zeros(size, dtype=np.int64)  # per row, the log's length after its last touch
         self.all_rows = np.arange(size)
 
     def touch(self, node: Node) -> None:
@@ -156,18 +157,21 @@ class NodeColumns:
             self.log.append(row)
             self._touched_at[row] = len(self.log)
 
-    def row_value(self, key: object, row: int, compute: Callable[[], object]) -> object:
-        """A value of one row that depends only on that row's node and on what ``key`` stands for
-        (a fit error per pod spec): computed when first asked, kept until the row is touched."""
-        values = self._row_values.get(key)
-        if values is None:
-            values = self._row_values[key] = {}
-        kept = values.get(row)
-        if kept is not None and kept[1] >= self._touched_at[row]:
-            return kept[0]
-        value = compute()
-        values[row] = (value, len(self.log))
-        return value
+    def row_values(self, key: object, rows: np.ndarray, compute: Callable[[int], object]) -> list:
+        """Values of ``rows`` that depend only on each row's node and on what ``key`` stands for (fit
+        errors per pod spec): each computed when first asked (``compute(row)``), kept until its row
+        is touched."""
+        kept = self._row_values.get(key)
+        if kept is None:
+            size = len(self.nodes)
+            kept = self._row_values[key] = (np.empty(size, dtype=object), np.full(size, -1, dtype=np.int64))
+        values, worked_out = kept
+        stale = rows[worked_out[rows] < self._touched_at[rows]]
+        if len(stale):
+            for row in stale.tolist():
+                values[row] = compute(row)
+            worked_out[stale] = len(self.log)
+        return values[rows].tolist()
 
     def touched_since(self, position: int) -> "Iterable[int]":
         """The rows logged from ``position`` on (every row for -1)."""

@@ -166,19 +166,23 @@ class PredicateHelper:
             chosen, processed = feasible_at, total
         errors = FitErrors()
         excluded = fails if skipped is None else fails | skipped
-        for at in excluded[:processed].nonzero()[0].tolist():
-            row = int(base[(at + turn) % total])
-            node = columns.nodes[row]
-            if skipped is not None and skipped[at]:
-                errors.nodes[node.name] = cached[node.name]
-                continue
-            failure = check(task, node) if spec is None else \
-                columns.row_value(spec, row, lambda: check(task, node))
-            if failure is None:
-                raise AssertionError(f"batch and per-node predicates disagree on {task.key} / {node.name}")
-            errors.nodes[node.name] = failure
+        lanes = excluded[:processed].nonzero()[0]
+        if len(lanes):  # the fit errors of the failing nodes, in the order they were visited
+            rows = base[(lanes + turn) % total]
+            names = columns.node_names[rows].tolist()
+            asked = rows if skipped is None else rows[~skipped[lanes]]
+
+            def failure_of(row: int):
+                return check(task, columns.nodes[row])
+            found = dict(zip(columns.node_names[asked].tolist(),
+                             [failure_of(row) for row in asked.tolist()] if spec is None
+                             else columns.row_values(spec, asked, failure_of)))
+            for name, failure in found.items():
+                if failure is None:
+                    raise AssertionError(f"batch and per-node predicates disagree on {task.key} / {name}")
+            errors.nodes = {name: found[name] if name in found else cached[name] for name in names}
             if use_cache:
-                self.cache.setdefault(key, {})[node.name] = failure
+                self.cache.setdefault(key, {}).update(found)
         chosen_rows = base[(chosen + turn) % total] if turn else base[chosen]
         feasible = NodeList(columns.node_array[chosen_rows].tolist())
         feasible.rows = chosen_rows
