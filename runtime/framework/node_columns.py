@@ -247,6 +247,14 @@ class NodeColumns:
             adopted.rows = batch.rows
         return adopted
 
+    def listed(self, rows: list[int]) -> "NodeList":
+        """The session nodes of ``rows`` (positions in the session's node list) as a NodeList
+        carrying them."""
+        picked = np.asarray(rows, dtype=np.intp)
+        listed = NodeList(self.node_array[picked].tolist())
+        listed.rows = picked
+        return listed
+
     def batch(self, nodes: Iterable[Node]) -> "NodeBatch | None":
         """The nodes as a batch; None when one of them is not a session node (a dry-run copy)."""
         nodes = list(nodes)

@@ -590,10 +590,15 @@ class Session:
         """FilterOutUnschedulableAndUnresolvableNodesForTask."""
         job = self.jobs.get(task.job_id)
         errors = job.fit_errors.get(task.uid) if job is not None else None
+        nodes = self.node_list
         if errors is None:
-            return list(self.node_list)
-        return [n for n in self.node_list
-                if not (n.name in errors.nodes and errors.nodes[n.name].has_unresolvable_status)]
+            kept = range(len(nodes))
+        else:
+            failed = errors.nodes
+            kept = [i for i, n in enumerate(nodes)
+                    if not (n.name in failed and failed[n.name].has_unresolvable_status)]
+        # The fast engine's batches over them gather rows instead of looking each node up.
+        return self.columns.listed(kept) if self.columns is not None else [nodes[i] for i in kept]
 
     @staticmethod
     def select_best(scores: dict) -> Node | None:
