@@ -27,6 +27,7 @@ import yaml  # noqa: E402
 from benchmarks.synthetic import SHAPES, SIZES, cluster_objects  # noqa: E402
 from fumarole.runtime.bundles.bundle import build_bundle, default_bundle  # noqa: E402
 from fumarole.runtime.framework.session import Session  # noqa: E402
+from fumarole.runtime.ingest.gc_pause import settle  # noqa: E402
 from fumarole.runtime.ingest.kube import load_cluster  # noqa: E402
 from fumarole.runtime.ingest.scheduler_config import config_from_document  # noqa: E402
 
@@ -60,6 +61,7 @@ def timed(fn):
 def split(bundle, text: str, engine: str) -> tuple[dict[str, float], object]:
     """CPU seconds of each phase of one session, in process."""
     parts: dict[str, float] = {}
+    settle()  # as a fresh process would: nothing left of the runs before to collect
     cluster, _, parts["load"] = timed(lambda: load_cluster(text, "cluster.json"))
     session, _, parts["open"] = timed(lambda: _opened(bundle, cluster, engine))
     phase = {"name": None, "cpu": 0.0}
@@ -84,6 +86,7 @@ def loading(bundle, path: Path) -> dict[str, float]:
     best: dict[str, float] | None = None
     for _ in range(3):
         parts: dict[str, float] = {}
+        settle()
         cluster, _, parts["load"] = timed(lambda: load_cluster(path.read_text(), path.name))
         session, _, parts["session"] = timed(lambda: Session(bundle, cluster, now=0.0))
         _, _, parts["open"] = timed(session.open)

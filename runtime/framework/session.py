@@ -49,7 +49,7 @@ from fumarole.runtime.framework.priority_queue import PriorityQueue
 from fumarole.runtime.framework.process_state import PROCESS_STATE_HOOK, ProcessState
 from fumarole.runtime.framework.statement import SavedOperations, Statement
 from fumarole.runtime.framework.topology import Topology
-from fumarole.runtime.ingest.gc_pause import gc_paused
+from fumarole.runtime.ingest.gc_pause import collect_if_due, gc_paused
 from fumarole.runtime.ingest.kube import Cluster, parse_time
 from fumarole.runtime.ingest.queue_tree import (
     HierarchyProblem,
@@ -171,6 +171,7 @@ class Session:
         :meth:`close`, so passing the same object to consecutive sessions
         makes them one scheduler process's cycles.
         """
+        collect_if_due()  # the sessions before this one are usually over: their cycles may go
         with gc_paused():  # building the session's model makes no garbage cycles
             self.options: SchedulerOptions = options if options is not None else bundle.scheduler_options
             self.process_state = process_state if process_state is not None else ProcessState()

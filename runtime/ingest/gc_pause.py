@@ -19,11 +19,13 @@ Objects moved that way bypass the collector's own count of long-lived
 objects, which is what sets off a full collection: on their own they never
 would, and a process running session after session (``serve``, ``replay``)
 would keep every finished session's cycles (a session's hooks and the session
-refer to each other) for good.  So the pauses keep that count themselves and,
-when a pause begins (the last session is usually over by then), collect in
-full once the objects they moved since the last full collection outnumber
-those that lived through it: memory stays within a small multiple of what is
-live, and a one-shot run never pays for a full collection.
+refer to each other) for good.  So the pauses keep that count themselves, and
+a new session first collects in full (:func:`collect_if_due`) once the
+objects they moved since the last full collection outnumber those that lived
+through it: memory stays within a small multiple of what is live.  The first
+session of a process only takes the measure (a one-shot run never pays for a
+full collection), and checking when a session starts rather than when any
+pause does keeps a cluster just loaded, all of it alive, from setting one off.
 """
 
 from __future__ import annotations
@@ -35,8 +37,7 @@ from typing import Iterator
 
 class _Aged:
     """What the pauses moved to the oldest generation since the last full collection, and how
-    many objects lived through that collection (None before the first pause: the first batch
-    moved, usually a loaded cluster, is the measure)."""
+    many objects lived through it (None until the first session takes the measure)."""
 
     moved = 0
     survivors: int | None = None
@@ -49,9 +50,6 @@ def gc_paused() -> Iterator[None]:
     if not gc.isenabled():  # already paused by an enclosing block, or by the program
         yield
         return
-    if _Aged.survivors is not None and _Aged.moved > _Aged.survivors:
-        gc.collect()
-        _Aged.survivors, _Aged.moved = len(gc.get_objects()), 0
     gc.disable()
     try:
         yield
@@ -60,12 +58,20 @@ def gc_paused() -> Iterator[None]:
             made = gc.get_count()[0]  # tracked objects made in the block and still alive (about)
             gc.freeze()
             gc.unfreeze()
-            _aged(made)
+            _Aged.moved += made
         gc.enable()
 
 
-def _aged(made: int) -> None:
+def collect_if_due() -> None:
+    """A session begins: collect in full if the pauses aged more objects since the last full
+    collection than lived through it (the first call only takes the measure)."""
     if _Aged.survivors is None:
-        _Aged.survivors = made
-    else:
-        _Aged.moved += made
+        _Aged.survivors, _Aged.moved = _Aged.moved, 0
+    elif _Aged.moved > _Aged.survivors and gc.isenabled():
+        settle()
+
+
+def settle() -> None:
+    """Collect in full now and count from here (a benchmark between measurements)."""
+    gc.collect()
+    _Aged.survivors, _Aged.moved = len(gc.get_objects()), 0
