@@ -21,8 +21,9 @@ would, and a process running session after session (``serve``, ``replay``)
 would keep every finished session's cycles (a session's hooks and the session
 refer to each other) for good.  So the pauses keep that count themselves, and
 a new session first collects in full (:func:`collect_if_due`) once the
-objects they moved since the last full collection outnumber those that lived
-through it: memory stays within a small multiple of what is live.  The first
+objects they moved since the last full collection, less the cluster it is
+about to read, outnumber those that lived through it: memory stays within a
+small multiple of what is live.  The first
 session of a process only takes the measure (a one-shot run never pays for a
 full collection), and checking when a session starts rather than when any
 pause does keeps a cluster just loaded, all of it alive, from setting one off.
@@ -36,10 +37,12 @@ from typing import Iterator
 
 
 class _Aged:
-    """What the pauses moved to the oldest generation since the last full collection, and how
-    many objects lived through it (None until the first session takes the measure)."""
+    """What the pauses moved to the oldest generation since the last full collection (and the
+    last pause's share of it), and how many objects lived through that collection (None until
+    the first session takes the measure)."""
 
     moved = 0
+    last = 0
     survivors: int | None = None
 
 
@@ -59,19 +62,21 @@ def gc_paused() -> Iterator[None]:
             gc.freeze()
             gc.unfreeze()
             _Aged.moved += made
+            _Aged.last = made
         gc.enable()
 
 
 def collect_if_due() -> None:
     """A session begins: collect in full if the pauses aged more objects since the last full
-    collection than lived through it (the first call only takes the measure)."""
+    collection than lived through it.  The last pause's objects are left out: they are the
+    cluster this session is about to read, alive.  The first call only takes the measure."""
     if _Aged.survivors is None:
         _Aged.survivors, _Aged.moved = _Aged.moved, 0
-    elif _Aged.moved > _Aged.survivors and gc.isenabled():
+    elif _Aged.moved - _Aged.last > _Aged.survivors and gc.isenabled():
         settle()
 
 
 def settle() -> None:
     """Collect in full now and count from here (a benchmark between measurements)."""
     gc.collect()
-    _Aged.survivors, _Aged.moved = len(gc.get_objects()), 0
+    _Aged.survivors, _Aged.moved, _Aged.last = len(gc.get_objects()), 0, 0
