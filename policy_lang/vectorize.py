@@ -12,7 +12,14 @@ What gets a batch form:
   ``Node`` parameter: the node becomes a batch, every expression that depends
   on it a column (an array with one lane per node);
 * hooks and definitions with a ``list[Node]`` parameter (``batch_node_order``,
-  ``best_scored``): comprehensions and loops over the list run lane-wise.
+  ``best_scored``): comprehensions and loops over the list run lane-wise;
+* definitions taking a per-node map (``map[Node, X]`` built over a node list)
+  and plain values: the map is a column, ``max`` / ``min`` of its values are
+  taken over it.
+
+A failure hook's answer over lanes says which lanes fail; reading a fit
+error's attribute (``failure.unresolvable``) asks the call that made it again,
+node by node, for the failing lanes only.
 
 Control flow on a column condition runs both branches under masks (a lane's
 ``return`` fixes its result and retires it).  An expression with no array form
