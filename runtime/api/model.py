@@ -26,6 +26,8 @@ ALLOCATED_STATUS = frozenset({BOUND, BINDING, RUNNING, ALLOCATED})
 COMPLETED_STATUS = frozenset({SUCCEEDED, FAILED})
 SCHEDULED_STATUS = frozenset({RUNNING, BOUND, FAILED, SUCCEEDED})
 _VALID_STATUS = ALLOCATED_STATUS | {SUCCEEDED, PIPELINED, PENDING}
+_READY_STATUS = ALLOCATED_STATUS | {SUCCEEDED}  # a role's tasks that count towards its minimum
+_PIPELINED_STATUS = _READY_STATUS | {PIPELINED}
 
 PG_PENDING, PG_INQUEUE, PG_RUNNING, PG_UNKNOWN, PG_COMPLETED = "Pending", "Inqueue", "Running", "Unknown", "Completed"
 
@@ -276,19 +278,19 @@ class Job:
         return self._roles_meet(_VALID_STATUS, False)
 
     def allocated_roles(self) -> dict[str, int]:
-        return self._role_counts(ALLOCATED_STATUS | {SUCCEEDED}, True)
+        return self._role_counts(_READY_STATUS, True)
 
     @property
     def check_task_ready(self) -> bool:
         if self.min_available < self.task_min_available_total:
             return True
-        return self._roles_meet(ALLOCATED_STATUS | {SUCCEEDED}, True)
+        return self._roles_meet(_READY_STATUS, True)
 
     @property
     def check_task_pipelined(self) -> bool:
         if self.min_available < self.task_min_available_total:
             return True
-        return self._roles_meet(ALLOCATED_STATUS | {SUCCEEDED, PIPELINED}, True)
+        return self._roles_meet(_PIPELINED_STATUS, True)
 
     @property
     def elastic_resources(self) -> Resource:

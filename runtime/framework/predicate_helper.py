@@ -123,7 +123,10 @@ class PredicateHelper:
         turn = start % total
         base = batch.rows
 
-        def span(lo: int, hi: int) -> np.ndarray:  # the rows at positions lo..hi of the rotated order
+        def rotated(positions: np.ndarray) -> np.ndarray:  # the rows at positions of the rotated order
+            return base[(positions + turn) % total]
+
+        def span(lo: int, hi: int) -> np.ndarray:  # the rows at positions lo..hi, as slices where it can
             a, b = turn + lo, turn + hi
             if b <= total or a >= total:
                 return base[a:b] if b <= total else base[a - total:b - total]
@@ -168,22 +171,22 @@ class PredicateHelper:
         excluded = fails if skipped is None else fails | skipped
         lanes = excluded[:processed].nonzero()[0]
         if len(lanes):  # the fit errors of the failing nodes, in the order they were visited
-            rows = base[(lanes + turn) % total]
+            rows = rotated(lanes)
             names = columns.node_names[rows].tolist()
             asked = rows if skipped is None else rows[~skipped[lanes]]
 
             def failure_of(row: int):
                 return check(task, columns.nodes[row])
-            found = dict(zip(columns.node_names[asked].tolist(),
-                             [failure_of(row) for row in asked.tolist()] if spec is None
-                             else columns.row_values(spec, asked, failure_of)))
+            failures = ([failure_of(row) for row in asked.tolist()] if spec is None
+                        else columns.row_values(spec, asked, failure_of))  # kept per pod spec and row
+            found = dict(zip(columns.node_names[asked].tolist(), failures))
             for name, failure in found.items():
                 if failure is None:
                     raise AssertionError(f"batch and per-node predicates disagree on {task.key} / {name}")
             errors.nodes = {name: found[name] if name in found else cached[name] for name in names}
             if use_cache:
                 self.cache.setdefault(key, {}).update(found)
-        chosen_rows = base[(chosen + turn) % total] if turn else base[chosen]
+        chosen_rows = rotated(chosen)
         feasible = NodeList(columns.node_array[chosen_rows].tolist())
         feasible.rows = chosen_rows
         ssn.predicate_start_index = (start + processed) % total
