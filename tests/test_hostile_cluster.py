@@ -10,6 +10,9 @@ import codecs
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from fumarole.runtime.ingest.yamlpos import MAX_ALIAS_NODES, MAX_DEPTH, YamlError, load, load_all
 
 NODE = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '2'}}\n"
@@ -117,3 +120,22 @@ def test_the_loader_keeps_positions_merges_and_shared_aliases():
     assert doc["list"][0] is doc["list"][1] is doc["base"] and doc["list"].item_pos == [(5, 8), (5, 12)]
     assert doc["big"] == "7" * 5_000  # past Python's int conversion limit: kept as text, judged by its reader
     assert load_all("---\n---\na: 1\n...\n") == [{"a": 1}]
+
+
+@settings(max_examples=40, deadline=None)
+@given(shape=st.lists(st.sampled_from(["[", "{a: ", "[1, ", "{? ", "- "]), min_size=1, max_size=5),
+       depth=st.integers(0, 3_000), tail=st.binary(max_size=20))
+def test_nesting_of_any_shape_and_depth_ends_in_a_positioned_diagnostic_or_a_document(shape, depth, tail):
+    """Flow collections past libyaml's own nesting limit (1,000 in PyYAML 6.0.4's wheels) are read
+    again by the Python parser, so fumarole's limit speaks, with its position; anything else the
+    loader cannot read is a positioned YamlError too, quickly."""
+    opens = (shape * (depth // len(shape) + 1))[:depth]
+    text = "k: " + "".join(opens) + tail.decode("utf-8", "replace")
+    started = time.perf_counter()
+    try:
+        load_all(text)
+    except YamlError as error:
+        assert error.line >= 1 and error.col >= 1 and error.message
+        if len(opens) > MAX_DEPTH and all(o in ("[", "{a: ", "[1, ") for o in opens):  # values only
+            assert "nested deeper than" in error.message, error.message
+    assert time.perf_counter() - started < 30  # a hang guard only
