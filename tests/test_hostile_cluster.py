@@ -7,6 +7,7 @@ under `fumarole test`, so all three front doors give the same diagnostic.
 from __future__ import annotations
 
 import codecs
+import re
 import time
 
 import pytest
@@ -136,6 +137,21 @@ def test_nesting_of_any_shape_and_depth_ends_in_a_positioned_diagnostic_or_a_doc
         load_all(text)
     except YamlError as error:
         assert error.line >= 1 and error.col >= 1 and error.message
-        if len(opens) > MAX_DEPTH and all(o in ("[", "{a: ", "[1, ") for o in opens):  # values only
+        refused = re.match(r"malformed YAML: unacceptable character #x([0-9a-f]{4})", error.message)
+        if refused:  # a character the reader refuses, found wherever it stands: pointed at
+            assert ord(text.split("\n")[error.line - 1][error.col - 1]) == int(refused.group(1), 16)
+        elif len(opens) > MAX_DEPTH and all(o in ("[", "{a: ", "[1, ") for o in opens):  # values only
             assert "nested deeper than" in error.message, error.message
     assert time.perf_counter() - started < 30  # a hang guard only
+
+
+@pytest.mark.parametrize("text, where", [
+    ("apiVersion: v1\nkind: Node\nmetadata: {name: n\x00}\n", (3, 19)),
+    ("a: ééé\x07\n", (1, 7)),  # libyaml counts bytes; the position counts characters
+    ("k: " + "[" * 1_200 + "é\x00", (1, 1_205)),  # read again by the Python reader, which counts characters
+])
+def test_a_control_character_is_pointed_at(text, where):
+    with pytest.raises(YamlError) as caught:
+        load(text)
+    assert (caught.value.line, caught.value.col) == where
+    assert caught.value.message.startswith("malformed YAML: unacceptable character #x00")

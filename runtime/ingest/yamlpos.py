@@ -268,10 +268,17 @@ def _apply_merges(target: PosDict, sources: list[PosDict]) -> None:
                 target.value_pos[key] = source.value_pos[key]
 
 
-def _wrap(error: yaml.YAMLError) -> YamlError:
+def _wrap(error: yaml.YAMLError, text: str, loader: type) -> YamlError:
     mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
     line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
     problem = getattr(error, "problem", None) or str(error)
+    if isinstance(error, yaml.reader.ReaderError):  # a character the reader refuses: no mark, an offset
+        # libyaml counts the offset in UTF-8 bytes, PyYAML's Python reader in characters.
+        at = error.position if loader is yaml.SafeLoader else \
+            len(text.encode("utf-8")[:error.position].decode("utf-8", "ignore"))
+        before = text[:at]
+        line, col = before.count("\n") + 1, at - (before.rfind("\n") + 1) + 1
+        problem = str(error).split("\n")[0]
     context = getattr(error, "context", None)
     message = f"malformed YAML: {problem}" + (f" ({context})" if context else "")
     return YamlError(message, line, col)
@@ -287,11 +294,11 @@ def _careful(text: str, read: Callable[[_Builder], Any]) -> Any:
         return read(_Builder(text))
     except yaml.YAMLError as error:
         if "nesting depth" not in str(getattr(error, "problem", "")) or _BASE_LOADER is yaml.SafeLoader:
-            raise _wrap(error) from None
+            raise _wrap(error, text, _BASE_LOADER) from None
     try:
         return read(_Builder(text, yaml.SafeLoader))
     except yaml.YAMLError as error:
-        raise _wrap(error) from None
+        raise _wrap(error, text, yaml.SafeLoader) from None
 
 
 def load_all(text: str) -> list[Any]:
