@@ -95,6 +95,34 @@ def test_a_row_that_raises_node_by_node_is_recomputed_as_a_batch():
     assert columns.memo("k", compute, fails).tolist() == [7.0, 7.0]
 
 
+def test_a_memo_asked_while_another_works_out_rows_computes_them_directly():
+    columns = _columns(1000.0, 2000.0, 3000.0)
+    inner_batches: list[list[int]] = []
+
+    def inner(batch):
+        inner_batches.append(batch.rows.tolist())
+        return batch.attribute("idle").cpu
+
+    def outer(batch):  # a memoised rule calling a memoised rule
+        return columns.memo_over(batch, "inner", inner, lambda node: node.idle.milli_cpu) * 2
+
+    def outer_row(node):
+        return node.idle.milli_cpu * 2
+
+    assert columns.memo("outer", outer, outer_row).tolist() == [2000.0, 4000.0, 6000.0]
+    assert "inner" not in columns._memos  # the outer memo keeps the rows; no second memo of them
+    for node in columns.nodes:
+        node.idle.milli_cpu += 1
+        columns.touch(node)
+    columns.MEMO_ROWS_NODE_BY_NODE = 0  # the touched rows as a batch
+    assert columns.memo("outer", outer, outer_row).tolist() == [2002.0, 4002.0, 6002.0]
+    assert inner_batches == [[0, 1, 2], [0, 1, 2]]
+    # Asked on its own, the memo over a batch keeps its values and follows the rows' changes.
+    batch = columns.all_batch()
+    assert columns.memo_over(batch, "inner", inner, None).tolist() == [1001.0, 2001.0, 3001.0]
+    assert "inner" in columns._memos and columns.working_out == 0
+
+
 def test_the_compiler_knows_exactly_the_node_attributes_kept_as_columns():
     from fumarole.policy_lang.vectorize import ROW_NODE_ATTRIBUTES
     from fumarole.runtime.framework.node_columns import BOOL_ATTRIBUTES, NUMERIC_ATTRIBUTES, RESOURCE_ATTRIBUTES

@@ -144,6 +144,7 @@ class NodeColumns:
         self._current: dict[str, int] = {name: -1 for name in (*RESOURCE_ATTRIBUTES, *NUMERIC_ATTRIBUTES,
                                                                   *BOOL_ATTRIBUTES)}
         self._memos: dict[object, tuple[np.ndarray, int]] = {}  # key -> (value per row, log position)
+        self.working_out = 0  # how many memos are working out rows as a batch just now (memo_over)
         self.node_names = np.array([node.name for node in nodes], dtype=object)
         # key -> (value per row, the log's length when it was worked out; -1: never): row_values.
         self._row_values: dict[object, tuple[np.ndarray, np.ndarray]] = {}
@@ -214,14 +215,30 @@ class NodeColumns:
             values, position = entry
             if position == end:
                 return values
-            rows = self.touched_since(position)
+            rows = (self.log[-1],) if position == end - 1 else self.touched_since(position)
             if len(rows) <= self.MEMO_ROWS_RECOMPUTED:
                 self._recompute(values, rows, compute, one_row)
                 self._memos[key] = (values, end)
                 return values
-        values = np.array(compute(self.all_batch()), dtype=dtype)
+        values = np.array(self._worked_out(compute, self.all_batch()), dtype=dtype)
         self._memos[key] = (values, end)
         return values
+
+    def memo_over(self, batch: "NodeBatch", key: object, compute: Callable[["NodeBatch"], np.ndarray],
+                  one_row: Callable[[Node], object], dtype: type = float) -> np.ndarray:
+        """:meth:`memo` over the lanes of ``batch``.  Asked while another memo works out some rows
+        as a batch (a memoised rule calling a memoised rule), it computes the lanes directly: they
+        are the rows being worked out, and the outer memo keeps what comes of them."""
+        if self.working_out:
+            return np.asarray(compute(batch), dtype=dtype)
+        return self.memo(key, compute, one_row, dtype)[batch.rows]
+
+    def _worked_out(self, compute: Callable[["NodeBatch"], np.ndarray], batch: "NodeBatch"):
+        self.working_out += 1
+        try:
+            return compute(batch)
+        finally:
+            self.working_out -= 1
 
     def _recompute(self, values: np.ndarray, rows, compute: Callable[["NodeBatch"], np.ndarray],
                    one_row: Callable[[Node], object]) -> None:
@@ -233,7 +250,7 @@ class NodeColumns:
             except Exception:  # noqa: BLE001 - per-node code may raise where the batch form gives IEEE values
                 pass
         picked = np.fromiter(rows, dtype=np.intp, count=len(rows))
-        values[picked] = compute(NodeBatch(self, picked))
+        values[picked] = self._worked_out(compute, NodeBatch(self, picked))
 
     def all_batch(self) -> "NodeBatch":
         return NodeBatch(self, self.all_rows, self.nodes)

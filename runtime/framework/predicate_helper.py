@@ -123,9 +123,6 @@ class PredicateHelper:
         turn = start % total
         base = batch.rows
 
-        def rotated(positions: np.ndarray) -> np.ndarray:  # the rows at positions of the rotated order
-            return base[(positions + turn) % total]
-
         def span(lo: int, hi: int) -> np.ndarray:  # the rows at positions lo..hi, as slices where it can
             a, b = turn + lo, turn + hi
             if b <= total or a >= total:
@@ -142,7 +139,8 @@ class PredicateHelper:
                 return memo[lanes]
         else:
             def failing(lanes: np.ndarray) -> np.ndarray:
-                return np.asarray(batch_check(task, NodeBatch(columns, lanes)), dtype=bool)
+                return np.broadcast_to(np.asarray(batch_check(task, NodeBatch(columns, lanes)), dtype=bool),
+                                       (len(lanes),))
         skipped = None
         if cached:
             skipped = np.zeros(total, dtype=bool)
@@ -151,29 +149,28 @@ class PredicateHelper:
             cached_rows = [columns.rows.get(name, -1) for name in cached]
             at = position[[r for r in cached_rows if r >= 0]]
             skipped[at[at >= 0]] = True
-        fails = np.zeros(total, dtype=bool)
-        done, chunk = 0, wanted + wanted // 2 + 1
+        # The rows in rotated order and whether each fails, a chunk at a time.
+        rows = span(0, min(total, wanted + wanted // 2 + 1))
+        fails = failing(rows)
         while True:  # nothing changed yet: the batch form may still raise and fall back
-            end = min(total, done + chunk)
-            fails[done:end] = failing(span(done, end))
-            done = end
-            open_lanes = ~fails[:done] if skipped is None else ~fails[:done] & ~skipped[:done]
-            feasible_at = open_lanes.nonzero()[0]
+            done = len(rows)
+            excluded = fails if skipped is None else fails | skipped[:done]
+            feasible_at = (~excluded).nonzero()[0]
             if len(feasible_at) >= wanted or done == total:
                 break
-            chunk = total - done
+            more = span(done, total)
+            rows, fails = np.concatenate((rows, more)), np.concatenate((fails, failing(more)))
         if len(feasible_at) >= wanted:
             chosen = feasible_at[:wanted]
             processed = int(chosen[-1]) + 1 if wanted else 0
         else:
             chosen, processed = feasible_at, total
         errors = FitErrors()
-        excluded = fails if skipped is None else fails | skipped
         lanes = excluded[:processed].nonzero()[0]
         if len(lanes):  # the fit errors of the failing nodes, in the order they were visited
-            rows = rotated(lanes)
-            names = columns.node_names[rows].tolist()
-            asked = rows if skipped is None else rows[~skipped[lanes]]
+            failed_rows = rows[lanes]
+            names = columns.node_names[failed_rows].tolist()
+            asked = failed_rows if skipped is None else failed_rows[~skipped[lanes]]
 
             def failure_of(row: int):
                 return check(task, columns.nodes[row])
@@ -186,7 +183,7 @@ class PredicateHelper:
             errors.nodes = {name: found[name] if name in found else cached[name] for name in names}
             if use_cache:
                 self.cache.setdefault(key, {}).update(found)
-        chosen_rows = rotated(chosen)
+        chosen_rows = rows[chosen]
         feasible = NodeList(columns.node_array[chosen_rows].tolist())
         feasible.rows = chosen_rows
         ssn.predicate_start_index = (start + processed) % total

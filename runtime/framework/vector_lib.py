@@ -333,9 +333,8 @@ def row_memo(dom: NodeBatch, batch_fn: Callable, node_fn: Callable, at: int, arg
     if None in parts:
         return batch_fn(*args)
     before, after = args[:at], args[at + 1:]
-    values = dom.columns.memo((batch_fn, *parts), lambda rows: batch_fn(*before, rows, *after),
-                              lambda node: node_fn(*before, node, *after), bool if boolean else float)
-    return values[dom.rows]
+    return dom.columns.memo_over(dom, (batch_fn, *parts), lambda rows: batch_fn(*before, rows, *after),
+                                 lambda node: node_fn(*before, node, *after), bool if boolean else float)
 
 
 def hooks_row_local(dispatchers: tuple, task: Task) -> bool:
@@ -531,7 +530,7 @@ def _balanced_or_lanes(mask, task, dom):
             return _balanced(None, task, batch)
         except _LaneByLane:
             return np.array([k8s.balanced_allocation_score(task, n) for n in batch.nodes], dtype=float)
-    return dom.columns.memo(key, rows, lambda node: k8s.balanced_allocation_score(task, node))[dom.rows]
+    return dom.columns.memo_over(dom, key, rows, lambda node: k8s.balanced_allocation_score(task, node))
 
 
 def _image_locality(mask, task, dom):
