@@ -573,23 +573,28 @@ def image_locality_score(task: Task, node: Node, total_nodes: int = 1,
 
 # The resources Volcano's nodeorder plugin gives NodeResourcesBalancedAllocation.
 BALANCED_RESOURCES = ("cpu", "memory", "nvidia.com/gpu")
+_GPU = BALANCED_RESOURCES[2]
 
 
-def _balance(requested: Resource, allocatable: Resource, pod: Resource) -> int:
-    """How evenly ``requested`` fills ``allocatable``: 100 minus 100 times the spread of the fractions.
+def _balance(cpu: float, memory: float, gpu: float | None, allocatable: Resource) -> int:
+    """How evenly requests of ``cpu``, ``memory`` and ``gpu`` fill ``allocatable``: 100 minus 100
+    times the spread of the fractions.
 
-    A resource the node does not have is left out, and so is an extended
-    resource the pod does not ask for.  With two fractions the spread is half
-    their difference, with more their population standard deviation.
+    A resource the node does not have is left out, and so is the extended
+    resource when the pod does not ask for it (``gpu`` None).  With two
+    fractions the spread is half their difference, with more their population
+    standard deviation.  Scores every node a task is weighed against, so the
+    resources are spelled out rather than looked up by name.
     """
     fractions = []
-    for name in BALANCED_RESOURCES:
-        if name not in ("cpu", "memory") and pod.get(name) == 0:
-            continue
-        capacity = allocatable.get(name)
-        if capacity == 0:
-            continue
-        fractions.append(min(requested.get(name) / capacity, 1.0))
+    if allocatable.milli_cpu != 0:
+        fractions.append(min(cpu / allocatable.milli_cpu, 1.0))
+    if allocatable.memory != 0:
+        fractions.append(min(memory / allocatable.memory, 1.0))
+    if gpu is not None:
+        capacity = allocatable.get(_GPU)
+        if capacity != 0:
+            fractions.append(min(gpu / capacity, 1.0))
     spread = 0.0
     if len(fractions) == 2:
         spread = abs(fractions[0] - fractions[1]) / 2
@@ -609,12 +614,14 @@ def balanced_allocation_score(task: Task, node: Node) -> int:
     resources is skipped (scores 0), as the scorer's PreScore does.
     """
     pod = task.request
-    if all(pod.get(name) == 0 for name in BALANCED_RESOURCES):
+    pod_gpu = pod.get(_GPU)
+    if pod.milli_cpu == 0 and pod.memory == 0 and pod_gpu == 0:
         return 0
     before = view_requested(node)
-    after = before.clone().add(pod)
-    with_pod = _balance(after, node.allocatable, pod)
-    without_pod = _balance(before, node.allocatable, pod)
+    gpu = None if pod_gpu == 0 else before.get(_GPU)
+    with_pod = _balance(before.milli_cpu + pod.milli_cpu, before.memory + pod.memory,
+                        None if gpu is None else gpu + pod_gpu, node.allocatable)
+    without_pod = _balance(before.milli_cpu, before.memory, gpu, node.allocatable)
     # Go's integer division; the dividend is never negative (both scores lie in [50, 100]).
     return MAX_NODE_SCORE // 2 + (MAX_NODE_SCORE // 2 + with_pod - without_pod) // 2
 
