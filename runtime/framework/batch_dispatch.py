@@ -64,7 +64,7 @@ def sum_(fns: list[Callable]) -> Callable:
     def scores(*args) -> np.ndarray:
         at, dom = _lanes(args)
         total = np.zeros(len(dom))
-        failed = np.zeros(len(dom), dtype=bool)
+        failed = None
         for fn in fns:
             batch = getattr(fn, "batch", None)
             if batch is not None:
@@ -74,11 +74,12 @@ def sum_(fns: list[Callable]) -> Callable:
             for lane in range(len(dom)):
                 value = fn(*_with_node(args, at, dom.node(lane)))
                 if value is None:
+                    failed = np.zeros(len(dom), dtype=bool) if failed is None else failed
                     failed[lane] = True
                 else:
                     part[lane] = value
             total = total + part
-        return np.where(failed, 0.0, total)
+        return total if failed is None else np.where(failed, 0.0, total)
     return scores
 
 

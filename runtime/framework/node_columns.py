@@ -334,7 +334,9 @@ class NodeBatch:
 
 
 class NodeMap:
-    """A ``map[Node, X]`` built over a batch: one value per lane, in the batch's order."""
+    """A ``map[Node, X]`` built over a batch: one value per lane, in the batch's order.  Its column
+    may be an array other values share (a gathered column, another map's): a store replaces the
+    column, nothing changes one in place."""
 
     __slots__ = ("batch", "column")
 

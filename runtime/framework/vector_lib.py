@@ -245,7 +245,7 @@ def subset(dom: NodeBatch, mask) -> NodeBatch:
 
 
 def node_map(dom: NodeBatch, values) -> NodeMap:
-    return NodeMap(dom, np.array(broadcast(values, dom), dtype=float))
+    return NodeMap(dom, np.asarray(broadcast(values, dom), dtype=float))  # a map never changes its column in place
 
 
 def map_lanes(mapping: NodeMap, dom: NodeBatch, default):
