@@ -96,7 +96,7 @@ class Job:
         "tasks", "status_index", "allocated", "total_request", "fit_errors", "phase",
         "conditions", "pod_group", "annotations", "labels", "priority_class",
         "network_topology", "sub_group_policies", "sub_jobs", "task_to_sub_job", "min_sub_jobs",
-        "allocated_hyper_node",
+        "allocated_hyper_node", "best_effort_tasks",
     )
 
     def __init__(self, **fields: Any) -> None:
@@ -108,6 +108,7 @@ class Job:
         self.allocated_hyper_node: Any = None  # a HyperNode (runtime/framework/topology.py) or None
         self.tasks: dict[str, Task] = {}
         self.status_index: dict[str, dict[str, Task]] = {}
+        self.best_effort_tasks = 0  # how many of its tasks request nothing, whatever their status
         self.allocated = Resource()
         self.total_request = Resource()
         self.fit_errors: dict[str, Any] = {}
@@ -125,6 +126,8 @@ class Job:
         if task.status in ALLOCATED_STATUS:
             self.allocated.add(task.request)
         self.total_request.add(task.request)
+        if task.best_effort:
+            self.best_effort_tasks += 1
         sub_job = self.task_to_sub_job.get(task.uid) or self._sub_job_for(task)
         sub_job.add_task(task)
         self.task_to_sub_job[task.uid] = sub_job
@@ -138,6 +141,8 @@ class Job:
         if task.status in ALLOCATED_STATUS:
             self.allocated.sub(task.request)
         self.total_request.sub(task.request)
+        if task.best_effort:
+            self.best_effort_tasks -= 1
         del self.tasks[task.uid]
         sub_job = self.task_to_sub_job.get(task.uid)
         if sub_job is not None:
@@ -220,6 +225,8 @@ class Job:
 
     @property
     def pending_best_effort_task_num(self) -> int:
+        if not self.best_effort_tasks:  # most jobs have none: job order asks at every comparison
+            return 0
         return sum(1 for t in self.status_index.get(PENDING, {}).values() if t.best_effort)
 
     @property
