@@ -123,9 +123,10 @@ class NodeColumns:
     """Node facts as columns, kept current row by row through the change log."""
 
     # A memo's rows touched since it was current are recomputed node by node up to this many (a
-    # batch costs about as much as a few per-node calls, mostly per call, not per row), as one
-    # batch up to the second, and above it every row is.
-    MEMO_ROWS_NODE_BY_NODE = 4
+    # batch of a resource score or the allocate predicate costs about as much as 15-20 per-node
+    # calls, mostly per call, not per row), as one batch up to the second, and above it every
+    # row is.
+    MEMO_ROWS_NODE_BY_NODE = 16
     MEMO_ROWS_RECOMPUTED = 256
 
     def __init__(self, nodes: list[Node], view: "k8s.K8sView") -> None:
