@@ -244,3 +244,14 @@ def test_a_node_list_that_changes_forgets_its_rows():
     assert as_batch(columns, nodes).rows.tolist() == [0, 1]
     nodes.append(columns.nodes[2])  # a policy's append
     assert nodes.rows is None and as_batch(columns, nodes).rows.tolist() == [0, 1, 2]
+
+
+def test_nodes_of_rows_in_order_are_a_slice_of_the_node_list_and_any_rows_are_gathered():
+    columns = _columns(*[1000.0 * (i + 1) for i in range(6)])
+    run = columns.adopt(columns.nodes[1:5]).rows
+    assert columns.in_order(run) and columns.in_order(columns.all_rows)
+    assert not columns.in_order(columns.adopt([columns.nodes[2], columns.nodes[0]]).rows)
+    for rows in ([1, 2, 3, 4], [3, 4, 1, 2], [4, 1], [2], []):  # a run, rotated runs, one row, none
+        picked = run[[r - 1 for r in rows]] if rows else run[:0]
+        listed = columns.nodes_of(picked, in_order=True)
+        assert list(listed) == [columns.nodes[r] for r in rows] and listed.rows.tolist() == rows

@@ -19,7 +19,7 @@ floats are), integer facts are exact below 2**53.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -262,15 +262,29 @@ class NodeColumns:
         batch = self.batch(nodes)
         adopted = NodeList(nodes)
         if batch is not None:
-            adopted.rows = batch.rows
+            rows = batch.rows
+            if len(rows) and np.array_equal(rows, np.arange(rows[0], rows[0] + len(rows))):
+                rows = self.all_rows[rows[0]:rows[0] + len(rows)]  # a run of rows: see in_order
+            adopted.rows = rows
         return adopted
 
-    def listed(self, rows: list[int]) -> "NodeList":
+    def in_order(self, rows: np.ndarray) -> bool:
+        """Whether ``rows`` are a run of consecutive rows in order (all of them, or a slice of
+        them as :meth:`adopt` keeps a HyperNode's), known without reading them."""
+        return rows is self.all_rows or (rows.base is self.all_rows and rows.strides == self.all_rows.strides)
+
+    def nodes_of(self, rows: "np.ndarray | Sequence[int]", in_order: bool = False) -> "NodeList":
         """The session nodes of ``rows`` (positions in the session's node list) as a NodeList
-        carrying them."""
-        picked = np.asarray(rows, dtype=np.intp)
-        listed = NodeList(self.node_array[picked].tolist())
-        listed.rows = picked
+        carrying them.  ``in_order``: the rows are known to ascend one by one when they are as
+        many as their span (a slice of the node list then, not a gather)."""
+        rows = np.asarray(rows, dtype=np.intp)
+        count = len(rows)
+        first = int(rows[0]) if count else 0
+        if in_order and count and int(rows[-1]) - first + 1 == count:
+            listed = NodeList(self.nodes[first:first + count])
+        else:
+            listed = NodeList(self.node_array[rows].tolist())
+        listed.rows = rows
         return listed
 
     def batch(self, nodes: Iterable[Node]) -> "NodeBatch | None":

@@ -17,7 +17,7 @@ import numpy as np
 from fumarole.runtime.api.fit import FitError, FitErrors
 from fumarole.runtime.api.model import Node, Task
 from fumarole.runtime.ingest.scheduler_options import DEFAULT_OPTIONS, SchedulerOptions
-from fumarole.runtime.framework.node_columns import NodeBatch, NodeColumns, NodeList, as_batch
+from fumarole.runtime.framework.node_columns import NodeBatch, NodeColumns, as_batch
 from fumarole.runtime.framework.vector_lib import memo_key
 
 
@@ -183,9 +183,9 @@ class PredicateHelper:
             errors.nodes = {name: found[name] if name in found else cached[name] for name in names}
             if use_cache:
                 self.cache.setdefault(key, {}).update(found)
-        chosen_rows = rows[chosen]
-        feasible = NodeList(columns.node_array[chosen_rows].tolist())
-        feasible.rows = chosen_rows
+        # The rotated order of rows in order wraps once at most: as many rows as their span are
+        # then a run of the node list.
+        feasible = columns.nodes_of(rows[chosen], in_order=columns.in_order(base))
         ssn.predicate_start_index = (start + processed) % total
         return PredicateResult(feasible, errors)
 

@@ -599,7 +599,7 @@ class Session:
             kept = [i for i, n in enumerate(nodes)
                     if not (n.name in failed and failed[n.name].has_unresolvable_status)]
         # The fast engine's batches over them gather rows instead of looking each node up.
-        return self.columns.listed(kept) if self.columns is not None else [nodes[i] for i in kept]
+        return self.columns.nodes_of(kept, in_order=True) if self.columns is not None else [nodes[i] for i in kept]
 
     @staticmethod
     def select_best(scores: dict) -> Node | None:
