@@ -56,13 +56,18 @@ def _columns(*cpus: float) -> NodeColumns:
     return NodeColumns(nodes, K8sView(nodes))
 
 
-def test_a_memo_recomputes_only_the_rows_touched_since_and_sees_every_touch():
-    columns = _columns(1000.0, 2000.0, 3000.0)
-    batches: list[list[int]] = []
-
+def _idle_cpu(batches: list[list[int]]):
+    """A batch form of the nodes' idle CPU that records the rows of each batch it is asked for."""
     def compute(batch):
         batches.append(batch.rows.tolist())
         return batch.attribute("idle").cpu
+    return compute
+
+
+def test_a_memo_recomputes_only_the_rows_touched_since_and_sees_every_touch():
+    columns = _columns(1000.0, 2000.0, 3000.0)
+    batches: list[list[int]] = []
+    compute = _idle_cpu(batches)
 
     def idle_of(node):
         return node.idle.milli_cpu
@@ -98,10 +103,7 @@ def test_a_row_that_raises_node_by_node_is_recomputed_as_a_batch():
 def test_a_memo_asked_while_another_works_out_rows_computes_them_directly():
     columns = _columns(1000.0, 2000.0, 3000.0)
     inner_batches: list[list[int]] = []
-
-    def inner(batch):
-        inner_batches.append(batch.rows.tolist())
-        return batch.attribute("idle").cpu
+    inner = _idle_cpu(inner_batches)
 
     def outer(batch):  # a memoised rule calling a memoised rule
         return columns.memo_over(batch, "inner", inner, lambda node: node.idle.milli_cpu) * 2
