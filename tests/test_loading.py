@@ -225,7 +225,7 @@ def test_the_collector_resumes_after_loading_with_what_loading_made_long_lived()
     from fumarole.runtime.ingest.gc_pause import gc_paused
 
     assert gc.isenabled()
-    frozen = gc.get_freeze_count()  # not 0 after an in-process `run` (it freezes what it loaded)
+    frozen = gc.get_freeze_count()  # 0 unless something in this process keeps objects frozen
     with gc_paused():
         assert not gc.isenabled()
         with gc_paused():
