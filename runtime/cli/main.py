@@ -14,7 +14,7 @@ import os
 import platform
 import sys
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NoReturn, Sequence
 
 from fumarole.policy_lang.diagnostics import FumaroleError
 from fumarole.runtime.cli.exit_codes import EXIT_ERROR, EXIT_OK
@@ -278,7 +278,7 @@ def main(argv: Sequence[str] | None = None, one_shot: bool = False) -> int:
     return _guarded(args.func, args)
 
 
-def entry() -> None:
+def entry() -> NoReturn:
     """The ``fumarole`` command: :func:`main`, its output flushed, then the process ends without
     tearing down its heap.  After a session on a large cluster that is millions of objects (most
     of a second on L, freed one by one to no one's benefit); fumarole registers nothing to run
