@@ -60,3 +60,61 @@ def test_the_eviction_actions_node_check_has_a_batch_form():
     assert "f_preempt_predicate.batch = _bf_preempt_predicate_SN" in source
     batch = source[source.index("def _bf_preempt_predicate_SN"):].splitlines()
     assert any("_f is not None and _f.unresolvable" in line and "_V.per_lane(" in line for line in batch[:8])
+
+
+def _balance_by_definition(requested, allocatable, pod) -> int:
+    """NodeResourcesBalancedAllocation's balance, restated from its definition by resource name."""
+    from fumarole.runtime.k8s.plugins import BALANCED_RESOURCES
+
+    fractions = [min(requested.get(name) / allocatable.get(name), 1.0) for name in BALANCED_RESOURCES
+                 if (name in ("cpu", "memory") or pod.get(name) != 0) and allocatable.get(name) != 0]
+    spread = 0.0
+    if len(fractions) == 2:
+        spread = abs(fractions[0] - fractions[1]) / 2
+    elif len(fractions) > 2:
+        mean = sum(fractions) / len(fractions)
+        spread = math.sqrt(sum((f - mean) ** 2 for f in fractions) / len(fractions))
+    return int((1 - spread) * 100)
+
+
+_amounts = st.sampled_from([0.0, 0.5, 100.0, 1000.0, 32000.0, 1e9, 2**40, 1e300])
+_resources = st.builds(lambda cpu, memory, gpu: (cpu, memory, gpu), _amounts, _amounts, st.none() | _amounts)
+
+
+def _resource(amounts):
+    from fumarole.runtime.api.resource import Resource
+
+    cpu, memory, gpu = amounts
+    return Resource(cpu, memory, None if gpu is None else {"nvidia.com/gpu": gpu})
+
+
+@settings(max_examples=300, deadline=None)
+@given(_resources, st.lists(st.tuples(_resources, st.lists(_resources, max_size=3)), min_size=1, max_size=6))
+def test_balanced_allocation_node_by_node_and_over_lanes_is_its_definition(pod, nodes):
+    """The scorer's scalar form (spelled out per resource) and its lane-wise form give the score
+    the definition by resource name gives, huge numbers, missing GPUs and zero capacities included."""
+    from types import SimpleNamespace
+
+    from fumarole.runtime.api.model import Node
+    from fumarole.runtime.api.resource import Resource
+    from fumarole.runtime.framework.node_columns import NodeColumns
+    from fumarole.runtime.framework.vector_lib import _balanced_or_lanes
+    from fumarole.runtime.k8s.plugins import K8sView, balanced_allocation_score
+
+    task = SimpleNamespace(request=_resource(pod))
+    built = [Node(f"n{i}", _resource(a), _resource(a), {}, {}, {}, [], False, []) for i, (a, _) in enumerate(nodes)]
+    columns = NodeColumns(built, K8sView(built))
+    for node, (_, pods) in zip(built, nodes):
+        node.view_pods = {f"p{j}": SimpleNamespace(request=_resource(p)) for j, p in enumerate(pods)}
+    lanes = _balanced_or_lanes(None, task, columns.all_batch()).tolist()
+    for node, lane in zip(built, lanes):
+        requested = Resource()
+        for other in node.view_pods.values():
+            requested.add(other.request)
+        if all(task.request.get(name) == 0 for name in ("cpu", "memory", "nvidia.com/gpu")):
+            want = 0  # a pod requesting none of them is skipped
+        else:
+            after = requested.clone().add(task.request)
+            want = 50 + (50 + _balance_by_definition(after, node.allocatable, task.request)
+                         - _balance_by_definition(requested, node.allocatable, task.request)) // 2
+        assert balanced_allocation_score(task, node) == want and lane == want, (node.name, pod)

@@ -487,7 +487,7 @@ def _balance(requested: ResourceVector, allocatable: ResourceVector, pod: Resour
     names = [name for name in k8s.BALANCED_RESOURCES if name in ("cpu", "memory") or pod.get(name) != 0]
     fractions, present = [], []
     for name in names:
-        capacity = allocatable.get(name)
+        capacity = np.broadcast_to(allocatable.get(name), (n,))  # 0.0 when no node has the resource
         fractions.append(np.minimum(np.true_divide(requested.get(name), capacity), 1.0))
         present.append(capacity != 0)
     if len(names) == 2:  # cpu and memory: half the difference where the node has both
