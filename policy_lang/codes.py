@@ -112,6 +112,7 @@ _CODES = (
     Code("F003", "not a fumarole input"),
     Code("F004", "internal error"),
     Code("F005", "cannot read a live cluster"),
+    Code("F006", "an optional part is not installed"),
     Code("A001", "archive over a size limit"),
     Code("A002", "not a gzip or tar archive"),
     Code("A004", "unsafe archive member"),

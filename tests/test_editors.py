@@ -4,8 +4,13 @@ that highlights every keyword of the language's grammar."""
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+import sys
 import re
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 VSCODE = ROOT / "editors" / "vscode"
@@ -40,3 +45,34 @@ def _regexes(node) -> list[str]:
     if isinstance(node, list):
         return [r for v in node for r in _regexes(v)]
     return []
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js to load the extension")
+def test_the_extension_starts_the_server_as_vscode_languageclient_launches_it():
+    """extension.js is loaded under Node with stand-ins for the editor API, and its server is started
+    the way vscode-languageclient starts a stdio server (args, then ``--stdio``): the server answers
+    initialize with its capabilities and shuts down cleanly."""
+    fumarole = shutil.which("fumarole", path=str(Path(sys.executable).parent)) or shutil.which("fumarole")
+    assert fumarole, "the fumarole command is installed beside the test's Python"
+    done = subprocess.run(["node", str(ROOT / "tests" / "editors" / "launch_extension.js"),
+                           str(VSCODE / "extension.js"), fumarole],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["argv"] == ["lsp", "--stdio"]
+    assert report["code"] == 0, report["stderr"]
+    capabilities = report["initialize"]["result"]["capabilities"]
+    assert capabilities["hoverProvider"] and capabilities["completionProvider"]
+    assert report["initialize"]["result"]["serverInfo"]["name"] == "fumarole"
+    assert report["shutdown"] == {"jsonrpc": "2.0", "id": 2, "result": None}
+    assert {"scheme": "file", "language": "fumarole-policy"} in report["selector"]
+
+
+def test_the_extension_package_is_complete():
+    """What `vsce package` asks of a publishable extension: a licence file, and a .vscodeignore that
+    keeps tests, maps and type sources out of the package (the dependencies themselves stay in)."""
+    manifest = json.loads((VSCODE / "package.json").read_text())
+    assert manifest["license"] == "Apache-2.0"
+    assert (VSCODE / "LICENSE").read_text().startswith("\n                                 Apache License")
+    ignored = (VSCODE / ".vscodeignore").read_text().split()
+    assert "**/*.map" in ignored and "node_modules/**" not in ignored

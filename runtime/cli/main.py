@@ -122,6 +122,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_lsp(args: argparse.Namespace) -> int:
+    from fumarole.runtime.api.extras import require_extra
+
+    require_extra("lsp", "the language server")
     from fumarole.runtime.lsp.server import main as serve_lsp
 
     serve_lsp()
@@ -186,6 +189,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_snapshot_command(sub)
 
     lsp = sub.add_parser("lsp", help="run the language server (LSP over stdio) for editors")
+    lsp.add_argument("--stdio", action="store_true",
+                     help="speak LSP over standard input and output (the only transport, so the default; "
+                          "editor clients such as vscode-languageclient pass it)")
     lsp.set_defaults(func=cmd_lsp)
 
     completion = sub.add_parser("completion", help="print a shell completion script (bash, zsh or fish)")

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
+from fumarole.runtime.api.extras import require_extra
 from fumarole.runtime.cli.exit_codes import EXIT_OK
 
 SHAPES = ("steady", "burst", "two-queues", "best-effort")  # runtime/whatif/synth.py, named here to keep imports lazy
@@ -96,6 +97,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from fumarole.runtime.whatif.outputs import write_outputs
     from fumarole.runtime.whatif.trace import load_trace
 
+    require_extra("report", "replay's HTML report")
     trace = load_trace(Path(args.trace))
     options = replay_options(args)
     labels = [args.bundle or "volcano-default"] + ([args.compare] if args.compare else [])
@@ -151,6 +153,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from fumarole.runtime.whatif.sweep import distinct, load_sweep, run_sweep
     from fumarole.runtime.whatif.sweep_report import write_sweep
 
+    require_extra("report", "sweep's summary report")
+    if args.dask:
+        require_extra("dask", "sweep --dask")
     runs = distinct(load_sweep(Path(args.spec)))
     bar = ProgressBar(len(runs), "sweep", " replays")
     rows = run_sweep(runs, args.dask, args.workers, bar.update)

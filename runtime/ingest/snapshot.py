@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
+from fumarole.runtime.api.extras import require_extra
 
 # (apiVersion, kind, plural) of every kind a session reads; core kinds have no group.
 KINDS = (
@@ -41,6 +42,7 @@ def take(kubeconfig: str, context: str | None = None, configmap: str = DEFAULT_C
     """Read the cluster ``kubeconfig`` (and ``context``) points at; FumaroleError (F005) when it cannot."""
     import logging
 
+    require_extra("kube", "reading a live cluster")
     from kubernetes import client, config
     from kubernetes.client.exceptions import ApiException
     from kubernetes.config.config_exception import ConfigException
