@@ -63,6 +63,7 @@ from fumarole.runtime.k8s.plugins import (
     K8sView,
     PodView,
     has_hard_spread_constraints,
+    only_queue_allocation_gate,
     view_appended,
 )
 
@@ -558,15 +559,26 @@ class Session:
         return [str(name) for name in (spec.get("minResources") or {})]
 
     def deduct_gated(self, job: Job, res: Resource) -> Resource:
-        out = res.clone()
+        """Volcano's DeductSchGatedResources over GetSchGatedPodResources.
+
+        Gated tasks hold no queue room until their gates go, so the quota plugins
+        leave them out of a job's inqueue share; a task whose only gate is
+        Volcano's queue-allocation gate is the exception (Volcano lifts that gate
+        itself once the queue has room, so it counts as inqueue).
+        """
+        gated = Resource()
         for task in job.tasks.values():
-            if task.gated and task.status == PENDING:
-                out.sub(task.request)
-        out.milli_cpu = max(out.milli_cpu, 0.0)
-        out.memory = max(out.memory, 0.0)
-        if out.scalars:
+            if task.gated and not only_queue_allocation_gate(task):
+                gated.add(task.request)
+        if gated.is_empty():
+            return res
+        out = res.clone()
+        out.milli_cpu = max(out.milli_cpu - gated.milli_cpu, 0.0)
+        out.memory = max(out.memory - gated.memory, 0.0)
+        if out.scalars and gated.scalars:
             for name, amount in out.scalars.items():
-                out.scalars[name] = max(amount, 0.0)
+                if name in gated.scalars:
+                    out.scalars[name] = max(amount - gated.scalars[name], 0.0)
         return out
 
     def record_fit_errors(self, job: Job, task: Task, errors: FitErrors) -> None:

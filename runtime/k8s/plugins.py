@@ -179,6 +179,19 @@ def has_start_time(task: Task) -> bool:
     return bool(_mapping(task.pod, "status").get("startTime"))
 
 
+QUEUE_ALLOCATION_GATE = "scheduling.volcano.sh/queue-allocation-gate"
+
+
+def only_queue_allocation_gate(task: Task) -> bool:
+    """The pod's one scheduling gate is Volcano's queue-allocation gate (HasOnlyVolcanoSchedulingGate).
+
+    Volcano removes that gate itself once the queue has room, so allocate still
+    considers such a pod and enqueue's quota plugins count it as inqueue.
+    """
+    gates = _list(_mapping(task.pod, "spec"), "schedulingGates")
+    return len(gates) == 1 and isinstance(gates[0], dict) and gates[0].get("name") == QUEUE_ALLOCATION_GATE
+
+
 def _parse_go_int(text: object) -> int | None:
     """strconv.ParseInt(text, 10, 64): optional sign, decimal digits, int64 range."""
     if isinstance(text, bool) or not isinstance(text, (str, int)):
