@@ -48,15 +48,26 @@ def check_text(report: CheckReport, fail_on: str) -> str:
     return "\n\n".join(parts + [summary(report)]) + "\n"
 
 
-def check_json(report: CheckReport, fail_on: str) -> str:
-    return json.dumps({
+def check_document(report: CheckReport, fail_on: str) -> dict[str, Any]:
+    """What ``check -o json`` and ``-o yaml`` print (version 1 of the report)."""
+    return {
         "version": 1,
         "files": report.files,
         "summary": {"files": len(report.files), "errors": report.count("error"),
                     "warnings": report.count("warning"),
                     "failed": any(failing(d, fail_on) for d in report.diagnostics)},
         "diagnostics": [diagnostic_json(d) for d in report.diagnostics],
-    }, indent=2) + "\n"
+    }
+
+
+def check_json(report: CheckReport, fail_on: str) -> str:
+    return json.dumps(check_document(report, fail_on), indent=2) + "\n"
+
+
+def check_yaml(report: CheckReport, fail_on: str) -> str:
+    import yaml
+
+    return yaml.safe_dump(check_document(report, fail_on), sort_keys=False, allow_unicode=True)
 
 
 def diagnostic_json(d: Diagnostic) -> dict[str, Any]:
@@ -165,7 +176,7 @@ def check_junit(report: CheckReport, fail_on: str) -> str:
 
 
 FORMATS: dict[str, Callable[[CheckReport, str], str]] = {
-    "text": check_text, "json": check_json, "sarif": check_sarif, "github": check_github, "junit": check_junit,
+    "text": check_text, "json": check_json, "yaml": check_yaml, "sarif": check_sarif, "github": check_github, "junit": check_junit,
 }
 
 

@@ -18,7 +18,7 @@ from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleEr
 from fumarole.runtime.cli.exit_codes import EXIT_ERROR, EXIT_FAILED, EXIT_OK
 from fumarole.runtime.cli.options import add_output_option
 
-CHECK_FORMATS = ("text", "json", "sarif", "github", "junit")
+CHECK_FORMATS = ("text", "json", "yaml", "sarif", "github", "junit")
 SCHEMAS = ("bundle", "hooks")
 
 
@@ -27,7 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                            description="Check policy files, bundle folders and manifests, volcano-scheduler.conf "
                                        "files, scenarios and cluster dumps (folders recursively), reporting "
                                        "every problem of every file in one run.")
-    check.add_argument("paths", nargs="+", metavar="PATH")
+    check.add_argument("paths", nargs="+", metavar="PATH",
+                       help="policy files, bundle folders, volcano-scheduler.conf files, scenarios, cluster dumps")
     check.add_argument("--strict", action="store_true",
                        help="also warn about unused arguments and definitions, shadowed names, rules that can "
                             "never match and plugins listed twice")
@@ -39,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     fmt = sub.add_parser("fmt", help="format policy files canonically",
                          description="Rewrite policy files in the canonical layout (folders recursively; "
                                      "'-' formats standard input to standard output).")
-    fmt.add_argument("paths", nargs="+", metavar="PATH")
+    fmt.add_argument("paths", nargs="+", metavar="PATH", help="policy files or folders; '-' for standard input")
     mode = fmt.add_mutually_exclusive_group()
     mode.add_argument("--check", action="store_true", help="change nothing; exit 1 naming the files that would change")
     mode.add_argument("--diff", action="store_true", help="change nothing; print what would change as a diff")
@@ -60,7 +61,7 @@ def add_test_arguments(test: argparse.ArgumentParser) -> None:
                            "standard library's")
     test.add_argument("--threshold", type=float, metavar="P",
                       help="fail when the total coverage is below P percent (implies --coverage)")
-    add_output_option(test, ("text", "json", "junit"))
+    add_output_option(test, ("text", "json", "yaml", "junit"))
 
 
 def cmd_check(args: argparse.Namespace) -> int:

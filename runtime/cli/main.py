@@ -18,6 +18,7 @@ from typing import Any, Callable, NoReturn, Sequence
 
 from fumarole.policy_lang.diagnostics import FumaroleError
 from fumarole.runtime.cli.exit_codes import EXIT_ERROR, EXIT_OK
+from fumarole.runtime.cli.grammar import CommandLineError, FumaroleParser, parse_error, unknown_arguments_error
 from fumarole.runtime.cli.options import add_output_option, session_time, session_timeout, usage_error
 from fumarole.runtime.cli.snapshot_command import add_command as add_snapshot_command
 from fumarole.runtime.cli.snapshot_command import add_live_cluster_options
@@ -161,8 +162,8 @@ def cmd_test(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     from fumarole.runtime.cli.scheduler_flags import add_scheduler_option_flags, long_flags
 
-    parser = argparse.ArgumentParser(prog="fumarole", description="Volcano scheduling sessions as policies.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser = FumaroleParser(prog="fumarole", description="Volcano scheduling sessions as policies.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", help="what to do")
 
     parser.add_argument("--version", action=_VersionAction)
 
@@ -195,7 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     lsp.set_defaults(func=cmd_lsp)
 
     completion = sub.add_parser("completion", help="print a shell completion script (bash, zsh or fish)")
-    completion.add_argument("shell", choices=("bash", "zsh", "fish"))
+    completion.add_argument("shell", choices=("bash", "zsh", "fish"), help="the shell to complete for")
     completion.set_defaults(func=cmd_completion)
 
     version = sub.add_parser("version", help="print fumarole's version")
@@ -222,7 +223,8 @@ def build_parser() -> argparse.ArgumentParser:
     whatif_commands.register(sub)
     from fumarole.runtime.cli import diff_command
     diff_command.add_commands(sub)
-    return parser
+    from fumarole.runtime.cli.help_examples import finish
+    return finish(parser)
 
 
 class _VersionAction(argparse.Action):
@@ -272,13 +274,15 @@ def main(argv: Sequence[str] | None = None, one_shot: bool = False) -> int:
 
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    args, extras = parser.parse_known_args(argv)
+    try:
+        args, extras = parser.parse_known_args(argv)
+    except CommandLineError as error:
+        print(parse_error(error, argv).render(), file=sys.stderr)
+        return EXIT_ERROR
     if extras:
-        # run and serve take Volcano's flags: an unknown one gets a position and a did-you-mean.
+        # run and serve take Volcano's flags (O001 / O003 among them); every other command its own.
         error = unknown_flags_error(extras, argv, args.known_flags) if hasattr(args, "known_flags") else None
-        if error is None:
-            parser.error(f"unrecognized arguments: {' '.join(extras)}")
-        print(error.render(), file=sys.stderr)
+        print((error or unknown_arguments_error(extras, argv, args.command_parser)).render(), file=sys.stderr)
         return EXIT_ERROR
     args.argv, args.one_shot = argv, one_shot
     return _guarded(args.func, args)

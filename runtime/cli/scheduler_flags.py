@@ -11,9 +11,9 @@ import argparse
 from typing import Any, Sequence
 
 from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError, Span
+from fumarole.runtime.cli.grammar import COMMAND_LINE, column, command_line
 from fumarole.runtime.ingest.scheduler_options import OPTIONS, OptionError, flag_value, unknown_option
 
-COMMAND_LINE = "command line"
 OPTION_COMMANDS = ("run", "serve")
 
 
@@ -25,15 +25,6 @@ def add_scheduler_option_flags(parser: argparse.ArgumentParser) -> None:
                            metavar="VALUE", help=option.doc, **extra)
 
 
-def _command_line(argv: Sequence[str]) -> str:
-    return " ".join(["fumarole", *argv])
-
-
-def _column(argv: Sequence[str], index: int) -> int:
-    """1-based column of ``argv[index]`` in the command line as :func:`_command_line` shows it."""
-    return len(_command_line(argv[:index])) + 2
-
-
 def _flag_index(argv: Sequence[str], flag: str) -> int:
     """The last occurrence of ``--flag`` (the value pflag keeps), or 0 when it cannot be found."""
     spelled = f"--{flag}"
@@ -42,7 +33,7 @@ def _flag_index(argv: Sequence[str], flag: str) -> int:
 
 
 def _error(diags: list[Diagnostic], argv: Sequence[str]) -> FumaroleError:
-    return FumaroleError(diags, {COMMAND_LINE: _command_line(argv)})
+    return FumaroleError(diags, {COMMAND_LINE: command_line(argv)})
 
 
 def options_from_args(args: argparse.Namespace, argv: Sequence[str]) -> dict[str, Any]:
@@ -56,7 +47,7 @@ def options_from_args(args: argparse.Namespace, argv: Sequence[str]) -> dict[str
         try:
             overrides[option.field] = flag_value(option, texts)
         except OptionError as exc:
-            where = Span(1, _column(argv, _flag_index(argv, option.flag)))
+            where = Span(1, column(argv, _flag_index(argv, option.flag)))
             diags.append(Diagnostic("O002", str(exc), COMMAND_LINE, where))
     if diags:
         raise _error(diags, argv)
@@ -75,7 +66,7 @@ def unknown_flags_error(extras: Sequence[str], argv: Sequence[str], known: Seque
         if not token.startswith("--"):
             continue
         name = token[2:].split("=", 1)[0]
-        where = (1, _column(argv, list(argv).index(token)))
+        where = (1, column(argv, list(argv).index(token)))
         diags.append(unknown_option(name, COMMAND_LINE, where, prefix="--", candidates=known))
     return _error(diags, argv) if diags else None
 

@@ -9,7 +9,6 @@ with exit code 2.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -103,8 +102,10 @@ def cmd_inspect(args: argparse.Namespace) -> int:
             "digest": archive.digest, "files": dict(archive.manifest["files"]),
             "signature": {k: v for k, v in archive.signature.items() if k != "signature"} if archive.signature
             else None}
-    if args.format == "json":
-        print(json.dumps(info, indent=2, sort_keys=True))
+    if args.format != "text":
+        from fumarole.runtime.cli.output import render_document
+
+        print(render_document(info, args.format))
         return EXIT_OK
     print(f"name:      {info['name']}\nrevision:  {info['revision'] or '(none)'}\ndigest:    {info['digest']}")
     signature = info["signature"]
@@ -192,23 +193,25 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def add_commands(sub: argparse._SubParsersAction) -> None:
     """Register ``bundle`` and ``serve`` on the main parser's subcommands."""
     bundle = sub.add_parser("bundle", help="build, sign, verify and inspect bundle archives")
-    actions = bundle.add_subparsers(dest="bundle_command", required=True, metavar="ACTION")
+    actions = bundle.add_subparsers(dest="bundle_command", required=True, metavar="ACTION",
+                                   help="what to do with a bundle")
     build = actions.add_parser("build", help="pack a bundle folder into a reproducible .tar.gz (compiled first)")
-    build.add_argument("folder")
+    build.add_argument("folder", help="the bundle folder (with its bundle.yaml)")
     build.add_argument("--out", required=True, metavar="FILE", help="archive to write")
     build.set_defaults(func=cmd_build)
     sign = actions.add_parser("sign", help="add an ed25519 signature over the bundle digest")
-    sign.add_argument("archive")
+    sign.add_argument("archive", help="the bundle archive (.tar.gz) to sign")
     sign.add_argument("--key", required=True, help="ed25519 private key (PEM)")
     sign.add_argument("--out", metavar="FILE", help="write here instead of replacing the archive")
     sign.set_defaults(func=cmd_sign)
     verify = actions.add_parser("verify", help="check archive safety, digests, signature, and compile")
     verify.add_argument("archive", help="a .tar.gz (or a bundle folder)")
-    verify.add_argument("--key", action="append", help="trusted ed25519 public key (PEM); repeatable")
+    verify.add_argument("--trusted-key", "--key", dest="key", action="append",
+                        help="accept it only if signed by this ed25519 public key (PEM); repeatable")
     verify.set_defaults(func=cmd_verify)
     inspect = actions.add_parser("inspect", help="print manifest, revision and digest")
-    inspect.add_argument("archive")
-    add_output_option(inspect, ("text", "json"))
+    inspect.add_argument("archive", help="the bundle archive (.tar.gz) to describe")
+    add_output_option(inspect, ("text", "json", "yaml"))
     inspect.set_defaults(func=cmd_inspect)
 
     serve = sub.add_parser("serve", help="run the policy service (sessions, hot swap, Volcano extender)")

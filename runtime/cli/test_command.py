@@ -69,6 +69,11 @@ def cmd_test(args: argparse.Namespace) -> int:
     failed = sum(1 for r in results if not r.outcome.passed)
     if args.format == "json":
         print(json.dumps(_as_json(results, files if covering else None, args.threshold), indent=2))
+    elif args.format == "yaml":
+        import yaml
+
+        print(yaml.safe_dump(_as_json(results, files if covering else None, args.threshold), sort_keys=False,
+                             allow_unicode=True), end="")
     elif args.format == "junit":
         print(junit_cases("fumarole test", [
             (r.outcome.name, r.outcome.file, None if r.outcome.passed else _failure_text(r), "", r.seconds)

@@ -45,26 +45,27 @@ def register(sub: argparse._SubParsersAction) -> None:
                            description="Run the replays a sweep file names (docs/traces.md) on a local process "
                                        "pool or a Dask cluster; writes results.csv and summary.html to --out.")
     sweep.add_argument("spec", help="a sweep file (kind: Sweep)")
-    sweep.add_argument("--out", required=True, metavar="DIR")
+    sweep.add_argument("--out", required=True, metavar="DIR", help="the output folder (created): results.csv, summary.html")
     sweep.add_argument("--dask", metavar="ADDRESS", help="a Dask scheduler address, or 'local' for a LocalCluster")
     sweep.add_argument("--workers", type=int, help="processes (local pool or LocalCluster); default: one per CPU")
     sweep.set_defaults(func=cmd_sweep)
 
     trace = sub.add_parser("trace", help="make traces for replay: synth (named shapes), cut (from a cluster dump)")
-    actions = trace.add_subparsers(dest="trace_command", required=True, metavar="ACTION")
+    actions = trace.add_subparsers(dest="trace_command", required=True, metavar="ACTION",
+                                  help="how to make the trace")
     synth = actions.add_parser("synth", help="a trace of a named shape, deterministic for a seed")
-    synth.add_argument("shape", choices=SHAPES)
-    synth.add_argument("--seed", type=int, default=1)
+    synth.add_argument("shape", choices=SHAPES, help="the shape of the workload")
+    synth.add_argument("--seed", type=int, default=1, help="the random seed (default 1): the same seed, the same trace")
     synth.add_argument("--nodes", type=int, default=10, help="8-CPU, 32 GiB nodes (default 10)")
     synth.add_argument("--duration", type=duration_arg, default=4 * 3600.0, help="submissions span (default 4h)")
-    synth.add_argument("--out", required=True, metavar="FILE")
+    synth.add_argument("--out", required=True, metavar="FILE", help="the trace file to write")
     synth.set_defaults(func=cmd_trace_synth)
     cut = actions.add_parser("cut", help="a trace starting from a cluster dump, its pods given run times")
     cut.add_argument("cluster", help="a cluster dump (fumarole snapshot or kubectl get ... -o yaml)")
     cut.add_argument("--run-time", required=True, metavar="DIST",
                      help="run-time distribution: fixed:1h, uniform:10m,2h or exp:30m")
-    cut.add_argument("--seed", type=int, default=1)
-    cut.add_argument("--out", required=True, metavar="FILE")
+    cut.add_argument("--seed", type=int, default=1, help="the random seed of the run times (default 1)")
+    cut.add_argument("--out", required=True, metavar="FILE", help="the trace file to write")
     cut.set_defaults(func=cmd_trace_cut)
 
 
