@@ -271,7 +271,7 @@ def test_run_starts_warm_without_the_front_end(stdlib, cache):
     the parser, checker and compiler) nor the tools other commands need."""
     _warm(cache, stdlib[1])  # a hit when this process's working folder is the repository's
     script = ("import sys\nfrom fumarole.runtime.cli.main import main\ncode = main(['run', 'examples/cluster.yaml'])\n"
-              "heavy = ('lark', 'jsonschema', 'networkx', 'pygls', 'dask', 'matplotlib', 'kubernetes', 'starlette',\n"
+              "heavy = ('lark', 'jsonschema', 'networkx', 'pygls', 'dask', 'matplotlib', 'plotly', 'kubernetes', 'starlette',\n"
               "         'fumarole.policy_lang.parser', 'fumarole.policy_lang.checker', 'fumarole.policy_lang.compiler')\n"
               "print(sorted(m for m in heavy if m in sys.modules), code, file=sys.stderr)\n")
     env = {**os.environ, "FUMAROLE_CACHE_DIR": str(cache)}

@@ -21,8 +21,8 @@ def _without(monkeypatch: pytest.MonkeyPatch, module: str) -> None:
 
 @pytest.mark.parametrize("argv, module, expected", [
     (["lsp", "--stdio"], "pygls", "the language server needs the 'lsp' extra (pygls is not installed)"),
-    (["replay", str(ROOT / "examples/traces/two-queues.yaml"), "--out", "{tmp}"], "matplotlib",
-     "replay's HTML report needs the 'report' extra (matplotlib is not installed)"),
+    (["replay", str(ROOT / "examples/traces/two-queues.yaml"), "--out", "{tmp}"], "plotly",
+     "replay's HTML report needs the 'report' extra (plotly is not installed)"),
     (["sweep", str(ROOT / "examples/sweeps/min-runtime.yaml"), "--out", "{tmp}", "--dask", "local"], "dask",
      "sweep --dask needs the 'dask' extra (dask is not installed)"),
     (["snapshot", "--kubeconfig", "{tmp}/config", "--out", "{tmp}/c.yaml"], "kubernetes",

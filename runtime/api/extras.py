@@ -16,7 +16,7 @@ from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleEr
 
 # extra -> the modules it provides (the names imported, not the distribution names)
 EXTRAS: dict[str, tuple[str, ...]] = {
-    "report": ("matplotlib",),
+    "report": ("plotly",),
     "dask": ("dask", "distributed"),
     "kube": ("kubernetes",),
     "lsp": ("pygls", "lsprotocol"),

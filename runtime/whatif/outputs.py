@@ -18,7 +18,7 @@ CSV_TABLES = {"queues": "queues", "nodes": "nodes", "jobs": "jobs"}
 
 def write_outputs(out: Path, runs: list[Recording]) -> dict[str, Any]:
     """Write every output of one or two replays (the second, if any, is the comparison); metrics.json's content."""
-    from fumarole.runtime.whatif.report import write_report  # matplotlib only when a report is written
+    from fumarole.runtime.whatif.report import write_report  # plotly.js only when a report is written
 
     out.mkdir(parents=True, exist_ok=True)
     summaries = [summarise(run) for run in runs]
