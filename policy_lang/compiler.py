@@ -35,7 +35,7 @@ from typing import Callable
 from . import ast as A
 from .checker import CheckedModule, HookInfo
 from .compiled import ACTION_HOOK_PREFIX, PLUGIN_HOOK_PREFIX, PROCESS_STATE_ENTRY, STATE_VIEW, CompiledModule
-from .types import Type
+from .types import NUMERIC, Type
 from .pynodes import assign as _assign
 from .pynodes import attr as _attr
 from .pynodes import call as _call
@@ -487,14 +487,31 @@ class Compiler:
         return py.UnaryOp(op=py.Not() if e.op == "not" else py.USub(), operand=self.ex(e.operand))
 
     def _arith(self, op: str, left_t: Type, right_t: Type, left: py.expr, right: py.expr) -> py.expr:
-        """``left op right`` for + - * / %: strings, lists and big integers are charged to the budget."""
+        """``left op right`` for + - * / %: strings, lists and big integers are charged to the budget.
+
+        Only operands of known types become plain operators; any other pair (a type the checker
+        could not tell) goes through ``_B.operate``, which charges and refuses at run time.
+        """
+        lt, rt = left_t.name, right_t.name
         if op == "/":
             return _call("_div", left, right)
-        if op == "+" and left_t.name in ("string", "list"):
+        if op == "+" and lt == rt and lt in ("string", "list"):
             return _call(_attr(_load("_B"), "concat"), left, right)
-        if op == "*" and left_t.name == right_t.name == "int":
-            return _call(_attr(_load("_B"), "multiply"), left, right)
-        return py.BinOp(left=left, op=_BINOPS[op](), right=right)
+        if lt in NUMERIC and rt in NUMERIC:
+            if op == "*" and lt == rt == "int":
+                return _call(_attr(_load("_B"), "multiply"), left, right)
+            return py.BinOp(left=left, op=_BINOPS[op](), right=right)
+        if lt == "Resource" and (rt == "Resource" and op in "+-" or rt in NUMERIC and op == "*"):
+            return py.BinOp(left=left, op=_BINOPS[op](), right=right)
+        return _call(_attr(_load("_B"), "operate"), _const(op), left, right)
+
+    def _scanned(self, t: Type, value: py.expr) -> py.expr:
+        """``value`` charged one step per item when comparing or searching it costs its size."""
+        if isinstance(value, (py.Constant, py.List)):  # written in the policy: its size is the source's
+            return value
+        if t.name in ("list", "map", "string"):
+            return _call(_attr(_load("_B"), "each"), value)
+        return _call(_attr(_load("_B"), "scan"), value) if t.name == "unknown" else value
 
     def _ex_Binary(self, e: A.Binary) -> py.expr:
         op = e.op
@@ -514,6 +531,12 @@ class Compiler:
             function = {"<=": "less_equal", "<": "less", "==": "equal", "!=": "equal"}[op]
             result = _call(_attr(_load("_res"), function), self.ex(e.left), self.ex(e.right))
             return _not(result) if op == "!=" else result
+        if op in ("in", "not in"):  # a map looks a key up; a list or string is scanned
+            container = self.ex(e.right) if right_t.name == "map" else self._scanned(right_t, self.ex(e.right))
+            return py.Compare(left=self.ex(e.left), ops=[_CMPOPS[op]()], comparators=[container])
+        if op in ("==", "!=") and left_t.name in ("list", "map", "unknown"):  # compared item by item
+            return py.Compare(left=self._scanned(left_t, self.ex(e.left)), ops=[_CMPOPS[op]()],
+                              comparators=[self.ex(e.right)])
         if op in _CMPOPS:
             return py.Compare(left=self.ex(e.left), ops=[_CMPOPS[op]()], comparators=[self.ex(e.right)])
         return self._arith(op, left_t, right_t, self.ex(e.left), self.ex(e.right))
@@ -569,12 +592,16 @@ class Compiler:
             args = [self.ex(a) for a in e.args]
             if info.name == "range":
                 return _call(_attr(_load("_B"), "range"), *args)
-            return _call("_str" if info.name == "str" else info.name, *args)
+            if info.name == "str":
+                return _call(_attr(_load("_B"), "text"), *args, _load("_str"))
+            if info.name in ("sum", "max", "min") and len(args) == 1:  # of a list: one step per item
+                return _call(info.name, _call(_attr(_load("_B"), "each"), args[0]))
+            return _call(info.name, *args)
         if kind == "container":
             obj = self.ex(e.func.obj)
             args = [self.ex(a) for a in e.args] + [self.ex(v) for _, v, _ in e.kwargs]
-            if info.name in ("keys", "values"):
-                return _call("list", _call(_attr(obj, info.name)))
+            if info.name in ("keys", "values", "copy"):  # a new list or map: one step per item
+                return _call(_attr(_load("_B"), info.name), obj)
             if info.name == "remove":
                 return _call(_attr(obj, "pop"), args[0], _const(None))
             return _call(_attr(obj, info.name), *args)

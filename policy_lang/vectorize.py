@@ -438,8 +438,7 @@ class Vectorizer:
             # An entry of an ordinary map, outside any per-node choice: as the per-node form does it.
             if op is not None:
                 current = P.Subscript(value=mapping, slice=key, ctx=P.Load())
-                value = _call("_div", current, value) if op == "/" else \
-                    P.BinOp(left=current, op={"+": P.Add, "-": P.Sub, "*": P.Mult}[op](), right=value)
+                value = self.base._arith(op, self.base.t(target), self.base.t(s.value), current, value)
             return [P.Assign(targets=[P.Subscript(value=mapping, slice=key, ctx=P.Store())], value=value)]
         if mkind != NODEMAP or kkind != NODE:
             raise NotVectorisable("only a per-node map entry can change in a loop over nodes", s.span)
@@ -668,6 +667,8 @@ class Vectorizer:
             raise NotVectorisable(f"'{op}' on a value that is not a number per node", e.span)
         kind = SCALAR if lk == SCALAR and rk == SCALAR else VECTOR  # (an update of a plain number)
         if op in self._ARITH:
+            if kind == SCALAR:  # charged as the per-node form charges it
+                return self.base._arith(op, lt, rt, left, right), kind
             return P.BinOp(left=left, op=self._ARITH[op](), right=right), kind
         if op == "/":
             return _call("_div" if kind == SCALAR else "_V.divide", left, right), kind

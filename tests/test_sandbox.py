@@ -172,7 +172,7 @@ def test_every_schema_expression_reaches_only_the_namespace():
         for group in ("attributes", "methods"):
             texts += [spec["py"] for spec in (t.get(group) or {}).values() if isinstance(spec, dict) and "py" in spec]
     scope = namespace()
-    allowed = set(scope) | set(scope["__builtins__"]) | {"_rt", "_H"}
+    allowed = set(scope) | set(scope["__builtins__"]) | {"_rt", "_H", "_B"}  # the builder's locals
     for text in texts:
         tree = template(text, [ast.Name(id="_arg", ctx=ast.Load())] * 5)
         names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - {"_arg"}

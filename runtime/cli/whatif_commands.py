@@ -13,6 +13,7 @@ from pathlib import Path
 from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
 from fumarole.runtime.api.extras import require_extra
 from fumarole.runtime.cli.exit_codes import EXIT_OK
+from fumarole.runtime.cli.options import session_timeout
 
 SHAPES = ("steady", "burst", "two-queues", "best-effort")  # runtime/whatif/synth.py, named here to keep imports lazy
 
@@ -79,6 +80,8 @@ def add_replay_options(parser: argparse.ArgumentParser) -> None:
                         help="how long an evicted pod takes to terminate (default 0s: gone by the next session)")
     parser.add_argument("--pingpong-window", type=duration_arg, default=600.0,
                         help="evictions back and forth within this window count as ping-pong (default 10m)")
+    parser.add_argument("--session-timeout", type=session_timeout, metavar="SECONDS",
+                        help="end with an error any session whose policies run longer than this")
 
 
 def replay_options(args: argparse.Namespace):
@@ -86,7 +89,8 @@ def replay_options(args: argparse.Namespace):
 
     if args.period <= 0:
         raise FumaroleError([Diagnostic("F002", "--period must be more than zero", "fumarole", NO_POSITION)])
-    return ReplayOptions(args.period, args.until, args.on_evict, args.grace, args.pingpong_window)
+    return ReplayOptions(args.period, args.until, args.on_evict, args.grace, args.pingpong_window,
+                         args.session_timeout)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:

@@ -130,10 +130,6 @@ def _str(value: object) -> str:
     return str(value)
 
 
-def _str_split(text: str, sep: str) -> list[str]:
-    return text.split(sep)
-
-
 def _parse_float(text: str) -> float | None:
     try:
         return float(text)
@@ -154,7 +150,6 @@ def namespace() -> dict:
         "_V": _library(_vector_module, _public_functions(_vector_module)),
         "_div": _div,
         "_str": _str,
-        "_str_split": _str_split,
         "_parse_float": _parse_float,
         "_FitError": FitError,
         "_budget_of": budget_of,

@@ -354,6 +354,10 @@ class Session:
             if not exc.file:
                 exc.file, exc.line, exc.col = self._policy_location(exc.__traceback__, exc.line, exc.col)
             raise
+        except MemoryError as exc:  # the process's memory limit (a backstop of the session's memory budget)
+            file, line, col = self._policy_location(exc.__traceback__)
+            raise PolicyRuntimeError("the session's memory budget ran out (the process could not allocate); "
+                                     "a policy keeps too much", file, line, col) from None
         except RecursionError as exc:  # a function value calling itself, through state
             file, line, col = self._policy_location(exc.__traceback__)
             raise PolicyRuntimeError("the call depth budget ran out: calls nested too deeply (a function value "

@@ -17,11 +17,13 @@ capacity checks in later tiers.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 from fumarole.runtime.api.fit import ERROR, UNRESOLVABLE, UNSCHEDULABLE, FitError
 from fumarole.runtime.api.model import Job, Node, Queue, Task
 from fumarole.runtime.bundles.bundle import Bundle
+from fumarole.runtime.framework.budget import StepBudget
 from fumarole.runtime.framework.session import Session
 from fumarole.runtime.ingest.kube import (
     cluster_from_objects,
@@ -67,9 +69,11 @@ def predicate_response(failure: FitError | None) -> dict[str, Any]:
 class _Context:
     """A fumarole session over Volcano's objects, and lookups by Volcano identity."""
 
-    def __init__(self, revision: Revision, objects: list[dict], priorities: dict[str, int] | None = None) -> None:
+    def __init__(self, revision: Revision, objects: list[dict], priorities: dict[str, int] | None = None,
+                 timeout: float | None = None) -> None:
         self.revision = revision
-        self.ssn = Session(revision.bundle, cluster_from_objects(unique(objects), "extender"))
+        self.ssn = Session(revision.bundle, cluster_from_objects(unique(objects), "extender"),
+                           budget=StepBudget(timeout=timeout))
         for uid, priority in (priorities or {}).items():
             if uid in self.ssn.jobs:
                 self.ssn.jobs[uid].priority = priority
@@ -81,6 +85,13 @@ class _Context:
             for task in node.tasks.values():
                 self.tasks.setdefault(task.uid, task)
         self.lock = threading.Lock()
+
+    @contextmanager
+    def request(self) -> Iterator[None]:
+        """One verb at a time on the session, each with the whole budget: a fresh deadline, steps and memory."""
+        with self.lock:
+            self.ssn.budget.renew()
+            yield
 
     @property
     def H(self) -> Any:  # noqa: N802 - the session's dispatcher namespace, as policies call it
@@ -127,8 +138,9 @@ class _Context:
 class Extender:
     """Answers one verb at a time; holds the session between onSessionOpen and onSessionClose."""
 
-    def __init__(self, registry: BundleRegistry) -> None:
+    def __init__(self, registry: BundleRegistry, session_timeout: float | None = None) -> None:
         self.registry = registry
+        self.session_timeout = session_timeout  # each verb's deadline (serve's --session-timeout)
         self._open: _Context | None = None
         self._open_lock = threading.Lock()
 
@@ -145,11 +157,12 @@ class Extender:
 
     def _context(self, objects: Callable[[], list[dict]]) -> _Context:
         opened = self._open
-        return opened if opened is not None else _Context(self.registry.active, objects())
+        return opened if opened is not None else _Context(self.registry.active, objects(),
+                                                          timeout=self.session_timeout)
 
     def _session_open(self, body: dict) -> tuple[dict, Revision]:
         objects, priorities = session_objects(body)
-        context = _Context(self.registry.active, objects, priorities)
+        context = _Context(self.registry.active, objects, priorities, self.session_timeout)
         with self._open_lock:
             self._open = context
         return {}, context.revision
@@ -162,7 +175,7 @@ class Extender:
     def _predicate(self, body: dict) -> tuple[dict, Revision]:
         task, node = field(body, "task", dict, "request"), field(body, "node", dict, "request")
         ctx = self._context(lambda: [task_pod(task), node_object(node)] + node_pods(node))
-        with ctx.lock:
+        with ctx.request():
             t, n = ctx.task(task, "task"), ctx.node(node, "node")
             failure = ctx.H.pre_predicate(t) or ctx.H.predicate(t, n)
         return predicate_response(failure), ctx.revision
@@ -170,7 +183,7 @@ class Extender:
     def _prioritize(self, body: dict) -> tuple[dict, Revision]:
         task, nodes = field(body, "task", dict, "request"), field(body, "nodes", list, "request")
         ctx = self._context(lambda: [task_pod(task)] + [o for n in nodes for o in [node_object(n)] + node_pods(n)])
-        with ctx.lock:
+        with ctx.request():
             t = ctx.task(task, "task")
             candidates = [ctx.node(n, f"nodes[{i}]") for i, n in enumerate(nodes)]
             scores = {n.name: ctx.H.node_order(t, n) for n in candidates}
@@ -187,7 +200,7 @@ class Extender:
                             [task_pod(e, f"evictees[{i}]") for i, e in enumerate(evictees)])
         if not implements(ctx.revision.bundle, hook):
             return {"status": 0}, ctx.revision
-        with ctx.lock:
+        with ctx.request():
             actor = ctx.task(evictor, "evictor")
             candidates = [ctx.task(e, f"evictees[{i}]") for i, e in enumerate(evictees)]
             chosen = {id(t) for t in getattr(ctx.H, hook)(actor, candidates)}
@@ -198,21 +211,21 @@ class Extender:
     def _queue_overused(self, body: dict) -> tuple[dict, Revision]:
         queue = field(body, "queue", dict, "request")
         ctx = self._context(lambda: [queue_object(queue)])
-        with ctx.lock:
+        with ctx.request():
             overused = bool(ctx.H.overused(ctx.queue(queue, "queue")))
         return {"overused": overused}, ctx.revision
 
     def _job_enqueueable(self, body: dict) -> tuple[dict, Revision]:
         job = field(body, "job", dict, "request")
         ctx = self._context(lambda: [job_pod_group(job)] + job_pods(job))
-        with ctx.lock:
+        with ctx.request():
             allowed = ctx.H.job_enqueueable(ctx.job(job, "job"))
         return {"status": 0 if allowed else -1}, ctx.revision
 
     def _job_ready(self, body: dict) -> tuple[dict, Revision]:
         job = field(body, "job", dict, "request")
         ctx = self._context(lambda: [job_pod_group(job)] + job_pods(job))
-        with ctx.lock:
+        with ctx.request():
             ready = bool(ctx.H.job_ready(ctx.job(job, "job")))
         return {"status": ready}, ctx.revision
 

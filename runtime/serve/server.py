@@ -102,7 +102,7 @@ def _json_body(data: bytes) -> Any:
 
 
 def create_app(service: Service, options: Options = Options()) -> Starlette:
-    extender = Extender(service.registry)
+    extender = Extender(service.registry, service.session_timeout)
     registry = service.registry
 
     def admin(request: Request) -> None:

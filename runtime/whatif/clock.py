@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from fumarole.policy_lang.diagnostics import FumaroleError
+from fumarole.runtime.framework.budget import StepBudget
 from fumarole.runtime.framework.process_state import ProcessState
 from fumarole.runtime.framework.session import CompiledBundle, Decisions, Session
 from fumarole.runtime.whatif.live import RESTART, LiveCluster
@@ -37,6 +38,7 @@ class ReplayOptions:
     on_evict: str = RESTART  # an evicted task starts again from zero (restart) or goes on (resume)
     grace: float = 0.0  # seconds an evicted pod takes to terminate
     pingpong_window: float = 600.0  # evictions back and forth within this many seconds are ping-pong
+    session_timeout: float | None = None  # wall seconds each session may run its policies (R001 past it)
 
 
 def reads_clock(bundle: CompiledBundle) -> bool:
@@ -72,7 +74,7 @@ def replay(trace: Trace, bundle: CompiledBundle, options: ReplayOptions = Replay
         session = decisions = None
         if waiting and not settled:
             version, before = live.version, _key(process)
-            session, decisions = _session(bundle, live, trace, now, process)
+            session, decisions = _session(bundle, live, trace, now, process, options.session_timeout)
             _apply(decisions, live, now, recorder)
             if live.version != version:
                 unchanged = (-1, set())
@@ -103,10 +105,12 @@ def _key(process: ProcessState) -> str:
 
 
 def _session(bundle: CompiledBundle, live: LiveCluster, trace: Trace, now: float,
-             process: ProcessState) -> tuple[Session, Decisions]:
+             process: ProcessState, timeout: float | None) -> tuple[Session, Decisions]:
     """One session of the one scheduler process the replay plays: ``process`` (the node scan's
-    start index, tdm's last eviction, ...) goes from each session to the next."""
-    session = Session(bundle, live.cluster(), now=trace.start + now, process_state=process)
+    start index, tdm's last eviction, ...) goes from each session to the next.  Each session has
+    the whole budget of a `run` (runtime/framework/budget.py)."""
+    session = Session(bundle, live.cluster(), now=trace.start + now, process_state=process,
+                      budget=StepBudget(timeout=timeout))
     decisions = session.run()
     if session.problems:  # e.g. a queue hierarchy with a cycle: nothing would ever be scheduled
         raise FumaroleError([p.diagnostic(trace.file) for p in session.problems])
