@@ -127,7 +127,22 @@ def test_a_copy_loop_in_an_action_stops_at_the_session_timeout(cli, root, tmp_pa
     assert time.monotonic() - started < 60  # the process, under a loaded machine; before: 365 s with 5 s
 
 
+def test_each_replay_session_has_the_session_timeout(cli, root, tmp_path):
+    bundle = spinning_bundle(tmp_path, "    let n = 0\n    while true:\n        n += 1\n")
+    result = cli("replay", str(root / "examples/traces/two-queues.yaml"), "--bundle", str(bundle),
+                 "--out", str(tmp_path / "out"), "--session-timeout", "0.5")
+    assert result.code == 2 and "Traceback" not in result.err
+    assert "spin.policy:5:5: error[R001]: policy failed while running: the session ran past its deadline " \
+           "(0.5 s, --session-timeout)" in result.err
+
+
 def run_action(cli, root, tmp_path, body: str, *options: str):
+    bundle = spinning_bundle(tmp_path, body)
+    return cli("run", str(root / "examples/cluster.yaml"), "--bundle", str(bundle), *options)
+
+
+def spinning_bundle(tmp_path, body: str):
+    """A bundle whose action ``spin`` runs ``body`` after enqueue."""
     bundle = tmp_path / "b"
     write_bundle(bundle, "plugin x\n\non open:\n    pass\n")
     (bundle / "actions").mkdir()
@@ -136,7 +151,7 @@ def run_action(cli, root, tmp_path, body: str, *options: str):
                                         .replace("sources: [plugins/*.policy]",
                                                  "sources: [plugins/*.policy, actions/*.policy]")
                                         .replace("actions: [enqueue, allocate]", "actions: [enqueue, spin]"))
-    return cli("run", str(root / "examples/cluster.yaml"), "--bundle", str(bundle), *options)
+    return bundle
 
 
 # -- arithmetic whose operand types the checker could not tell ------------------------------------

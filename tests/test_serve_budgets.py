@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -49,3 +50,20 @@ def test_a_smoke_run_that_never_ends_is_refused_and_releases_the_lock(tmp_path: 
         assert accepted.status_code == 200, accepted.text
         assert client.post("/v1/bundles/rollback", headers=admin_headers()).status_code == 200
         assert client.get("/v1/status").json()["active"]["revision"] == "1"
+
+
+def test_an_extender_verb_ends_at_the_session_timeout(tmp_path: Path) -> None:
+    """Extender verbs built their session without any budget: a predicate loop answered after 13.9 s
+    on `serve --session-timeout 1`.  Each verb now has the deadline, and the next verb a fresh one."""
+    example = json.loads(Path(__file__).with_name("volcano_extender_example.json").read_text())
+    service = make_service(archive(write_bundle(tmp_path / "spin", "1", [], SPINNING_POLICY)))
+    service.session_timeout = 1.0  # as `fumarole serve --session-timeout 1`
+    body = {"task": example["T2"], "node": example["N1"]}
+    with running(service) as url, httpx.Client(base_url=url, timeout=60) as client:
+        for _ in range(2):
+            started = time.monotonic()
+            answer = client.post("/v1/extender/predicate", json=body)
+            assert time.monotonic() - started < 8
+            assert answer.status_code == 500
+            assert "ran past its deadline (1 s, --session-timeout)" in answer.json()["error"]
+        assert client.get("/healthz").status_code == 200
