@@ -118,13 +118,14 @@ def test_a_huge_range_in_an_action_is_a_budget_error_not_memory_error(cli, root,
 
 
 def test_a_copy_loop_in_an_action_stops_at_the_session_timeout(cli, root, tmp_path):
+    """Before: the clock was read every 10,000 steps, one copy each: 365 s with --session-timeout 5."""
     started = time.monotonic()
     result = run_action(cli, root, tmp_path, "    let big = range(1000000)\n    let n = 0\n    while true:\n"
-                                             "        n += len(big.copy())\n", "--session-timeout", "1")
+                                             "        n += len(big.copy())\n", "--session-timeout", "3")
     assert result.code == 2 and "Traceback" not in result.err
-    assert "error[R001]: policy failed while running: the session ran past its deadline (1 s, --session-timeout)" \
-        in result.err and "spin.policy:" in result.err
-    assert time.monotonic() - started < 60  # the process, under a loaded machine; before: 365 s with 5 s
+    assert "spin.policy:" in result.err and "error[R001]: policy failed while running: the session ran past its " \
+        "deadline (3 s, --session-timeout)" in result.err
+    assert time.monotonic() - started < 90  # the whole process, on a loaded machine (before: over 300 s)
 
 
 def test_each_replay_session_has_the_session_timeout(cli, root, tmp_path):
