@@ -1,0 +1,146 @@
+"""Clusters with the shapes production clusters have: inter-pod affinity, topology spread, taints,
+node selectors, HyperNodes.
+
+`synthetic.py`'s roomy clusters give every pod the same plain spec; here the
+jobs carry what kube-scheduler's costlier plugins read.  Per job (deterministic
+for a size, shape and seed):
+
+- ``affinity``: ~8 % required anti-affinity to their own job on the hostname,
+  ~8 % required affinity to their own job on the zone, ~9 % preferred
+  anti-affinity to their own job on the hostname (about a quarter of the pods);
+  ~15 % a zone spread constraint (DoNotSchedule or ScheduleAnyway, maxSkew 1-2);
+- ``spread``: ~30 % a zone spread constraint, ~10 % a hostname one;
+- every shape but ``plain`` adds taints (a tenth of the nodes dedicated,
+  tolerated by a tenth of the jobs, and a few PreferNoSchedule) and node
+  selectors (half the nodes have SSDs, a fifth of the jobs ask for one);
+- ``hypernodes`` is ``plain`` with a three-tier HyperNode tree (8 nodes per leaf,
+  4 leaves per spine) and a fifth of the jobs asking for tier-2 network topology.
+
+10 pods per node on 32-CPU nodes, 40 % of the jobs already running.
+"""
+
+from __future__ import annotations
+
+import random
+
+SHAPES = ("plain", "affinity", "spread", "hypernodes")
+ZONES = 3
+PODS_PER_JOB = 10
+LEAF_SIZE, SPINE_SIZE = 8, 4
+
+
+def _node(i: int, rng: random.Random, shape: str) -> dict:
+    name = f"node-{i:04d}"
+    labels = {"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": f"z{i % ZONES}"}
+    node: dict = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
+                  "status": {"allocatable": {"cpu": "32", "memory": "128Gi", "pods": "110"},
+                             "capacity": {"cpu": "32", "memory": "128Gi", "pods": "110"}}}
+    if shape in ("affinity", "spread"):
+        if i % 2 == 0:
+            labels["disk"] = "ssd"
+        roll = rng.random()
+        if roll < 0.1:
+            node["spec"] = {"taints": [{"key": "dedicated", "value": "batch", "effect": "NoSchedule"}]}
+        elif roll < 0.15:
+            node["spec"] = {"taints": [{"key": "maintenance", "effect": "PreferNoSchedule"}]}
+    return node
+
+
+def _selector(job: str) -> dict:
+    return {"matchLabels": {"job": job}}
+
+
+def _pod_spec_extras(job: str, rng: random.Random, shape: str) -> dict:
+    """The affinity, spread, toleration and selector parts of one job's pod spec."""
+    extras: dict = {}
+    roll = rng.random()
+    if shape == "affinity":
+        if roll < 0.08:
+            extras["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": _selector(job), "topologyKey": "kubernetes.io/hostname"}]}}
+        elif roll < 0.16:
+            extras["affinity"] = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": _selector(job), "topologyKey": "topology.kubernetes.io/zone"}]}}
+        elif roll < 0.25:
+            extras["affinity"] = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 50, "podAffinityTerm": {"labelSelector": _selector(job),
+                                                   "topologyKey": "kubernetes.io/hostname"}}]}}
+    spread_roll = rng.random()
+    constraints = []
+    if shape == "affinity" and spread_roll < 0.15 or shape == "spread" and spread_roll < 0.3:
+        constraints.append({"maxSkew": rng.choice([1, 2]), "topologyKey": "topology.kubernetes.io/zone",
+                            "whenUnsatisfiable": rng.choice(["DoNotSchedule", "ScheduleAnyway"]),
+                            "labelSelector": _selector(job)})
+    elif shape == "spread" and spread_roll < 0.4:
+        constraints.append({"maxSkew": 2, "topologyKey": "kubernetes.io/hostname",
+                            "whenUnsatisfiable": rng.choice(["DoNotSchedule", "ScheduleAnyway"]),
+                            "labelSelector": _selector(job)})
+    if constraints:
+        extras["topologySpreadConstraints"] = constraints
+    if rng.random() < 0.1:
+        extras["tolerations"] = [{"key": "dedicated", "operator": "Equal", "value": "batch", "effect": "NoSchedule"}]
+    if rng.random() < 0.2:
+        extras["nodeSelector"] = {"disk": "ssd"}
+    return extras
+
+
+def _hypernodes(nodes: int) -> list[dict]:
+    """Leaves of LEAF_SIZE nodes (tier 1), spines of SPINE_SIZE leaves (tier 2), one root (tier 3)."""
+    objects = []
+    leaves = (nodes + LEAF_SIZE - 1) // LEAF_SIZE
+    for leaf in range(leaves):
+        members = [{"type": "Node", "selector": {"exactMatch": {"name": f"node-{i:04d}"}}}
+                   for i in range(leaf * LEAF_SIZE, min(nodes, (leaf + 1) * LEAF_SIZE))]
+        objects.append(_hypernode(f"leaf-{leaf}", 1, members))
+    spines = (leaves + SPINE_SIZE - 1) // SPINE_SIZE
+    for spine in range(spines):
+        members = [{"type": "HyperNode", "selector": {"exactMatch": {"name": f"leaf-{leaf}"}}}
+                   for leaf in range(spine * SPINE_SIZE, min(leaves, (spine + 1) * SPINE_SIZE))]
+        objects.append(_hypernode(f"spine-{spine}", 2, members))
+    objects.append(_hypernode("root", 3, [{"type": "HyperNode", "selector": {"exactMatch": {"name": f"spine-{s}"}}}
+                                          for s in range(spines)]))
+    return objects
+
+
+def _hypernode(name: str, tier: int, members: list[dict]) -> dict:
+    return {"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": {"name": name},
+            "spec": {"tier": tier, "members": members}}
+
+
+def cluster_objects(nodes: int, shape: str = "affinity", seed: int = 11) -> list[dict]:
+    """A cluster of ``nodes`` nodes with 10 pods per node in jobs of 10, 4 queues."""
+    rng = random.Random(seed)
+    objects = [_node(i, rng, shape) for i in range(nodes)]
+    if shape == "hypernodes":
+        objects += _hypernodes(nodes)
+    for q in range(4):
+        objects.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
+                        "metadata": {"name": f"queue-{q}"}, "spec": {"weight": 1 + q % 2, "reclaimable": True},
+                        "status": {"state": "Open"}})
+    placed = 0
+    for j in range(nodes * 10 // PODS_PER_JOB):
+        ns, name = f"team-{j % 5}", f"job-{j:05d}"
+        running = rng.random() < 0.4
+        cpu = rng.choice([1, 2, 4])
+        extras = {} if shape in ("plain", "hypernodes") else _pod_spec_extras(name, rng, shape)
+        group: dict = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+                       "metadata": {"name": name, "namespace": ns},
+                       "spec": {"queue": f"queue-{j % 4}", "minMember": PODS_PER_JOB},
+                       "status": {"phase": "Running" if running else "Pending"}}
+        if shape == "hypernodes" and rng.random() < 0.2:
+            group["spec"]["networkTopology"] = {"mode": "hard", "highestTierAllowed": 2}
+        objects.append(group)
+        for p in range(PODS_PER_JOB):
+            spec = {"containers": [{"name": "main", "image": "work:1",
+                                    "resources": {"requests": {"cpu": str(cpu), "memory": "2Gi"}}}], **extras}
+            pod = {"apiVersion": "v1", "kind": "Pod",
+                   "metadata": {"name": f"{name}-{p}", "namespace": ns, "uid": f"{ns}-{name}-{p}",
+                                "labels": {"job": name},
+                                "annotations": {"scheduling.k8s.io/group-name": name}},
+                   "spec": spec, "status": {"phase": "Pending"}}
+            if running:
+                spec["nodeName"] = f"node-{(placed * 7) % nodes:04d}"
+                pod["status"]["phase"] = "Running"
+                placed += 1
+            objects.append(pod)
+    return objects

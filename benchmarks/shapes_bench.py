@@ -1,0 +1,82 @@
+"""Sessions on production-like shapes: `python benchmarks/shapes_bench.py [--nodes 100 250 500]`.
+
+For each node count and shape of `benchmarks/shapes.py` (plain, affinity,
+spread; hypernodes with `network-topology-aware` on and off): the CPU seconds
+of one in-process session under the fast engine (open, the actions and close;
+loading is not included) and, unless --no-reference, under the reference
+engine, with the speedup and whether both made the same binds and evictions.
+The least of --repeat runs (the machine is shared).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.session_bench import split  # noqa: E402
+from benchmarks.shapes import cluster_objects  # noqa: E402
+from fumarole.runtime.bundles.bundle import build_bundle, default_bundle  # noqa: E402
+from fumarole.runtime.ingest.scheduler_config import config_from_document  # noqa: E402
+
+# Volcano's default configuration with network-topology-aware in the second tier.
+TOPOLOGY_AWARE = {"actions": "enqueue, allocate, backfill",
+                  "tiers": [{"plugins": [{"name": "priority"}, {"name": "gang"}, {"name": "conformance"}]},
+                            {"plugins": [{"name": "overcommit"}, {"name": "drf"}, {"name": "predicates"},
+                                         {"name": "proportion"}, {"name": "nodeorder"}, {"name": "binpack"},
+                                         {"name": "network-topology-aware"}]}]}
+WITHOUT_TOPOLOGY = {"actions": TOPOLOGY_AWARE["actions"],
+                    "tiers": [TOPOLOGY_AWARE["tiers"][0],
+                              {"plugins": TOPOLOGY_AWARE["tiers"][1]["plugins"][:-1]}]}
+RUNS = [("plain", "default"), ("affinity", "default"), ("spread", "default"),
+        ("hypernodes", "without-topology"), ("hypernodes", "topology-aware")]
+
+
+def _bundles() -> dict:
+    return {"default": default_bundle(),
+            "without-topology": build_bundle(config_from_document(WITHOUT_TOPOLOGY)),
+            "topology-aware": build_bundle(config_from_document(TOPOLOGY_AWARE))}
+
+
+def session_cpu(bundle, text: str, engine: str, repeat: int):
+    """The least session CPU seconds (everything but loading) of ``repeat`` runs, and the decisions."""
+    best, decisions = None, None
+    for _ in range(repeat):
+        parts, decisions = split(bundle, text, engine)
+        total = sum(v for k, v in parts.items() if k != "load")
+        best = total if best is None else min(best, total)
+    return best, decisions
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--nodes", nargs="+", type=int, default=[100, 250, 500])
+    parser.add_argument("--shapes", nargs="+", default=None,
+                        help="shape/config pairs to run, e.g. affinity/default (default: all)")
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--no-reference", action="store_true")
+    args = parser.parse_args()
+    bundles = _bundles()
+    runs = RUNS if args.shapes is None else [tuple(s.split("/")) for s in args.shapes]
+    for nodes in args.nodes:
+        for shape, config in runs:
+            objects = cluster_objects(nodes, shape)
+            text = json.dumps({"apiVersion": "v1", "kind": "List", "items": objects})
+            pods = sum(1 for o in objects if o["kind"] == "Pod")
+            fast, decisions = session_cpu(bundles[config], text, "fast", args.repeat)
+            line = (f"{nodes} nodes, {pods:,} pods, {shape}, {config}: fast {fast:.2f} s "
+                    f"({len(decisions.binds):,} binds, {len(decisions.evictions):,} evictions)")
+            if not args.no_reference:
+                ref, ref_decisions = session_cpu(bundles[config], text, "reference", args.repeat)
+                same = (ref_decisions.binds, ref_decisions.evictions) == (decisions.binds, decisions.evictions)
+                line += f", reference {ref:.2f} s, {ref / fast:.1f}x, same decisions: {same}"
+            print(line, flush=True)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    main()
