@@ -63,9 +63,12 @@ from fumarole.runtime.k8s.plugins import (
     K8sView,
     PodView,
     has_hard_spread_constraints,
+    has_required_pod_terms,
     only_queue_allocation_gate,
     view_appended,
 )
+from fumarole.runtime.k8s import domain_counts
+from fumarole.runtime.k8s.domain_counts import PodCounts
 
 
 ENGINES = ("fast", "reference")  # how node-level rules run: batch forms over node columns, or node by node
@@ -197,7 +200,7 @@ class Session:
             self.now = time.time() if now is None else now
             self.decisions = Decisions()
             self.predicate_start_index = self.process_state.predicate_start_index
-            self.k8s = K8sView(self.node_list)
+            self.k8s = K8sView(self.node_list, PodCounts(self.node_list) if engine == "fast" else None)
             if engine not in ENGINES:
                 raise ValueError(f"unknown engine {engine!r}")
             self.engine = engine
@@ -675,17 +678,31 @@ class Session:
     # -- Kubernetes filters with Volcano's status codes ------------------------------
     def pod_affinity_failure(self, task: Task, node: Node, view: PodView | None = None) -> FitError | None:
         """InterPodAffinity over the live view or a PodView: unmet required affinity is
-        unresolvable, anti-affinity conflicts are not."""
+        unresolvable, anti-affinity conflicts are not.  The fast engine reads its answer for every
+        node from the counts per domain (domain_counts); the reference engine scans the pods."""
+        row = self.columns.rows.get(node.name) if self.columns is not None else None
+        reasons = domain_counts.answer(self.k8s.counts, domain_counts.affinity_reasons, task, view) \
+            if row is not None else None
+        if reasons is not None:
+            return _k8s_failure(reasons[row])
         return _k8s_failure(self.k8s.pod_affinity_failure(task, node, view.placed if view is not None else None))
 
     def topology_spread_failure(self, task: Task, node: Node, view: PodView | None = None) -> FitError | None:
         """PodTopologySpread over the live view or a PodView: a node without the topology label
-        is unresolvable, skew is not."""
+        is unresolvable, skew is not.  Counts or scans, as :meth:`pod_affinity_failure`."""
+        row = self.columns.rows.get(node.name) if self.columns is not None else None
+        reasons = domain_counts.answer(self.k8s.counts, domain_counts.spread_reasons, task, view) \
+            if row is not None and has_hard_spread_constraints(task) else None
+        if reasons is not None:
+            return _k8s_failure(reasons[row])
         return _k8s_failure(self.k8s.topology_spread_failure(task, node, view.placed if view is not None else None))
 
     def placements_may_refuse(self, task: Task, view: PodView | None = None) -> bool:
         """Whether inter-pod affinity or topology spread, over the live view or a PodView, could
         refuse the task anywhere: both filters' own first shortcuts, asked once per task."""
+        if view is not None and view.counts is not None:  # a view over the fast engine's counts
+            return (view.counts.any_affinity(view.delta) or has_required_pod_terms(task)
+                    or has_hard_spread_constraints(task))
         placed = view.placed if view is not None else None
         return not self.k8s.affinity_cannot_refuse(task, placed) or has_hard_spread_constraints(task)
 

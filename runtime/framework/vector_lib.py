@@ -16,6 +16,7 @@ import numpy as np
 from fumarole.runtime.api.model import Task
 from fumarole.runtime.api.resource import EPS, Resource
 from fumarole.runtime.framework.node_columns import NodeBatch, NodeMap, ResourceVector
+from fumarole.runtime.k8s import domain_counts
 from fumarole.runtime.k8s import plugins as k8s
 
 # Lanes a rule does not take may divide by zero (a masked-out branch is computed too): IEEE
@@ -279,7 +280,9 @@ def _map_extreme(mapping: NodeMap, pick: Callable, builtin: Callable):
     return value.item() if value == value else builtin(column.tolist())
 
 
-def dict_lanes(mapping: dict, dom: NodeBatch, default) -> np.ndarray:
+def dict_lanes(mapping: dict | NodeMap, dom: NodeBatch, default) -> np.ndarray:
+    if isinstance(mapping, NodeMap):
+        return mapping.over(dom, default)
     return np.array([mapping.get(n, default) for n in dom.nodes], dtype=float)
 
 
@@ -539,24 +542,57 @@ def _image_locality(mask, task, dom):
     return NotImplemented
 
 
-def _pod_affinity(mask, task, dom, placed=None):
-    if dom.columns.k8s.affinity_cannot_refuse(task, placed):
+def _failing(rows: domain_counts.Rows, task, dom, view) -> np.ndarray | None:
+    """The lanes a filter over every row (domain_counts) refuses; None without counts."""
+    reasons = domain_counts.answer(dom.columns.k8s.counts, rows, task, view)
+    return None if reasons is None else reasons[dom.rows] != None  # noqa: E711 - element-wise
+
+
+def _pod_affinity(mask, task, dom, view=None):
+    """InterPodAffinity from the counts per domain; a copied view: its own shortcut, else node by node."""
+    failing = _failing(domain_counts.affinity_reasons, task, dom, view)
+    if failing is not None:
+        return failing
+    if dom.columns.k8s.affinity_cannot_refuse(task, None if view is None else view.placed):
         return np.zeros(_size(dom), dtype=bool)
     return NotImplemented
 
 
 def _pod_view_affinity(mask, view, task, dom):
-    return _pod_affinity(mask, task, dom, view.placed)
+    return _pod_affinity(mask, task, dom, view)
 
 
-def _spread(mask, task, dom, *_view):
+def _spread(mask, task, dom, view=None):
     if not k8s.has_hard_spread_constraints(task):
         return np.zeros(_size(dom), dtype=bool)
-    return NotImplemented
+    failing = _failing(domain_counts.spread_reasons, task, dom, view)
+    return NotImplemented if failing is None else failing
 
 
 def _spread_view(mask, view, task, dom):
-    return _spread(mask, task, dom)
+    return _spread(mask, task, dom, view)
+
+
+def _inter_pod_affinity_scores(mask, task, candidates):
+    """InterPodAffinity's scores of the candidates from the counts per domain (None: skipped)."""
+    counts = getattr(getattr(candidates, "columns", None), "k8s", None)
+    counts = None if counts is None else counts.counts
+    if counts is None:
+        return NotImplemented
+    raw = domain_counts.inter_pod_affinity_raw(counts, task)
+    if raw is None:
+        return None
+    return NodeMap(candidates, domain_counts.normalised_affinity(raw[candidates.rows]))
+
+
+def _topology_spread_scores(mask, task, candidates):
+    """PodTopologySpread's scores of the candidates from the counts per domain (None: skipped)."""
+    counts = getattr(getattr(candidates, "columns", None), "k8s", None)
+    counts = None if counts is None else counts.counts
+    if counts is None:
+        return NotImplemented
+    scores = domain_counts.spread_scores(counts, task, candidates.rows)
+    return None if scores is None else NodeMap(candidates, scores)
 
 
 def _select_best(mask, scores):
@@ -582,4 +618,6 @@ LIBRARY: dict[str, Callable] = {
     "PodView.pod_affinity_failure": _pod_view_affinity,
     "_rt.topology_spread_failure": _spread,
     "PodView.topology_spread_failure": _spread_view,
+    "_rt.k8s.inter_pod_affinity_scores": _inter_pod_affinity_scores,
+    "_rt.k8s.topology_spread_scores": _topology_spread_scores,
 }

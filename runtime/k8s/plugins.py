@@ -358,6 +358,12 @@ def node_selection_text(task: Task) -> bytes | str:
     return canonical_text([_mapping(_spec(task), "nodeSelector"), _required_node_affinity(task)])
 
 
+def has_required_pod_terms(task: Task) -> bool:
+    """Required pod affinity or anti-affinity terms of the pod's own (without: only placed pods'
+    anti-affinity can refuse it)."""
+    return bool(_required_terms(task, "podAffinity", True) or _required_terms(task, "podAntiAffinity", True))
+
+
 def has_hard_spread_constraints(task: Task) -> bool:
     """Any DoNotSchedule topology spread constraint (none: the filter passes every node)."""
     return bool(_spread_constraints(task, "DoNotSchedule"))
@@ -759,29 +765,71 @@ Placements = Mapping[str, tuple[Node, Task]]  # pod key -> (node, pod)
 
 
 class PodView:
-    """Which pod is on which node: a copy of the k8s view, for Volcano's per-task cycle state.
+    """Which pod is on which node as a task's pre-predicate saw it: Volcano's per-task cycle state.
 
     Kubernetes' InterPodAffinity and PodTopologySpread filters do not look at
     the pods on the nodes: they read counts their pre-filters computed from
     every pod's placement, and the simulate hooks of a dry run move pods in and
-    out of that state (``AddPod`` / ``RemovePod``).  A PodView is that state:
-    taken when a task's pre-predicate runs, changed only by :meth:`add` and
-    :meth:`remove`.
+    out of that state (``AddPod`` / ``RemovePod``).  A PodView is that state,
+    changed only by :meth:`add` and :meth:`remove`: a copy of the placements
+    (the reference engine), or the fast engine's live counts
+    (``domain_counts.PodCounts``) plus what changed since it was taken, ``delta``
+    (pod key -> (row, pod) where this view has it, None: not at all), which the
+    live view records in every view it handed out before it changes.  ``placed``
+    is the copy either way (made on first use from the counts).
     """
 
-    __slots__ = ("placed",)
+    __slots__ = ("_placed", "counts", "delta", "version", "answers", "__weakref__")
 
-    def __init__(self, placed: dict[str, tuple[Node, Task]]) -> None:
-        self.placed = _Placements(placed)
+    def __init__(self, placed: dict[str, tuple[Node, Task]] | None = None) -> None:
+        self._placed = None if placed is None else _Placements(placed)
+        self.counts = None  # the live counts this view differs from by delta (None: a copy)
+        self.delta: dict[str, tuple[int, Task] | None] = {}
+        self.version = 0  # changes by the simulate hooks: answers are kept per version
+        self.answers: dict[object, object] = {}
+
+    @classmethod
+    def tracking(cls, counts) -> PodView:
+        view = cls()
+        view.counts = counts
+        return view
+
+    @property
+    def placed(self) -> _Placements:
+        if self._placed is None:
+            counts = self.counts
+            nodes = counts.nodes
+            placed = {key: (nodes[row], pod) for key, (row, pod) in counts.where.items() if key not in self.delta}
+            placed.update({key: (nodes[seen[0]], seen[1]) for key, seen in self.delta.items() if seen is not None})
+            self._placed = _Placements(placed)
+        return self._placed
+
+    def keep(self, key: str, old: tuple[int, Task] | None) -> None:
+        """The live view is about to change ``key``: this view keeps it where it was."""
+        if key not in self.delta:
+            self.delta[key] = old
 
     def add(self, task: Task, node: Node) -> None:
-        self.placed[task.key] = (node, task)
-        if _has_pod_affinity(task):
-            self.placed.with_affinity[task.key] = (node, task)
+        if self.counts is not None:
+            row = self.counts.rows.get(node.name)
+            if row is None:  # a node the session does not have: from now on only the copy answers
+                _ = self.placed
+                self.counts = None
+            else:
+                self.delta[task.key] = (row, task)
+        if self._placed is not None:
+            self._placed[task.key] = (node, task)
+            if _has_pod_affinity(task):
+                self._placed.with_affinity[task.key] = (node, task)
+        self.version += 1
 
     def remove(self, task: Task) -> None:
-        self.placed.pop(task.key, None)
-        self.placed.with_affinity.pop(task.key, None)
+        if self.counts is not None:
+            self.delta[task.key] = None
+        if self._placed is not None:
+            self._placed.pop(task.key, None)
+            self._placed.with_affinity.pop(task.key, None)
+        self.version += 1
 
 
 class _Placements(dict):
@@ -795,22 +843,29 @@ class _Placements(dict):
 class K8sView:
     """Cluster-wide Kubernetes filters and scores over the session's k8s node view."""
 
-    def __init__(self, nodes: list[Node]) -> None:
+    def __init__(self, nodes: list[Node], counts=None) -> None:
         self.nodes = list(nodes)
         # Pods with any pod (anti-)affinity, by key: the only existing pods whose own
         # terms matter to the filter and the scorer, kept current by placed/removed.
         self._with_affinity: dict[str, tuple[Node, Task]] = {
             key: (node, pod) for node in self.nodes for key, pod in node.view_pods.items() if _has_pod_affinity(pod)}
         self._image_holders: Counter[str] | None = None
+        # The fast engine's counts of matching pods per node (domain_counts.PodCounts), None for
+        # the reference engine, which scans the pods as defined here.
+        self.counts = counts
 
     def placed(self, task: Task, node: Node) -> None:
         """The session added ``task`` to ``node``'s view."""
         if _has_pod_affinity(task):
             self._with_affinity[task.key] = (node, task)
+        if self.counts is not None:
+            self.counts.placed(task, node)
 
     def removed(self, task: Task) -> None:
         """The session removed ``task`` from its node's view."""
         self._with_affinity.pop(task.key, None)
+        if self.counts is not None:
+            self.counts.removed(task)
 
     def pod_view(self, task: Task) -> PodView:
         """A copy of the placements ``task``'s filters read.
@@ -818,8 +873,11 @@ class K8sView:
         Every pod when the task's own required pod (anti-)affinity terms or
         DoNotSchedule spread constraints look at them all; otherwise only the
         pods with affinity terms, whose anti-affinity may repel it (cheap: the
-        pre-predicate of every task takes one).
+        pre-predicate of every task takes one).  With counts, the live counts
+        and what changes from now on instead of a copy.
         """
+        if self.counts is not None:
+            return self.counts.view()
         if (_required_terms(task, "podAffinity", True) or _required_terms(task, "podAntiAffinity", True)
                 or _spread_constraints(task, "DoNotSchedule")):
             return PodView({key: (node, pod) for node in self.nodes for key, pod in node.view_pods.items()})
@@ -863,8 +921,7 @@ class K8sView:
     def affinity_cannot_refuse(self, task: Task, placed: Placements | None = None) -> bool:
         """No pod has terms that could refuse ``task`` on any node (the filter's first shortcut)."""
         index = self._with_affinity if placed is None else getattr(placed, "with_affinity", None)
-        return (index is not None and not index and not _required_terms(task, "podAffinity", True)
-                and not _required_terms(task, "podAntiAffinity", True))
+        return index is not None and not index and not has_required_pod_terms(task)
 
     def pod_affinity_failure(self, task: Task, node: Node, placed: Placements | None = None) -> str | None:
         """InterPodAffinity Filter: why the node is refused, or None.
