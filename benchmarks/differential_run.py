@@ -2,7 +2,8 @@
 
 tests/test_engines_agree.py runs a bounded number of generated clusters in
 pytest; this runs many more (every configuration of tests/differential.py) and
-prints how many agreed.  Any disagreement stops the run with hypothesis' smallest
+prints how many agreed.  ``--placement``: clusters with inter-pod affinity and
+topology spread constraints of every kind.  Any disagreement stops the run with hypothesis' smallest
 failing cluster.
 """
 
@@ -24,6 +25,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--examples", type=int, default=500, help="generated clusters per configuration")
     parser.add_argument("--max-nodes", type=int, default=30)
+    parser.add_argument("--placement", action="store_true",
+                        help="clusters whose jobs carry inter-pod affinity and topology spread constraints")
     args = parser.parse_args()
     for config in sorted(CONFIGS):
         seen = [0]
@@ -31,7 +34,8 @@ def main() -> None:
 
         @settings(max_examples=args.examples, deadline=None, database=None,
                   suppress_health_check=list(HealthCheck))
-        @given(objects=clusters(max_nodes=args.max_nodes))
+        @given(objects=clusters(max_nodes=args.max_nodes, job_sizes=(1, 5) if args.placement else (1, 4),
+                                placement=args.placement))
         def agree(objects: list[dict]) -> None:
             seen[0] += 1
             assert decisions(objects, config, "fast") == decisions(objects, config, "reference")

@@ -44,12 +44,83 @@ def bundle(name: str):
 _EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"]
 
 
+_TOPOLOGY_KEYS = ["kubernetes.io/hostname", "zone", "rack"]
+
+
 @st.composite
-def clusters(draw, max_nodes: int = 12, job_sizes: tuple[int, int] = (1, 4)) -> list[dict]:
+def _pod_selector(draw, jobs: int) -> dict | None:
+    """A label selector over the generated pods: a job's label, a NotIn / Exists expression, {} (every
+    pod), or an operator Kubernetes refuses (no pod)."""
+    kind = draw(st.integers(0, 9))
+    job = f"j{draw(st.integers(0, jobs - 1))}"
+    if kind < 6:
+        return {"matchLabels": {"app": job}}
+    if kind == 6:
+        return {"matchExpressions": [{"key": "app", "operator": "NotIn", "values": [job]}]}
+    if kind == 7:
+        return {"matchExpressions": [{"key": "tier", "operator": "Exists"}]}
+    if kind == 8:
+        return {}
+    return {"matchExpressions": [{"key": "app", "operator": "Near", "values": [job]}]}
+
+
+@st.composite
+def _pod_term(draw, jobs: int) -> dict:
+    term: dict = {"labelSelector": draw(_pod_selector(jobs)), "topologyKey": draw(st.sampled_from(_TOPOLOGY_KEYS))}
+    namespaces = draw(st.integers(0, 5))
+    if namespaces == 0:
+        term["namespaces"] = [draw(st.sampled_from(["ns", "other"]))]
+    elif namespaces == 1:
+        term["namespaceSelector"] = draw(st.sampled_from([{}, {"matchLabels": {"team": "a"}}]))
+    return term
+
+
+@st.composite
+def _placement_constraints(draw, jobs: int) -> dict:
+    """Inter-pod affinity (required and preferred, affinity and anti-affinity) and topology spread
+    constraints for a pod spec, each part drawn or not."""
+    spec: dict = {}
+    affinity: dict = {}
+    for kind in ("podAffinity", "podAntiAffinity"):
+        block: dict = {}
+        if draw(st.integers(0, 3)) == 0:
+            block["requiredDuringSchedulingIgnoredDuringExecution"] = draw(st.lists(_pod_term(jobs), min_size=1,
+                                                                                    max_size=2))
+        if draw(st.integers(0, 3)) == 0:
+            block["preferredDuringSchedulingIgnoredDuringExecution"] = [
+                {"weight": draw(st.integers(0, 100)), "podAffinityTerm": draw(_pod_term(jobs))}
+                for _ in range(draw(st.integers(1, 2)))]
+        if block:
+            affinity[kind] = block
+    if affinity:
+        spec["affinity"] = affinity
+    if draw(st.integers(0, 2)) == 0:
+        constraints = []
+        for _ in range(draw(st.integers(1, 2))):
+            constraint: dict = {"maxSkew": draw(st.integers(1, 3)), "topologyKey": draw(st.sampled_from(_TOPOLOGY_KEYS)),
+                                "whenUnsatisfiable": draw(st.sampled_from(["DoNotSchedule", "ScheduleAnyway"])),
+                                "labelSelector": draw(_pod_selector(jobs))}
+            if draw(st.integers(0, 3)) == 0:
+                constraint["minDomains"] = draw(st.integers(1, 4))
+            if draw(st.integers(0, 3)) == 0:
+                constraint["nodeAffinityPolicy"] = draw(st.sampled_from(["Honor", "Ignore"]))
+            if draw(st.integers(0, 3)) == 0:
+                constraint["nodeTaintsPolicy"] = draw(st.sampled_from(["Honor", "Ignore"]))
+            if draw(st.integers(0, 4)) == 0:
+                constraint["matchLabelKeys"] = ["tier"]
+            constraints.append(constraint)
+        spec["topologySpreadConstraints"] = constraints
+    return spec
+
+
+@st.composite
+def clusters(draw, max_nodes: int = 12, job_sizes: tuple[int, int] = (1, 4), placement: bool = False) -> list[dict]:
     """Kubernetes objects: nodes (labels, taints, cordons, GPUs), queues (some hierarchical),
     PodGroups with gangs and priorities, pods pending / running / releasing with selectors,
     tolerations, host ports and pod (anti-)affinity.  ``job_sizes``: the fewest and most pods
-    a job has (many pods of one spec on few nodes change a node's row between a job's tasks)."""
+    a job has (many pods of one spec on few nodes change a node's row between a job's tasks).
+    ``placement``: jobs also carry inter-pod affinity and topology spread constraints of every
+    kind (per job, sometimes per pod), some pods a ``tier`` label, some nodes no zone or rack."""
     n_nodes = draw(st.integers(1, max_nodes))
     objects: list[dict] = []
     for i in range(n_nodes):
@@ -63,10 +134,13 @@ def clusters(draw, max_nodes: int = 12, job_sizes: tuple[int, int] = (1, 4)) -> 
                                "effect": draw(st.sampled_from(_EFFECTS))}]
         if draw(st.integers(0, 9)) == 0:
             spec["unschedulable"] = True
-        objects.append({"apiVersion": "v1", "kind": "Node",
-                        "metadata": {"name": f"n{i:03d}", "labels": {"kubernetes.io/hostname": f"n{i:03d}",
-                                                                    "zone": f"z{i % 3}",
-                                                                    "disk": draw(st.sampled_from(["ssd", "hdd"]))}},
+        labels = {"kubernetes.io/hostname": f"n{i:03d}", "zone": f"z{i % 3}",
+                  "disk": draw(st.sampled_from(["ssd", "hdd"]))}
+        if placement:
+            labels["rack"] = f"r{i // 2}"
+            if draw(st.integers(0, 6)) == 0:
+                del labels[draw(st.sampled_from(["zone", "rack"]))]
+        objects.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n{i:03d}", "labels": labels},
                         "spec": spec, "status": {"allocatable": alloc, "capacity": alloc}})
     n_queues = draw(st.integers(1, 3))
     for q in range(n_queues):
@@ -86,10 +160,12 @@ def clusters(draw, max_nodes: int = 12, job_sizes: tuple[int, int] = (1, 4)) -> 
         pg_spec: dict = {"queue": f"q{draw(st.integers(0, n_queues - 1))}", "minMember": min_member}
         if draw(st.booleans()):
             pg_spec["priorityClassName"] = "high"
+        namespace = "other" if placement and draw(st.integers(0, 5)) == 0 else "ns"
         objects.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-                        "metadata": {"name": f"j{j}", "namespace": "ns",
+                        "metadata": {"name": f"j{j}", "namespace": namespace,
                                      "creationTimestamp": f"2026-01-01T00:00:{j:02d}Z"},
                         "spec": pg_spec, "status": {"phase": "Running" if state != "pending" else "Pending"}})
+        job_constraints = draw(_placement_constraints(n_jobs)) if placement else {}
         for p in range(size):
             pod_spec: dict = {"containers": [{"name": "c", "image": "img:1",
                                               "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}]}
@@ -111,9 +187,15 @@ def clusters(draw, max_nodes: int = 12, job_sizes: tuple[int, int] = (1, 4)) -> 
                         {"key": "zone", "operator": "In", "values": ["z1"]}]}}]}}
             if draw(st.integers(0, 9)) == 0:
                 pod_spec["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] = "1"
+            labels = {"app": f"j{j}"}
+            if placement:
+                pod_spec.update(draw(_placement_constraints(n_jobs)) if draw(st.integers(0, 5)) == 0
+                                else job_constraints)
+                if draw(st.integers(0, 3)) == 0:
+                    labels["tier"] = draw(st.sampled_from(["web", "db"]))
             pod = {"apiVersion": "v1", "kind": "Pod",
-                   "metadata": {"name": f"j{j}-{p}", "namespace": "ns", "uid": f"u-j{j}-{p}",
-                                "labels": {"app": f"j{j}"},
+                   "metadata": {"name": f"j{j}-{p}", "namespace": namespace, "uid": f"u-j{j}-{p}",
+                                "labels": labels,
                                 "annotations": {"scheduling.k8s.io/group-name": f"j{j}"},
                                 "creationTimestamp": f"2026-01-01T00:01:{p:02d}Z"},
                    "spec": pod_spec, "status": {"phase": "Pending"}}

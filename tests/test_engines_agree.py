@@ -33,3 +33,13 @@ def test_many_tasks_of_one_spec_on_few_nodes_get_the_same_decisions(objects: lis
     assert decisions(objects, "reclaim-preempt-binpack", "fast") == decisions(objects, "reclaim-preempt-binpack",
                                                                               "reference")
     assert decisions(objects, "default", "fast") == decisions(objects, "default", "reference")
+
+
+@pytest.mark.parametrize("config", sorted(CONFIGS))
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(objects=clusters(job_sizes=(1, 5), placement=True))
+def test_clusters_with_inter_pod_affinity_and_spread_get_the_same_decisions(config: str, objects: list[dict]):
+    """Required and preferred pod (anti-)affinity and topology spread of every kind, with taints and
+    selectors: the fast engine answers them from counts per topology domain, the reference engine
+    scans the pods."""
+    assert decisions(objects, config, "fast") == decisions(objects, config, "reference")

@@ -680,31 +680,41 @@ class Session:
         """InterPodAffinity over the live view or a PodView: unmet required affinity is
         unresolvable, anti-affinity conflicts are not.  The fast engine reads its answer for every
         node from the counts per domain (domain_counts); the reference engine scans the pods."""
-        row = self.columns.rows.get(node.name) if self.columns is not None else None
-        reasons = domain_counts.answer(self.k8s.counts, domain_counts.affinity_reasons, task, view) \
-            if row is not None else None
+        reasons = self._counted_reasons(domain_counts.affinity_reasons, task, view, node)
         if reasons is not None:
-            return _k8s_failure(reasons[row])
+            return _k8s_failure(reasons[self.columns.rows[node.name]])
         return _k8s_failure(self.k8s.pod_affinity_failure(task, node, view.placed if view is not None else None))
 
     def topology_spread_failure(self, task: Task, node: Node, view: PodView | None = None) -> FitError | None:
         """PodTopologySpread over the live view or a PodView: a node without the topology label
         is unresolvable, skew is not.  Counts or scans, as :meth:`pod_affinity_failure`."""
-        row = self.columns.rows.get(node.name) if self.columns is not None else None
-        reasons = domain_counts.answer(self.k8s.counts, domain_counts.spread_reasons, task, view) \
-            if row is not None and has_hard_spread_constraints(task) else None
+        if not has_hard_spread_constraints(task):
+            return None
+        reasons = self._counted_reasons(domain_counts.spread_reasons, task, view, node)
         if reasons is not None:
-            return _k8s_failure(reasons[row])
+            return _k8s_failure(reasons[self.columns.rows[node.name]])
         return _k8s_failure(self.k8s.topology_spread_failure(task, node, view.placed if view is not None else None))
+
+    def _counted_reasons(self, rows: domain_counts.Rows, task: Task, view: PodView | None, node: Node | None = None):
+        """A filter's reasons for every row from the fast engine's counts (None: the reference
+        engine, a copied view, or a node the session does not have)."""
+        if self.columns is None or (node is not None and node.name not in self.columns.rows):
+            return None
+        return domain_counts.answer(self.k8s.counts, rows, task, view)
 
     def placements_may_refuse(self, task: Task, view: PodView | None = None) -> bool:
         """Whether inter-pod affinity or topology spread, over the live view or a PodView, could
-        refuse the task anywhere: both filters' own first shortcuts, asked once per task."""
-        if view is not None and view.counts is not None:  # a view over the fast engine's counts
-            return (view.counts.any_affinity(view.delta) or has_required_pod_terms(task)
-                    or has_hard_spread_constraints(task))
+        refuse the task anywhere: both filters' own first shortcuts, asked once per task.  The
+        fast engine answers exactly (some node refused), so that a task only placed pods'
+        anti-affinity could refuse keeps its predicate row-local when none does."""
+        counts = self.k8s.counts
+        affinity = domain_counts.refuses_somewhere(counts, domain_counts.affinity_reasons, task, view)
+        if affinity is not None:
+            return affinity or (has_hard_spread_constraints(task)
+                                and bool(domain_counts.refuses_somewhere(counts, domain_counts.spread_reasons, task, view)))
         placed = view.placed if view is not None else None
         return not self.k8s.affinity_cannot_refuse(task, placed) or has_hard_spread_constraints(task)
+
 
 def _k8s_failure(reason: str | None) -> FitError | None:
     """A Kubernetes filter's refusal as a fit error with the status code Kubernetes gives it."""

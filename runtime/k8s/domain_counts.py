@@ -350,7 +350,17 @@ def answer(counts: PodCounts | None, rows: Rows, task: Task, view: "k8s.PodView 
     found = answers.get(key)
     if found is None:
         found = answers[key] = rows(counts, task, counts.adjustments(delta, task))
+        answers[key + ("somewhere",)] = bool((found != None).any())  # noqa: E711 - element-wise
     return found
+
+
+def refuses_somewhere(counts: PodCounts | None, rows: Rows, task: Task, view: "k8s.PodView | None") -> bool | None:
+    """Whether :func:`answer` refuses ``task`` on some row (None: no answer)."""
+    if answer(counts, rows, task, view) is None:
+        return None
+    answers, key = (counts._live_answers[1], (rows, task.key)) if view is None else (
+        view.answers, (rows, task.key, view.version))
+    return answers[key + ("somewhere",)]
 
 
 def _first(out: np.ndarray, lanes: np.ndarray, reason: str) -> None:
