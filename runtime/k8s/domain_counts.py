@@ -266,8 +266,8 @@ class PodCounts:
 
     def at_rows(self, label: str, per_domain: np.ndarray) -> np.ndarray:
         """Each row's domain's value (0 for a row without the label)."""
-        codes, has, _ = self.codes(label)
-        return np.where(has, per_domain[codes], 0.0)
+        codes, has, size = self.codes(label)
+        return np.where(has, per_domain[codes], 0.0) if size else np.zeros(self.size)
 
     def static(self, question: object, fact: Callable[[Node], bool]) -> np.ndarray:
         column = self._static.get(question)
