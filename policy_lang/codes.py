@@ -73,12 +73,16 @@ _CODES = (
     Code("C021", "unknown plugin"),
     Code("C022", "configuration Volcano rejects"),
     Code("C030", "plugin listed twice in the tiers", strict=True),
+    Code("C031", "a site plugin's victims answer is combined by Volcano's tiered intersect (not a veto)"),
+    Code("C032", "intersect-all also intersects Volcano's later tiers (not a veto)"),
+    Code("C033", "an evicting action never asks the hook a site rule is stated in"),
     Code("B000", "malformed bundle manifest YAML"),
     Code("B001", "bundle manifest or hook catalogue violates its JSON Schema"),
     Code("B002", "source pattern matches no file"),
     Code("B010", "hook override for an unknown session function"),
     Code("B011", "unknown combinator"),
     Code("B012", "combinator cannot combine this kind of hook"),
+    Code("B013", "a veto plugin that is not listed in the tiers"),
     Code("K000", "malformed Kubernetes objects sent to the service"),
     Code("K001", "malformed cluster YAML"),
     Code("K002", "unknown or missing object kind"),
@@ -140,7 +144,7 @@ _CODES = (
 CODES: dict[str, Code] = {c.code: c for c in _CODES}
 STRICT_ONLY: frozenset[str] = frozenset(c.code for c in _CODES if c.strict)
 # Warnings that `fumarole check --strict` reports as errors.
-ERRORS_WHEN_STRICT: frozenset[str] = frozenset({"K103"})
+ERRORS_WHEN_STRICT: frozenset[str] = frozenset({"K103", "C033"})
 
 
 def title(code: str) -> str:

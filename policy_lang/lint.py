@@ -35,7 +35,7 @@ class _Atom:
 def never_matching(module: A.Module) -> list[Diagnostic]:
     """W210 for every condition of the module that no value can make true."""
     out: list[Diagnostic] = []
-    nodes = list(_walk(module))
+    nodes = list(walk(module))
     nested = {id(part) for n in nodes if isinstance(n, A.Binary) and n.op == "and" for part in (n.left, n.right)}
     for node in nodes:
         if isinstance(node, A.Binary) and node.op == "and" and id(node) not in nested:
@@ -47,7 +47,7 @@ def never_matching(module: A.Module) -> list[Diagnostic]:
     return out
 
 
-def _walk(node: object) -> Iterator[object]:
+def walk(node: object) -> Iterator[object]:
     """Every node under ``node``, parents first (iterative: trees of any depth)."""
     stack = [node]
     while stack:

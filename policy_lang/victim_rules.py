@@ -99,6 +99,9 @@ class _Expander:
         return None
 
     def hook(self, hook: A.HookDef) -> A.HookDef:
+        keyed = self._task_keys(hook)
+        if keyed is not None:
+            return keyed
         rules = self._rules_of(hook)
         if isinstance(hook.body, tuple):
             found = [s for s in _walk(hook.body) if _is_rule(s)]
@@ -117,6 +120,23 @@ class _Expander:
                 self.changed = True
                 return replace(hook, body=condition)
         return hook
+
+    def _task_keys(self, hook: A.HookDef) -> A.HookDef | None:
+        """``order by start_time`` in a one-parameter task order hook (``task_order``,
+        ``victim_order``): a bare name that is a ``Task`` attribute is the task's, as in a rule."""
+        sig = self.env.hooks.get(hook.names[0])
+        body = hook.body
+        if (sig is None or sig.kind != "order" or sig.params != (TASK, TASK) or len(hook.params) != 1
+                or not isinstance(body, tuple) or len(body) != 1 or not isinstance(body[0], A.OrderBy)):
+            return None
+        task = hook.params[0][0]
+        rules = _Rules("order", None, task, None, {task: TASK})
+        resolver = _Resolver(self, rules, self._locals(hook, ()))
+        keys = tuple((resolver.expr(key), desc) for key, desc in body[0].keys)
+        if all(new is old for (new, _), (old, _) in zip(keys, body[0].keys)):
+            return hook
+        self.changed = True
+        return replace(hook, body=(replace(body[0], keys=keys),))
 
     def _block(self, hook: A.HookDef, rules: _Rules, found: list[A.Stmt]) -> tuple[A.Stmt, ...]:
         """The hook body with its rules gathered into one loop (or chain of returns) at the last rule."""

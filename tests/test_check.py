@@ -95,12 +95,24 @@ TRIGGERS: dict[str, dict[str, str | bytes]] = {
                                        "  - {name: drf, enableHierarchy: true}\n"},
     "C030": {"volcano-scheduler.conf": "actions: allocate\ntiers:\n- plugins:\n  - {name: gang}\n"
                                        "- plugins:\n  - {name: gang}\n"},
+    "C031": {"b/bundle.yaml": BUNDLE + "sources: [g.policy]\nactions: [reclaim]\ntiers:\n"
+                              "- plugins: [{name: g}]\n- plugins: [{name: drf}]\n",
+             "b/g.policy": "plugin g\n\non reclaimable(r, cs):\n    victim when priority < 10\n"},
+    "C032": {"b/bundle.yaml": BUNDLE + "sources: [g.policy]\nactions: [reclaim]\ntiers:\n"
+                              "- plugins: [{name: gang}, {name: g}]\n- plugins: [{name: drf}]\n"
+                              "hooks:\n  reclaimable: {combine: intersect-all}\n",
+             "b/g.policy": "plugin g\n\non reclaimable(r, cs):\n    victim when priority < 10\n"},
+    "C033": {"b/bundle.yaml": BUNDLE + "sources: [g.policy]\nactions: [gangreclaim]\ntiers:\n"
+                              "- plugins: [{name: g}]\n",
+             "b/g.policy": "plugin g\n\non reclaimable(r, cs):\n    victim when priority < 10\n"},
     "B000": {"b/bundle.yaml": BUNDLE + "tiers: [\n"},
     "B001": {"b/bundle.yaml": BUNDLE + "acitons: [allocate]\n"},
     "B002": {"b/bundle.yaml": BUNDLE + "sources: [plugins/*.policy]\n"},
     "B010": {"b/bundle.yaml": BUNDLE + "hooks:\n  reclaimables: {combine: intersect}\n"},
     "B011": {"b/bundle.yaml": BUNDLE + "hooks:\n  reclaimable: {combine: intersekt}\n"},
     "B012": {"b/bundle.yaml": BUNDLE + "hooks:\n  job_order: {combine: sum}\n"},
+    "B013": {"b/bundle.yaml": BUNDLE + "actions: [reclaim]\ntiers:\n- plugins: [{name: gang}]\n"
+                              "hooks:\n  reclaimable: {combine: veto, vetoes: [gnag]}\n"},
     "K001": {"cluster.yaml": "apiVersion: v1\nkind: Node\nmetadata: {name: [\n"},
     "K002": {"cluster.yaml": NODE + "---\napiVersion: v1\nkind: Nod\nmetadata: {name: n2}\n"},
     "K003": {"cluster.yaml": NODE.replace("'2'", "'two'")},

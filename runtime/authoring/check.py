@@ -29,6 +29,7 @@ from fumarole.policy_lang.codes import ERRORS_WHEN_STRICT, STRICT_ONLY
 from fumarole.policy_lang.compiler import CompiledModule, compile_module
 from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError, Span
 from fumarole.policy_lang.lint import never_matching
+from fumarole.runtime.authoring.victim_wiring import victim_wiring
 from fumarole.runtime.authoring.scenario_keys import unknown_keys
 from fumarole.runtime.bundles.bundle import (
     MANIFEST,
@@ -39,6 +40,7 @@ from fumarole.runtime.bundles.bundle import (
     build_bundle,
     check_sources,
     check_sources_cached,
+    hooks_document,
     load_bundle,
     manifest_config_document,
     manifest_scheduler_options,
@@ -303,6 +305,10 @@ class _Run:
             build_bundle(config, library, name, revision, overrides, file)
         except FumaroleError as err:
             self.diags += err.diagnostics
+        else:
+            volcano = {c.module.name for c in _stdlib().checked if c.module.kind == "plugin"}
+            site = {c.module.name for c in checked if c.module.kind == "plugin" and c.module.name not in volcano}
+            self.diags += victim_wiring(config, checked, site, overrides, hooks_document(), file)
         if self.strict:
             self.diags += duplicate_plugins(config)
 
@@ -482,7 +488,9 @@ def duplicate_plugins(config: SchedulerConfig) -> list[Diagnostic]:
             if entry.name in first:
                 out.append(Diagnostic("C030", f"plugin '{entry.name}' is listed twice (also in tier "
                                       f"{first[entry.name]})", config.file, Span(*entry.pos), "warning",
-                                      "each listing registers its hooks again; keep one"))
+                                      "each listing registers its hooks again; keep one (a victim rule that must "
+                                      "hold whatever tier decides is a veto: list it once and set `combine: veto` "
+                                      "for its hook, docs/hooks.md)"))
             else:
                 first[entry.name] = number
     return out

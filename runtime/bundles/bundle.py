@@ -471,6 +471,23 @@ def _unknown_plugin(entry: PluginEntry, library: Library, file: str) -> Diagnost
                       or f"available: {', '.join(sorted(library.plugins))}")
 
 
+def _veto_plugins(override: Mapping[str, Any], config: SchedulerConfig, library: Library, file: str,
+                  diags: list[Diagnostic]) -> list[str]:
+    """The plugins a ``veto`` dispatcher lets veto: those ``vetoes`` names, each listed in the
+    tiers (B013 otherwise), or by default every listed plugin the standard library does not
+    define -- the bundle's own, while Volcano's plugins decide as Volcano does."""
+    listed = [e.name for tier in config.tiers for e in tier]
+    named = override.get("vetoes")
+    if named is None:
+        volcano = standard_library().plugins
+        return [name for name in dict.fromkeys(listed) if name in library.plugins and name not in volcano]
+    for index, name in enumerate(named):
+        if name not in listed:
+            diags.append(Diagnostic("B013", f"'{name}' vetoes but is not listed in the tiers", file,
+                                    Span(*position(named, index)), hint=did_you_mean(str(name), listed)))
+    return [str(name) for name in named]
+
+
 def build_bundle(config: SchedulerConfig, library: Library | None = None, name: str = "volcano",
                  revision: str = "", hook_overrides: Mapping[str, Mapping[str, str]] | None = None,
                  overrides_file: str = "", scheduler_options: SchedulerOptions = DEFAULT_OPTIONS) -> Bundle:
@@ -533,6 +550,8 @@ def build_bundle(config: SchedulerConfig, library: Library | None = None, name: 
                                     overrides_file or file, Span(*position(override, "combine"))))
         else:
             dispatch[function] = {**dispatch[function], **override}
+            if combine == "veto":
+                dispatch[function]["vetoes"] = _veto_plugins(override, config, library, overrides_file or file, diags)
     if diags:
         raise FumaroleError(diags)
     gates = {name: spec.get("gate") for name, spec in hooks_doc["hooks"].items()}

@@ -43,6 +43,10 @@ def order(tiers: Tiers, fallback: Callable) -> Callable:
 def compare(tiers: Tiers) -> Callable:
     """First non-zero plugin comparison, 0 when none decides (no fallback)."""
     fns = _flat(tiers)
+    if not fns:
+        def undecided(*args) -> int:
+            return 0
+        return undecided
 
     def cmp(*args) -> int:
         for fn in fns:
@@ -87,6 +91,32 @@ def intersect_all(tiers: Tiers) -> Callable:
                 if not result:
                     return []
         return result or []
+    return victims
+
+
+def veto(deciders: Tiers, vetoes: list[Callable]) -> Callable:
+    """Volcano's tiered intersection over the deciding plugins, then every veto plugin removes
+    what it does not name.
+
+    The deciders (Volcano's plugins) choose exactly as under ``intersect``; each veto plugin,
+    wherever it is listed, is then asked about the victims chosen so far (in their order) and
+    keeps only those it names: an empty answer removes them all, abstaining removes nothing.
+    A veto never adds a victim and never hands the decision to another tier.
+    """
+    decide = intersect(deciders)
+    if not vetoes:
+        return decide
+
+    def victims(*args) -> list:
+        *head, candidates = args
+        result = decide(*head, candidates)
+        for fn in vetoes:
+            if not result:
+                return []
+            allowed, vote = fn(*head, result)
+            if vote != ABSTAIN:
+                result = _among(result, allowed)
+        return result
     return victims
 
 
@@ -247,6 +277,7 @@ COMBINATORS: dict[str, tuple[Callable, frozenset]] = {
     "compare": (compare, frozenset({"order"})),
     "intersect": (intersect, frozenset({"victims"})),
     "intersect-all": (intersect_all, frozenset({"victims"})),
+    "veto": (veto, frozenset({"victims"})),
     "vote": (vote, frozenset({"vote"})),
     "any": (any_, frozenset({"bool"})),
     "all": (all_, frozenset({"bool"})),

@@ -199,6 +199,8 @@ class Session:
             self.action_names = list(bundle.config.actions)
             self.now = time.time() if now is None else now
             self.decisions = Decisions()
+            # Tasks evicted in this session and not given back (Volcano's Releasing ones it chose).
+            self.evicting: dict[str, Task] = {}
             self.predicate_start_index = self.process_state.predicate_start_index
             self.k8s = K8sView(self.node_list, PodCounts(self.node_list) if engine == "fast" else None)
             if engine not in ENGINES:
@@ -258,12 +260,28 @@ class Session:
             builder, _kinds = C.COMBINATORS[spec["combine"]]
             if spec["combine"] == "order":
                 fn = builder(tiers, fallbacks[spec.get("fallback", "job")])
+            elif spec["combine"] == "veto":
+                fn = builder(*self._split_vetoes(spec, registered))
             else:
                 fn = builder(tiers)
             batch_builder = BATCH_COMBINATORS.get(spec["combine"])
             if self.columns is not None and batch_builder is not None:
                 fn.batch = batch_builder([f for tier in tiers for f in tier])
             setattr(H, name, fn)
+
+    def _split_vetoes(self, spec: Mapping[str, Any], registered: dict[str, dict[str, Callable]]
+                      ) -> tuple[C.Tiers, list[Callable]]:
+        """A ``veto`` dispatcher's deciding plugins, tier by tier, and its veto plugins (those the
+        spec's ``vetoes`` names), in configuration order whatever their tier."""
+        hook, gate = spec["hook"], self.bundle.hook_gates[spec["hook"]]
+        vetoing = set(spec.get("vetoes", ()))
+        deciders: C.Tiers = []
+        vetoes: list[Callable] = []
+        for tier in self.bundle.tiers:
+            taking_part = [e for e in tier if hook in registered.get(e.name, {}) and e.enabled(gate)]
+            deciders.append([registered[e.name][hook] for e in taking_part if e.name not in vetoing])
+            vetoes += [registered[e.name][hook] for e in taking_part if e.name in vetoing]
+        return deciders, vetoes
 
     def plugin_hook(self, plugin: str, hook: str) -> Callable | None:
         """One plugin's own implementation of a hook, when its tier entry enables it (what
@@ -465,6 +483,7 @@ class Session:
     def evict_in_session(self, task: Task) -> None:
         """The in-session effect of an eviction: Releasing, re-accounted, deallocate handlers."""
         self._restatus_on_node(task, RELEASING)
+        self.evicting[task.uid] = task
         self.fire_deallocate(task)
         if self.observer is not None:
             self.observer.evicting(task)
@@ -472,6 +491,7 @@ class Session:
     def unevict(self, task: Task) -> None:
         """Undo an eviction: the task is Running again (always Running, as in Volcano)."""
         self._restatus_on_node(task, RUNNING)
+        self.evicting.pop(task.uid, None)
         self.fire_allocate(task)
         if self.observer is not None:
             self.observer.undone(task)
@@ -552,6 +572,24 @@ class Session:
     def sub_job_of(self, task: Task):
         job = self.jobs.get(task.job_id)
         return None if job is None else job.task_to_sub_job.get(task.uid)
+
+    # -- what victim rules read: the session as the evictions chosen so far leave it ----------
+    def queue_jobs(self, queue: Queue) -> list[Job]:
+        return [job for job in self.job_list if job.queue == queue.name]
+
+    def queue_allocated(self, queue: Queue) -> Resource:
+        total = Resource()
+        for job in self.job_list:
+            if job.queue == queue.name:
+                total.add(job.allocated)
+        return total
+
+    def queue_evicting(self, queue: Queue) -> list[Task]:
+        return [task for task in self.evicting.values()
+                if (job := self.jobs.get(task.job_id)) is not None and job.queue == queue.name]
+
+    def job_evicting(self, job: Job) -> list[Task]:
+        return [task for task in self.evicting.values() if task.job_id == job.uid]
 
     def queue_of_task(self, task: Task) -> Queue | None:
         job = self.jobs.get(task.job_id)
