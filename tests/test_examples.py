@@ -41,7 +41,8 @@ def volcano_without_site_plugins(folder: Path, keep_hooks: bool = False) -> Bund
 def test_the_site_bundles_are_there():
     names = {folder.name for folder in BUNDLES}
     assert {"site-min-runtime", "site-protected-queues", "site-most-overused-first",
-            "site-eviction-budget", "site-priority-guard"} <= names
+            "site-eviction-budget", "site-priority-guard", "site-shortest-run-first", "site-department-boundary",
+            "site-no-ping-pong", "site-non-preemptable-queue"} <= names
 
 
 SITE_BUNDLES = [f for f in BUNDLES if f.name.startswith("site-")]
