@@ -193,9 +193,13 @@ def test_no_token_and_not_loopback_is_refused(tmp_path, capsys) -> None:
 def test_concurrent_uploads_one_wins_and_sessions_never_wait(bundles) -> None:
     service = make_service(archive(bundles["one"]))
     smoke = service.smoke
+    verifying, released = threading.Event(), threading.Event()
 
     def slow_smoke(loaded):
-        time.sleep(1.0)
+        # held until the test has asked its session and its second upload: a session that waited
+        # for the upload would wait the whole minute
+        verifying.set()
+        released.wait(timeout=60)
         smoke(loaded)
     service.registry.smoke = slow_smoke
     answers: list[int] = []
@@ -205,12 +209,13 @@ def test_concurrent_uploads_one_wins_and_sessions_never_wait(bundles) -> None:
                                      headers=admin_headers(), timeout=10).status_code)
         first = threading.Thread(target=upload)
         first.start()
-        time.sleep(0.2)
+        assert verifying.wait(timeout=60)  # the upload is being verified (however busy the machine)
         started = time.perf_counter()
         during = session(client)  # while the upload is being verified: old bundle, no waiting
-        assert time.perf_counter() - started < 0.5 and during["bundle"]["revision"] == "1"
+        assert time.perf_counter() - started < 30 and during["bundle"]["revision"] == "1"
         second = client.put("/v1/bundles/active", content=archive(bundles["one"]), headers=admin_headers())
         assert second.status_code == 409 and "in progress" in second.json()["error"]
+        released.set()
         first.join()
         assert answers == [200]
         assert session(client)["bundle"]["revision"] == "2"
