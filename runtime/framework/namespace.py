@@ -30,7 +30,8 @@ __all__ = ["PolicyRuntimeError", "namespace"]
 # The functions of runtime/schema.yaml's `_k8s.NAME` and `_go.NAME` expressions; nothing else of those modules.
 _K8S_FUNCTIONS = ("balanced_allocation_score", "has_node_selection", "has_preferred_node_affinity", "has_start_time",
                   "host_port_conflict", "intolerable_prefer_no_schedule", "matches_node_selector_and_affinity",
-                  "node_affinity_conflict", "nonzero_request", "only_queue_allocation_gate", "preferred_node_affinity_score",
+                  "node_affinity_conflict", "nonzero_request", "only_queue_allocation_gate", "pod_phase",
+                  "pod_scheduled_since", "preferred_node_affinity_score",
                   "terminating_by_preemption", "tolerates_unschedulable", "untolerated_taint",
                   "view_nonzero_requested", "view_requested")
 _GO_FUNCTIONS = ("int_or_percent", "local_time", "parse_clock", "parse_duration", "pow", "trim_space")

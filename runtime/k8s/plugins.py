@@ -39,6 +39,7 @@ import orjson
 from fumarole.runtime.api.labels import Requirement, parse_selector, selects
 from fumarole.runtime.api.model import Node, Task
 from fumarole.runtime.api.resource import Resource
+from fumarole.runtime.ingest.kube import parse_time
 
 DEFAULT_MILLI_CPU = 100.0  # schedutil.DefaultMilliCPURequest
 DEFAULT_MEMORY = 200.0 * 1024 * 1024  # schedutil.DefaultMemoryRequest
@@ -177,6 +178,26 @@ def terminating_by_preemption(task: Task) -> bool:
 def has_start_time(task: Task) -> bool:
     """status.startTime is set (Volcano's preemption counts a pod without one as starting now)."""
     return bool(_mapping(task.pod, "status").get("startTime"))
+
+
+GO_ZERO_TIME = -62135596800.0  # Go's zero time.Time (0001-01-01 UTC), seconds since the epoch
+
+
+def pod_phase(task: Task) -> str:
+    """status.phase as the pod reports it ("" when unset)."""
+    return str(_mapping(task.pod, "status").get("phase") or "")
+
+
+def pod_scheduled_since(task: Task) -> float | None:
+    """When the pod's first PodScheduled condition turned True, or None when that condition is
+    missing or not True (a condition without lastTransitionTime turned True at Go's zero time)."""
+    for condition in _list(_mapping(task.pod, "status"), "conditions"):
+        if isinstance(condition, dict) and condition.get("type") == "PodScheduled":
+            if condition.get("status") != "True":
+                return None
+            since = condition.get("lastTransitionTime")
+            return parse_time(since) if since else GO_ZERO_TIME
+    return None
 
 
 QUEUE_ALLOCATION_GATE = "scheduling.volcano.sh/queue-allocation-gate"
