@@ -301,9 +301,21 @@ class _HookCalls:
         want = sorted(e.get("result") or [])
         return None if "result" not in e or got == want else f"unifiedEvictable: expected {want}, got {got}"
 
+    def _reclaimable(self, H, e):
+        reclaimer = self.task(e.get("reclaimer"))
+        candidates = [self.task(c) for c in e.get("candidates") or []]
+        got = [t.key for t in H.reclaimable(reclaimer, candidates)]
+        want = list(e.get("result") or [])
+        return None if got == want else f"reclaimable: expected {want}, got {got}"
+
     def _victimTasks(self, H, e):
-        got = len({id(t) for t in H.victim_tasks([])})
-        return None if got == int(e["count"]) else f"victimTasks: expected {e['count']} tasks, got {got}"
+        """VictimTasks(tasks): a set upstream, so `result` is compared as a set."""
+        got = {id(t): t.key for t in H.victim_tasks([self.task(t) for t in e.get("tasks") or []])}
+        if "count" in e and len(got) != int(e["count"]):
+            return f"victimTasks: expected {e['count']} tasks, got {len(got)}"
+        want = sorted(e.get("result") or [])
+        return None if "result" not in e or sorted(got.values()) == want else \
+            f"victimTasks: expected {want}, got {sorted(got.values())}"
 
     def _victimsQueue(self, H, e):
         framework = self.ssn.bundle.library.modules["framework"].instantiate(self.ssn, H, {})

@@ -46,7 +46,8 @@ HOOK_FIELDS: dict[str, frozenset[str]] = {
     "jobOrderCompare": frozenset({"left", "right", "result"}),
     "preemptable": frozenset({"preemptor", "candidates", "result"}),
     "unifiedEvictable": frozenset({"kind", "jobPriority", "candidates", "count", "result"}),
-    "victimTasks": frozenset({"count"}),
+    "reclaimable": frozenset({"reclaimer", "candidates", "result"}),
+    "victimTasks": frozenset({"tasks", "count", "result"}),
     "victimsQueue": frozenset({"preemptor", "victims", "first"}),
     "potentialNodes": frozenset({"task", "unresolvableNodes", "result"}),
 }

@@ -16,6 +16,13 @@ from types import SimpleNamespace
 from typing import Any, Callable, Mapping, Protocol
 
 from fumarole.policy_lang.compiled import STATE_VIEW
+from fumarole.runtime.api.constraints import (
+    DisruptionBudget,
+    NamespaceQuota,
+    ResourceList,
+    disruption_budget,
+    namespace_quota,
+)
 from fumarole.runtime.api.fit import UNRESOLVABLE, UNSCHEDULABLE, FitError, FitErrors
 from fumarole.runtime.api.model import (
     ALLOCATED,
@@ -193,6 +200,9 @@ class Session:
             for node in self.node_list:
                 self.total_resource.add(node.allocatable)
             self.topology = Topology(cluster.hyper_nodes, self.node_list)
+            self._cluster_constraints = (cluster.disruption_budgets, cluster.resource_quotas)
+            self._budgets: list[DisruptionBudget] | None = None
+            self._quotas: dict[str, list[NamespaceQuota]] | None = None
             self.topology.adjust_network_topology(self.job_list)
             for job in self.job_list:
                 self.topology.recover_allocated(job)
@@ -590,6 +600,26 @@ class Session:
 
     def job_evicting(self, job: Job) -> list[Task]:
         return [task for task in self.evicting.values() if task.job_id == job.uid]
+
+    def disruption_budgets(self) -> list[DisruptionBudget]:
+        """Every PodDisruptionBudget of the cluster, read when a policy first asks."""
+        if self._budgets is None:
+            self._budgets = [disruption_budget(obj) for obj in self._cluster_constraints[0]]
+        return self._budgets
+
+    def min_resource_list(self, job: Job) -> ResourceList | None:
+        """spec.minResources with its names as written (the resourcequota plugin compares by name)."""
+        raw = (job.pod_group.get("spec") or {}).get("minResources")
+        return None if raw is None else ResourceList.of(raw)
+
+    def namespace_quotas(self, namespace: str) -> list[NamespaceQuota]:
+        """The ResourceQuotas of a namespace (Volcano's NamespaceInfo.QuotaStatus), in cluster order."""
+        if self._quotas is None:
+            self._quotas = {}
+            for obj in self._cluster_constraints[1]:
+                quota = namespace_quota(obj)
+                self._quotas.setdefault(quota.namespace, []).append(quota)
+        return self._quotas.get(namespace, [])
 
     def queue_of_task(self, task: Task) -> Queue | None:
         job = self.jobs.get(task.job_id)

@@ -63,7 +63,7 @@ TASK_PRIORITY = "volcano.sh/task-priority"
 PREEMPTABLE = "volcano.sh/preemptable"
 REVOCABLE_ZONE = "volcano.sh/revocable-zone"
 DEFAULT_QUEUE = "default"
-KINDS = ("Node", "Pod", "PodGroup", "Queue", "PriorityClass", "ResourceQuota", "HyperNode")
+KINDS = ("Node", "Pod", "PodGroup", "Queue", "PriorityClass", "ResourceQuota", "HyperNode", "PodDisruptionBudget")
 
 def pod_revocable_zone(annotations: dict) -> str:
     """GetPodRevocableZone: "*" when the pod may run on revocable nodes (tdm), else "".
@@ -399,6 +399,7 @@ class Cluster:
     # The nodes and tasks validation built, one per object of ``nodes`` / ``pods``; a session
     # copies them instead of reading the objects again.  None: built by each snapshot.
     built: "BuiltModels | None" = field(default=None, compare=False, repr=False)
+    disruption_budgets: tuple = ()  # policy/v1 PodDisruptionBudget objects (the pdb plugin)
 
     def warnings_for(self, options: SchedulerOptions) -> tuple:
         """The warnings, with the queue of a PodGroup naming none taken from ``--default-queue``."""
@@ -639,8 +640,10 @@ _TYPED_FIELDS: dict[str, tuple] = {
     "Queue": (("spec.weight", "int"), ("spec.priority", "int"), ("spec.reclaimable", "bool"),
               ("spec.parent", "scalar"), ("spec.guarantee", "map"), ("status.state", "scalar")),
     "PriorityClass": (("value", "int"), ("globalDefault", "bool")),
-    "ResourceQuota": (),
+    "ResourceQuota": (("status.hard", "map"), ("status.used", "map")),
     "HyperNode": (),
+    "PodDisruptionBudget": (*_under("spec.selector", _LABEL_SELECTOR), ("status.disruptionsAllowed", "int"),
+                            ("status.disruptedPods", "map"), ("status.disruptedPods.*", "time")),
 }
 _TYPE_NAMES = {"time": "an RFC 3339 time", "map": "a mapping", "list": "a list", "bool": "true or false",
                "int": "an integer", "scalar": "a string or a number"}
@@ -746,6 +749,9 @@ def _cluster_from_objects(docs: list, file: str, text: str | None) -> Cluster:
     for obj in groups["PodGroup"]:
         job_from_pod_group(obj, {}, None, reader)
     tasks = tuple(task_from_pod(obj, reader) for obj in groups["Pod"])
+    for obj in groups["ResourceQuota"]:
+        for key in ("hard", "used"):
+            reader.resources(_mapping(obj, "status"), key, f"ResourceQuota {obj['metadata']['name']} status")
     hyper_nodes = [spec for spec in (hyper_node_spec(obj, reader.fail) for obj in groups["HyperNode"]) if spec]
     if not reader.diagnostics:
         reader.diagnostics.extend(tree_problems(hyper_nodes, file))
@@ -758,7 +764,7 @@ def _cluster_from_objects(docs: list, file: str, text: str | None) -> Cluster:
     return Cluster(tuple(groups["Node"]), tuple(groups["Pod"]), tuple(groups["PodGroup"]),
                    tuple(groups["Queue"]), tuple(groups["PriorityClass"]),
                    tuple(groups["ResourceQuota"]), tuple(warnings), file, tuple(hyper_nodes),
-                   BuiltModels(nodes, tasks))
+                   BuiltModels(nodes, tasks), tuple(groups["PodDisruptionBudget"]))
 
 
 def _queue_warnings(queues: Any, pod_groups: Any, file: str, default_queue: str = DEFAULT_QUEUE) -> list[Diagnostic]:

@@ -1,0 +1,128 @@
+"""Cluster objects that limit evictions and admissions: PodDisruptionBudgets and ResourceQuotas.
+
+Volcano's pdb and resourcequota plugins read them through informers; fumarole
+reads them from the cluster dump and offers them to policies as facts
+(runtime/schema.yaml: ``disruption_budgets``, ``namespace_quotas``).  What the
+plugins do with them is written in their policies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Mapping
+
+from fumarole.runtime.api.labels import Requirement, selects
+from fumarole.runtime.api.model import Task
+from fumarole.runtime.api.quantity import parse_quantity
+
+
+def strict_selector(raw: Any) -> list[Requirement] | None:
+    """metav1.LabelSelectorAsSelector, with its errors: None (select nothing) for a missing
+    selector, an unknown operator, In / NotIn without values or Exists / DoesNotExist with some."""
+    if not isinstance(raw, dict):
+        return None
+    labels = raw.get("matchLabels")
+    out: list[Requirement] = [(str(k), "In", (str(v),)) for k, v in (labels if isinstance(labels, dict) else {}).items()]
+    expressions = raw.get("matchExpressions")
+    for expr in expressions if isinstance(expressions, list) else []:
+        if not isinstance(expr, dict):
+            return None
+        raw_values = expr.get("values") or []
+        if not isinstance(raw_values, list):
+            return None
+        op, values = expr.get("operator"), tuple(str(v) for v in raw_values)
+        if op in ("In", "NotIn") and not values or op in ("Exists", "DoesNotExist") and values:
+            return None
+        if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
+            return None
+        out.append((str(expr.get("key")), op, values))
+    return out
+
+
+@dataclass(frozen=True)
+class DisruptionBudget:
+    """One policy/v1 PodDisruptionBudget: its selector and its status."""
+
+    namespace: str
+    name: str
+    disruptions_allowed: int
+    disrupted_pods: frozenset[str]
+    selector: tuple[Requirement, ...] | None  # None: the selector selects nothing (missing or invalid)
+
+    def covers(self, task: Task) -> bool:
+        """The budget's selector is valid, not empty, and matches the pod's labels in its namespace."""
+        return (self.namespace == task.namespace and bool(self.selector)
+                and selects(list(self.selector or ()), task.labels))
+
+    def has_disrupted(self, task: Task) -> bool:
+        """status.disruptedPods names the pod: the API server already counted its eviction."""
+        return task.name in self.disrupted_pods
+
+
+def disruption_budget(obj: Mapping) -> DisruptionBudget:
+    """The budget of a validated PodDisruptionBudget object."""
+    meta, spec, status = obj.get("metadata") or {}, obj.get("spec") or {}, obj.get("status") or {}
+    selector = strict_selector(spec.get("selector"))
+    return DisruptionBudget(str(meta.get("namespace") or "default"), str(meta.get("name")),
+                            int(status.get("disruptionsAllowed") or 0),
+                            frozenset(str(name) for name in status.get("disruptedPods") or {}),
+                            None if selector is None else tuple(selector))
+
+
+class ResourceList:
+    """A Kubernetes ResourceList (resource name -> exact quantity) with quotav1's arithmetic.
+
+    Names are compared as written (``cpu`` and ``requests.cpu`` are different names),
+    quantities exactly, as the API server's quota code does.
+    """
+
+    __slots__ = ("amounts",)
+
+    def __init__(self, amounts: Mapping[str, Fraction] | None = None) -> None:
+        self.amounts: dict[str, Fraction] = dict(amounts or {})
+
+    @classmethod
+    def of(cls, raw: Any) -> "ResourceList":
+        """The list of a validated mapping of quantities."""
+        return cls({str(name): parse_quantity(q) for name, q in (raw or {}).items()})
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.amounts)
+
+    def masked(self, names: list[str]) -> "ResourceList":
+        """quotav1.Mask: only the named entries."""
+        keep = set(names)
+        return ResourceList({n: q for n, q in self.amounts.items() if n in keep})
+
+    def plus(self, other: "ResourceList") -> "ResourceList":
+        """quotav1.Add: the sum over the union of names."""
+        out = dict(self.amounts)
+        for name, q in other.amounts.items():
+            out[name] = out.get(name, Fraction(0)) + q
+        return ResourceList(out)
+
+    def exceeding(self, limit: "ResourceList") -> list[str]:
+        """quotav1.LessThanOrEqual's failures: names of ``limit`` this list has more of."""
+        return [name for name, q in limit.amounts.items() if name in self.amounts and self.amounts[name] > q]
+
+    def __repr__(self) -> str:
+        return f"ResourceList({ {n: str(q) for n, q in self.amounts.items()} })"
+
+
+@dataclass(frozen=True)
+class NamespaceQuota:
+    """status of one v1 ResourceQuota (what Volcano's NamespaceInfo keeps of it)."""
+
+    namespace: str
+    name: str
+    hard: ResourceList
+    used: ResourceList
+
+
+def namespace_quota(obj: Mapping) -> NamespaceQuota:
+    """The status of a validated ResourceQuota object."""
+    meta, status = obj.get("metadata") or {}, obj.get("status") or {}
+    return NamespaceQuota(str(meta.get("namespace") or "default"), str(meta.get("name")),
+                          ResourceList.of(status.get("hard")), ResourceList.of(status.get("used")))
