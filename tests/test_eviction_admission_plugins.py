@@ -28,6 +28,11 @@ tiers:
   - name: predicates
   - name: proportion
   - name: resourcequota
+  - name: nodegroup
+    enableHierarchy: true
+    arguments:
+      strict: false
+      enablePreferredOrder: true
   - name: nodeorder
   - name: binpack
 """

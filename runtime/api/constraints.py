@@ -1,20 +1,24 @@
-"""Cluster objects that limit evictions and admissions: PodDisruptionBudgets and ResourceQuotas.
+"""What limits evictions, admissions and placements beyond requests and capacities.
 
-Volcano's pdb and resourcequota plugins read them through informers; fumarole
-reads them from the cluster dump and offers them to policies as facts
-(runtime/schema.yaml: ``disruption_budgets``, ``namespace_quotas``).  What the
-plugins do with them is written in their policies.
+PodDisruptionBudgets and ResourceQuotas (Volcano's pdb and resourcequota
+plugins read them through informers), a queue's node-group affinity and
+node-group resource limits (the nodegroup plugin).  fumarole reads them from the
+cluster dump and offers them to policies as facts (runtime/schema.yaml:
+``disruption_budgets``, ``namespace_quotas``, the Queue's node-group
+attributes); what the plugins do with them is written in their policies.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Mapping
 
 from fumarole.runtime.api.labels import Requirement, selects
 from fumarole.runtime.api.model import Task
-from fumarole.runtime.api.quantity import parse_quantity
+from fumarole.runtime.api.quantity import QuantityError, parse_quantity
+from fumarole.runtime.api.resource import EPS, Resource
 
 
 def strict_selector(raw: Any) -> list[Requirement] | None:
@@ -126,3 +130,71 @@ def namespace_quota(obj: Mapping) -> NamespaceQuota:
     meta, status = obj.get("metadata") or {}, obj.get("status") or {}
     return NamespaceQuota(str(meta.get("namespace") or "default"), str(meta.get("name")),
                           ResourceList.of(status.get("hard")), ResourceList.of(status.get("used")))
+
+
+# -- node groups (the nodegroup plugin) ------------------------------------------------
+
+NODE_GROUP_LIMITS = "volcano.sh/nodegroup-resource-limits"
+
+
+def queue_has_affinity(queue: Any) -> bool:
+    """spec.affinity is set (even empty): the queue does not inherit an ancestor's node groups."""
+    return isinstance(((queue.raw or {}).get("spec") or {}).get("affinity"), dict)
+
+
+def queue_node_groups(queue: Any, kind: str, when: str) -> list[str]:
+    """spec.affinity.<kind>.<when>: the node groups a queue names (kind nodeGroupAffinity or
+    nodeGroupAntiAffinity, when required... or preferred...DuringSchedulingIgnoredDuringExecution)."""
+    affinity = ((queue.raw or {}).get("spec") or {}).get("affinity")
+    groups = ((affinity or {}).get(kind) or {}).get(when) if isinstance(affinity, dict) else None
+    return [str(group) for group in groups] if isinstance(groups, list) else []
+
+
+@dataclass(frozen=True)
+class NodeGroupLimits:
+    """The queue's volcano.sh/nodegroup-resource-limits annotation: per node group, the most its
+    tasks there may request, on the resources the group's list names."""
+
+    valid: bool  # false: the annotation is not a JSON map of resource lists (every node refuses)
+    limits: Mapping[str, Resource]
+    names: Mapping[str, tuple[str, ...]]
+
+    def limited(self, group: str) -> bool:
+        return group in self.limits
+
+    def exceeded(self, group: str, used: Resource) -> list[str]:
+        """The named resources ``used`` goes over the group's limit by at least Volcano's minimum
+        (0.1): cpu, then memory, then the others."""
+        limit, names = self.limits.get(group), self.names.get(group, ())
+        if limit is None:
+            return []
+        order = [n for n in ("cpu", "memory") if n in names] + [n for n in names if n not in ("cpu", "memory")]
+        return [n for n in order if used.get(n) > limit.get(n) and used.get(n) - limit.get(n) >= EPS]
+
+
+def node_group_limits(queue: Any) -> NodeGroupLimits:
+    """Read the annotation as Volcano's parseNodeGroupResourceLimits does."""
+    raw = (queue.annotations or {}).get(NODE_GROUP_LIMITS, "")
+    if not raw:
+        return NodeGroupLimits(True, {}, {})
+    try:
+        parsed = json.loads(raw)
+        if not isinstance(parsed, dict):
+            raise ValueError("not a map")
+        limits, names = {}, {}
+        for group, listed in parsed.items():
+            if listed is not None and not isinstance(listed, dict):
+                raise ValueError("not a resource list")
+            listed = listed or {}
+            limits[str(group)] = Resource.from_list({str(k): _json_quantity(v) for k, v in listed.items()})
+            names[str(group)] = tuple(str(k) for k in listed)
+    except (ValueError, QuantityError, TypeError):
+        return NodeGroupLimits(False, {}, {})
+    return NodeGroupLimits(True, limits, names)
+
+
+def _json_quantity(value: Any) -> Any:
+    """A quantity as JSON may hold it: a string, or a bare number (Quantity.UnmarshalJSON)."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise ValueError("not a quantity")
+    return value

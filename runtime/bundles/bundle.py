@@ -456,7 +456,7 @@ def _digest(sources: Mapping[str, str], config: SchedulerConfig, overrides: Mapp
 # running without them could change decisions, so they are errors with their own message.
 VOLCANO_ONLY_PLUGINS = frozenset({
     "deviceshare", "resource-strategy-fit", "task-topology", "numa-aware", "rescheduling", "usage",
-    "nodegroup", "extender",
+    "extender",
 })
 
 

@@ -23,6 +23,7 @@ from fumarole.runtime.framework import go_semantics as _go_module
 from fumarole.runtime.framework import vector_lib as _vector_module
 from fumarole.runtime.framework.budget import budget_of
 from fumarole.runtime.framework.policy_error import PolicyRuntimeError
+from fumarole.runtime.api import constraints as _limits_module
 from fumarole.runtime.k8s import plugins as _k8s_module
 
 __all__ = ["PolicyRuntimeError", "namespace"]
@@ -148,6 +149,7 @@ def namespace() -> dict:
         "_go": _library(_go_module, _GO_FUNCTIONS),
         "_math": SimpleNamespace(floor=math.floor),
         "_eviction": _library(_eviction_module, ("Eviction", "VictimBundle")),
+        "_limits": _library(_limits_module, ("queue_has_affinity", "queue_node_groups", "node_group_limits")),
         "_V": _library(_vector_module, _public_functions(_vector_module)),
         "_div": _div,
         "_str": _str,

@@ -598,6 +598,7 @@ _AFFINITY = (("", "map"), ("nodeAffinity", "map"), (f"nodeAffinity.{_REQUIRED}",
              (f"nodeAffinity.{_PREFERRED}.*.weight", "int"),
              *_under(f"nodeAffinity.{_PREFERRED}.*.preference", _NODE_SELECTOR_TERM),
              *_under("podAffinity", _POD_AFFINITY), *_under("podAntiAffinity", _POD_AFFINITY))
+_NODE_GROUP_KINDS = ("nodeGroupAffinity", "nodeGroupAntiAffinity")
 _TOLERATION = (("", "map"), ("key", "scalar"), ("operator", "scalar"), ("value", "scalar"), ("effect", "scalar"),
                ("tolerationSeconds", "int"))
 _SPREAD = (("", "map"), ("maxSkew", "int"), ("minDomains", "int"), ("topologyKey", "scalar"),
@@ -638,7 +639,10 @@ _TYPED_FIELDS: dict[str, tuple] = {
                  ("spec.queue", "scalar"), ("spec.priorityClassName", "scalar"), ("status.phase", "scalar"),
                  *_under("status.conditions", _CONDITIONS)),
     "Queue": (("spec.weight", "int"), ("spec.priority", "int"), ("spec.reclaimable", "bool"),
-              ("spec.parent", "scalar"), ("spec.guarantee", "map"), ("status.state", "scalar")),
+              ("spec.parent", "scalar"), ("spec.guarantee", "map"), ("status.state", "scalar"),
+              ("spec.affinity", "map"), *((f"spec.affinity.{kind}", "map") for kind in _NODE_GROUP_KINDS),
+              *((f"spec.affinity.{kind}.{when}", "list") for kind in _NODE_GROUP_KINDS for when in (_REQUIRED, _PREFERRED)),
+              *((f"spec.affinity.{kind}.{when}.*", "scalar") for kind in _NODE_GROUP_KINDS for when in (_REQUIRED, _PREFERRED))),
     "PriorityClass": (("value", "int"), ("globalDefault", "bool")),
     "ResourceQuota": (("status.hard", "map"), ("status.used", "map")),
     "HyperNode": (),
