@@ -23,6 +23,9 @@ tiers:
   - name: conformance
   - name: cdp
   - name: pdb
+  - name: task-topology
+    arguments:
+      task-topology.weight: 10
 - plugins:
   - name: drf
   - name: predicates

@@ -283,6 +283,11 @@ class _HookCalls:
         return None if got == int(e["result"]) else \
             f"jobOrderCompare({_ref(e['left'])}, {_ref(e['right'])}): expected {e['result']}, got {got}"
 
+    def _taskOrder(self, H, e):
+        got = H.task_order(self.task(e["left"]), self.task(e["right"]))
+        return None if got == bool(e["result"]) else \
+            f"taskOrder({_ref(e['left'])}, {_ref(e['right'])}): expected {e['result']}, got {got}"
+
     def _preemptable(self, H, e):
         preemptor = self.task(e.get("preemptor"))
         candidates = [self.task(c) for c in e.get("candidates") or []]

@@ -44,6 +44,7 @@ HOOK_FIELDS: dict[str, frozenset[str]] = {
     "jobEnqueueable": frozenset({"job", "result"}),
     "jobOrder": frozenset({"left", "right", "result"}),
     "jobOrderCompare": frozenset({"left", "right", "result"}),
+    "taskOrder": frozenset({"left", "right", "result"}),
     "preemptable": frozenset({"preemptor", "candidates", "result"}),
     "unifiedEvictable": frozenset({"kind", "jobPriority", "candidates", "count", "result"}),
     "reclaimable": frozenset({"reclaimer", "candidates", "result"}),
