@@ -776,6 +776,10 @@ class Session:
         fast engine answers exactly (some node refused), so that a task only placed pods'
         anti-affinity could refuse keeps its predicate row-local when none does."""
         counts = self.k8s.counts
+        if (counts is not None and (view is None or view.counts is counts)
+                and not (has_required_pod_terms(task) or has_hard_spread_constraints(task)
+                         or counts.any_affinity({} if view is None else view.delta))):
+            return False  # nothing placed has terms and the task has none: the filters pass everywhere
         affinity = domain_counts.refuses_somewhere(counts, domain_counts.affinity_reasons, task, view)
         if affinity is not None:
             return affinity or (has_hard_spread_constraints(task)
