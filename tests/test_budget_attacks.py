@@ -257,3 +257,21 @@ def test_function_values_calling_each_other_twice_are_charged():
     with pytest.raises(PolicyRuntimeError, match=HOOK_BUDGET):
         hook()
     assert time.monotonic() - started < 20
+
+
+GROWING = ["s = s + s", "l = l + l", "n += len(l.copy())", "n += len(str(l))", "n += len(m.keys())",
+           "m = {i: i for i in l}", "n += 1 if n in l else 0", "l.append(n)", "n += len(split(s, \"a\"))",
+           "n += len(m.copy()) + len(m.values())", "n += 1 if l == l.copy() else 0"]
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.lists(st.sampled_from(GROWING), min_size=1, max_size=4))
+def test_any_loop_of_growing_operations_ends_in_a_budget(statements):
+    """Whatever mix of building, copying and scanning a loop does, it ends in a budget error, quickly."""
+    body = "\n        ".join(statements)
+    hook = open_hook(f"let s = \"ab\"\n    let l = [1, 2]\n    let m = {{1: 1}}\n    let n = 0\n    while true:\n"
+                     f"        {body}", StepBudget(hook_steps=2_000_000, memory_bytes=512 * 2 ** 20))
+    started = time.monotonic()
+    with pytest.raises(PolicyRuntimeError, match="step budget of one invocation|size budget|memory budget"):
+        hook()
+    assert time.monotonic() - started < 20
