@@ -8,6 +8,7 @@ Each attack ends quickly in its budget error (R001) at the policy line that ran 
 from __future__ import annotations
 
 import ast as py
+import re
 import time
 
 import pytest
@@ -121,10 +122,12 @@ def test_a_copy_loop_in_an_action_stops_at_the_session_timeout(cli, root, tmp_pa
     """Before: the clock was read every 10,000 steps, one copy each: 365 s with --session-timeout 5."""
     started = time.monotonic()
     result = run_action(cli, root, tmp_path, "    let big = range(1000000)\n    let n = 0\n    while true:\n"
-                                             "        n += len(big.copy())\n", "--session-timeout", "3")
+                                             "        n += len(big.copy())\n", "--session-timeout", "10")
     assert result.code == 2 and "Traceback" not in result.err
-    assert "spin.policy:" in result.err and "error[R001]: policy failed while running: the session ran past its " \
-        "deadline (3 s, --session-timeout)" in result.err
+    # steps now measure the copies' work, so the action's step budget may come first on a fast machine
+    assert re.search(r"spin\.policy:\d+:\d+: error\[R001\]: policy failed while running: (the session ran past "
+                     r"its deadline \(10 s, --session-timeout\)|the step budget of one invocation of action hook "
+                     r"'execute' ran out)", result.err), result.err
     assert time.monotonic() - started < 90  # the whole process, on a loaded machine (before: over 300 s)
 
 
