@@ -255,8 +255,6 @@ class Compiler:
     def _def(self, decl: A.FuncDef) -> py.FunctionDef:
         fn = self._function(f"f_{decl.name}", [self.info.pynames[id(p)] for p in decl.params], decl.name_span)
         fn.body.extend(self._nonlocals(decl))
-        if _contains(decl.body, self._calls_a_function):  # a step per call: calls can multiply without a loop
-            fn.body.extend([self._step(decl.name_span), self._step_check(decl.name_span)])
         self.hook = None
         if isinstance(decl.body, tuple):
             fn.body.extend(self.block(decl.body))
@@ -441,14 +439,6 @@ class Compiler:
         return info is not None and (info.kind in ("def", "value", "dispatch") or
                                      (info.kind == "container" and info.name == "append"))
 
-    def _calls_a_function(self, node: object) -> bool:
-        """A call of a definition or a function value: a chain of definitions each calling the next
-        twice makes 2^n calls without any loop, so such callers are charged a step per call."""
-        if not isinstance(node, A.Call):
-            return False
-        info = self.info.calls.get(id(node))
-        return info is not None and info.kind in ("def", "value")
-
     def _st_For(self, s: A.For) -> list[py.stmt]:
         var = self.info.pynames[id(s)]
         body: list[py.stmt] = []
@@ -623,8 +613,8 @@ class Compiler:
                 values = [obj] + [self.ex(given[p.name]) for p in info.sig.params if p.name in given]
                 return template(info.py, values)
             return _call(_attr(obj, info.py), *args, keywords=keywords)
-        if kind == "value":  # a step per call, as a definition calling others
-            return _call(_call(_attr(_load("_B"), "called"), self.ex(e.func)), *args, keywords=keywords)
+        if kind == "value":
+            return _call(self.ex(e.func), *args, keywords=keywords)
         return _call(template(info.py), *args, keywords=keywords)
 
 

@@ -1,10 +1,8 @@
 """The budget every policy runs on, so that every policy ends, in time and in memory.
 
-A *step* is one unit of work a policy asks for: one loop iteration, one call
-of a function value or of a definition that calls others (a chain of
-definitions each calling the next twice makes 2^n calls without a loop), and
-one item or character that an operation builds, copies, scans or compares --
-a ``+`` of strings or lists, ``copy()``, ``keys()``, ``values()``, ``range``,
+A *step* is one unit of work a policy asks for: one loop iteration, and one
+item or character that an operation builds, copies, scans or compares -- a
+``+`` of strings or lists, ``copy()``, ``keys()``, ``values()``, ``range``,
 ``str``, ``split``, a comprehension's items, ``in`` over a list or string,
 ``==`` of lists or maps, ``sum``/``max``/``min`` of a list.  So one step costs
 bounded time whatever the values' sizes, and the steps a session has bound
@@ -207,13 +205,6 @@ class StepBudget:
         written = spell(value)
         self._sized(len(written), "str(): a string")
         return written
-
-    def called(self, function: Any) -> Any:
-        """A function value about to be called: one step (calls can multiply without any loop)."""
-        self.left -= 1
-        if self.left < 0:
-            self.spent()
-        return function
 
     def multiply(self, left: int, right: int) -> int:
         """``left * right`` of integers, refused when the product could pass INTEGER_BITS bits."""
