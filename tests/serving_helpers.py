@@ -28,7 +28,7 @@ from fumarole.runtime.serve.state import StateDir
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE_CLUSTER = ROOT / "examples" / "cluster.yaml"
-CASE = Path("/work/shared/conformance/cases/allocate/TestAllocate-004-two-jobs-on-one-node.yaml")
+CASE = ROOT / "tests" / "conformance" / "cases" / "allocate" / "TestAllocate-004-two-jobs-on-one-node.yaml"
 TOKEN = "s3cret-admin-token-for-tests"
 
 GATE_POLICY = """plugin namespace_gate

@@ -13,7 +13,7 @@ from fumarole.runtime.ingest.kube import cluster_from_objects, task_from_pod
 from fumarole.runtime.k8s import plugins as k8s
 from fumarole.runtime.k8s.plugins import K8sView
 
-CASES = Path("/work/shared/conformance/cases")
+CASES = Path(__file__).resolve().parent / "conformance" / "cases"  # the repository's copy
 MI = 1024 * 1024
 
 

@@ -26,7 +26,7 @@ from fumarole.runtime.ingest.kube import cluster_from_objects, task_from_pod
 from fumarole.runtime.ingest.scheduler_config import PluginEntry, config_from_document
 from fumarole.runtime.k8s import plugins as k8s
 
-CASES = Path("/work/shared/conformance/cases")
+CASES = Path(__file__).resolve().parent / "conformance" / "cases"  # the repository's copy
 ANTI_AFFINITY_CASE = CASES / "predicates/TestPodAntiAffinity-000-pod-anti-affinity.yaml"
 SWITCH_OFF = {"enablePredicate": False, "enablePreemptable": False, "enabledAllocatable": False}
 

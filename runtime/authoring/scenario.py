@@ -1,6 +1,6 @@
 """Scenario files: a cluster, a scheduler configuration, and what one session must decide.
 
-The format is ../shared/conformance/FORMAT.md (``expect`` and ``expectHooks``
+The format is tests/conformance/FORMAT.md (``expect`` and ``expectHooks``
 cases), extended for site bundles: ``bundle: DIR`` (relative to the scenario
 file) may replace ``scheduler``, ``cluster: FILE`` may replace ``objects``,
 ``now`` fixes the session clock, ``schedulerOptions`` gives the Volcano

@@ -109,7 +109,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     bundles = [inputs.load_any_bundle(args.bundle)] + ([inputs.load_any_bundle(args.compare)] if args.compare else [])
     runs = []
     for label, bundle in zip(labels, bundles):
-        bar = ProgressBar(options.until or trace.duration, f"replay {label}", "s")
+        bar = ProgressBar(options.until, f"replay {label}", " virtual s")  # its end is known only with --until
         runs.append(replace(replay(trace, bundle, options, bar.update), bundle=label))
         bar.close()
     metrics = write_outputs(Path(args.out), runs)
