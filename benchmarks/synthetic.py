@@ -21,6 +21,8 @@ SIZES = {
     "L": {"nodes": 5000, "jobs": 5000, "pods_per_job": 10, "queues": 100},
     # M's pods on twice the nodes: how the session grows with the cluster at a fixed workload.
     "M2": {"nodes": 2000, "jobs": 1000, "pods_per_job": 10, "queues": 10},
+    # The extra-large cluster: a whole run has to stay well under 2 GB.
+    "XL": {"nodes": 10000, "jobs": 10000, "pods_per_job": 10, "queues": 100},
 }
 
 

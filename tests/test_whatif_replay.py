@@ -43,9 +43,11 @@ def test_reclaim_evicts_two_research_pods_and_they_start_again_from_zero(reclaim
 
 
 def test_idle_time_is_skipped_not_simulated(reclaim_run):
-    # Sessions only where something can change: submissions, the bind after the eviction, task ends.
-    assert reclaim_run.sessions == [0.0, 600.0, 601.0, 602.0, 603.0, 2401.0]
+    # Sessions only where something can change: submissions, the bind after the eviction, task ends
+    # (one session sees the cluster after each, so proportion's deserved shares stay current).
+    assert reclaim_run.sessions == [0.0, 600.0, 601.0, 602.0, 603.0, 2401.0, 3600.0, 6001.0]
     assert reclaim_run.end == 6001.0
+    assert (reclaim_run.skipped, reclaim_run.stopped) == (6002 - 8, "played out")
 
 
 def test_resume_keeps_the_work_an_evicted_task_did():

@@ -82,6 +82,11 @@ def add_replay_options(parser: argparse.ArgumentParser) -> None:
                         help="evictions back and forth within this window count as ping-pong (default 10m)")
     parser.add_argument("--session-timeout", type=session_timeout, metavar="SECONDS",
                         help="end with an error any session whose policies run longer than this")
+    parser.add_argument("--settle", type=duration_arg, default=6 * 3600.0,
+                        help="with no event or task end ahead, stop once the sessions have changed nothing for "
+                             "this long (default 6h; it ends a bundle that reads the clock, docs/traces.md)")
+    parser.add_argument("--max-wall", type=duration_arg, default=3600.0,
+                        help="stop after this much wall-clock time (default 1h)")
 
 
 def replay_options(args: argparse.Namespace):
@@ -89,8 +94,10 @@ def replay_options(args: argparse.Namespace):
 
     if args.period <= 0:
         raise FumaroleError([Diagnostic("F002", "--period must be more than zero", "fumarole", NO_POSITION)])
+    if args.max_wall <= 0:
+        raise FumaroleError([Diagnostic("F002", "--max-wall must be more than zero", "fumarole", NO_POSITION)])
     return ReplayOptions(args.period, args.until, args.on_evict, args.grace, args.pingpong_window,
-                         args.session_timeout)
+                         args.session_timeout, args.settle, args.max_wall)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -116,10 +123,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
     for run, summary in zip(runs, [metrics, metrics.get("compare")]):
         overall = summary["overall"]
         wait = overall["waitSeconds"]["p95"]
+        stopped = "" if run.stopped in ("played out", "until") else f" (stopped: {run.stopped})"
         print(f"{run.bundle}: {overall['jobsCompleted']}/{overall['jobsSubmitted']} jobs completed, "
               f"wait p95 {'-' if wait is None else f'{wait:g}s'}, {overall['evictions']} evictions, "
               f"{len(summary['pingPong']['queues'])} ping-pong queue pairs, "
-              f"{summary['virtualSeconds']:g} virtual s in {summary['wallSeconds']:.2f} s")
+              f"{summary['virtualSeconds']:g} virtual s in {summary['wallSeconds']:.2f} s, "
+              f"{summary['sessions']:,} sessions run and {summary['sessionsSkipped']:,} skipped{stopped}")
     print(f"wrote {args.out}/report.html, metrics.json, queues.csv, nodes.csv, jobs.csv", file=sys.stderr)
     return EXIT_OK
 

@@ -39,6 +39,15 @@ class ReplayOptions:
     grace: float = 0.0  # seconds an evicted pod takes to terminate
     pingpong_window: float = 600.0  # evictions back and forth within this many seconds are ping-pong
     session_timeout: float | None = None  # wall seconds each session may run its policies (R001 past it)
+    # A bundle that reads the clock may decide anew on an unchanged cluster, so its idle sessions all run;
+    # with no event or task end ahead, it stops once its sessions have changed nothing for this long.
+    settle: float = 6 * 3600.0
+    max_wall: float | None = 3600.0  # stop after this many wall-clock seconds (None: no bound)
+    skip_idle: bool = True  # False runs a session every period, idle or not (to check the skipping against)
+
+
+# Why a replay's clock stopped (Recording.stopped).
+PLAYED_OUT, UNTIL, SETTLED, WALL = "played out", "until", "settled", "wall-time bound"
 
 
 def reads_clock(bundle: CompiledBundle) -> bool:
@@ -50,7 +59,13 @@ def reads_clock(bundle: CompiledBundle) -> bool:
 
 def replay(trace: Trace, bundle: CompiledBundle, options: ReplayOptions = ReplayOptions(),
            progress: Callable[[float], None] | None = None) -> Recording:
-    """Play the trace with the bundle; ``progress`` is told the virtual time after each step."""
+    """Play the trace with the bundle; ``progress`` is told the virtual time after each step.
+
+    A session is skipped only where running it could not change anything: nothing waits, every
+    action needs a waiting task and a session already ran on this cluster, or the bundle does not read
+    the clock and the sessions since the cluster last changed have come back to a scheduler state
+    already seen (sessions are deterministic in the cluster and that state).  The clock then jumps to the next event or task end, which is a
+    tick of the period, so decisions and metrics are those of a session every period."""
     wall = time.perf_counter()
     live = LiveCluster(trace, options.on_evict, options.grace)
     recorder = Recorder(trace, live, bundle.name, options.pingpong_window)
@@ -63,6 +78,9 @@ def replay(trace: Trace, bundle: CompiledBundle, options: ReplayOptions = Replay
     # The process states sessions went through while the cluster stayed at one version: sessions are
     # deterministic, so once one comes back (the node scan's index cycles) nothing new can happen.
     unchanged: tuple[int, set[str]] = (-1, set())
+    seen_version, last_change = live.version, 0.0
+    last_session = -1  # the cluster's version when the last session ended
+    stopped = PLAYED_OUT
     while True:
         now = step * options.period
         while due < len(events) and events[due].at <= now:
@@ -70,34 +88,46 @@ def replay(trace: Trace, bundle: CompiledBundle, options: ReplayOptions = Replay
             due += 1
         recorder.completed(live.advance(now))
         waiting = always or live.has_pending_work()
-        settled = not clocked and unchanged[0] == live.version and _key(process) in unchanged[1]
+        # Idle: nothing waits and the last session already saw this cluster (its figures, proportion's
+        # deserved shares, are current), or the sessions on this cluster came back to a state seen.
+        idle = (not waiting and live.version == last_session) or \
+            (not clocked and unchanged[0] == live.version and _key(process) in unchanged[1])
         session = decisions = None
-        if waiting and not settled:
+        if not idle or not options.skip_idle:
             version, before = live.version, _key(process)
             session, decisions = _session(bundle, live, trace, now, process, options.session_timeout)
             _apply(decisions, live, now, recorder)
+            last_session = live.version
             if live.version != version:
                 unchanged = (-1, set())
             else:
                 if unchanged[0] != version:
                     unchanged = (version, {before})
-                settled = not clocked and _key(process) in unchanged[1]
+                idle = idle or not waiting or (not clocked and _key(process) in unchanged[1])
                 unchanged[1].add(_key(process))
         recorder.sample(now, session, decisions)
         if progress is not None:
             progress(now)
-        if waiting and not settled:
+        if live.version != seen_version:
+            seen_version, last_change = live.version, now
+        ahead = [t for t in (events[due].at if due < len(events) else None, live.next_change()) if t is not None]
+        if idle and not ahead:  # nothing can happen any more
+            break
+        if not ahead and now - last_change >= options.settle:
+            stopped = SETTLED  # only the clock moves, and it has moved this long without changing anything
+            break
+        if not idle or not options.skip_idle:
             step += 1
         else:  # nothing can happen before the next event or task end
-            upcoming = [t for t in (events[due].at if due < len(events) else None, live.next_change())
-                        if t is not None]
-            if not upcoming:
-                break
-            step = max(step + 1, math.ceil(min(upcoming) / options.period - 1e-9))
+            step = max(step + 1, math.ceil(min(ahead) / options.period - 1e-9))
         if step * options.period > end:
+            stopped = UNTIL
             break
-    return recorder.finish(step * options.period if options.until is None else min(end, step * options.period),
-                           time.perf_counter() - wall, options)
+        if options.max_wall is not None and time.perf_counter() - wall > options.max_wall:
+            stopped = WALL
+            break
+    played = now if stopped in (SETTLED, WALL) else min(end, step * options.period)
+    return recorder.finish(played, time.perf_counter() - wall, options, stopped)
 
 
 def _key(process: ProcessState) -> str:

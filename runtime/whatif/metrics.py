@@ -57,6 +57,13 @@ class Recording:
     jobs: list[dict]  # {job, queue, tasks, submitted, started, finished, deleted, evictions}
     evictions: list[dict]  # {t, session, task, job, queue, reason, lost, for_queues, for_jobs}
     node_losses: list[dict] = field(default_factory=list)  # tasks sent back by a node's removal
+    stopped: str = "played out"  # why the clock stopped: played out, until, settled, wall-time bound
+
+    @property
+    def skipped(self) -> int:
+        """Sessions a replay running one every period over the same virtual time would have run on top."""
+        period = float(self.options.get("period") or 1.0)
+        return max(math.floor(self.end / period + 1e-9) + 1 - len(self.sessions), 0)
 
 
 class Recorder:
@@ -167,7 +174,7 @@ class Recorder:
             self._allocatable[id(obj)] = found
         return found
 
-    def finish(self, end: float, wall: float, options: Any) -> Recording:
+    def finish(self, end: float, wall: float, options: Any, stopped: str = "played out") -> Recording:
         live = self.live
         jobs = []
         evicted: dict[str, int] = {}
@@ -179,7 +186,7 @@ class Recorder:
                          "evictions": evicted.get(job.uid, 0)})
         losses = [asdict(lost) for lost in live.lost if not lost.eviction]
         return Recording(self.trace.name, self.bundle, asdict(options), end, wall, self.sessions, self.dims,
-                         self.capacity, self.queue_rows, self.node_rows, jobs, self.evictions, losses)
+                         self.capacity, self.queue_rows, self.node_rows, jobs, self.evictions, losses, stopped)
 
 
 # -- figures -------------------------------------------------------------------------------
@@ -199,9 +206,12 @@ def _spread(values: list[float]) -> dict[str, float | None]:
 
 
 def time_weighted_mean(points: list[tuple[float, float]], end: float) -> float | None:
-    """Mean of a step function: each (t, value) holds until the next point, the last until ``end``."""
+    """Mean of a step function: each (t, value) holds until the next point, the last until ``end``.
+    A point repeating the value before it is no step: dropped, so the sum does not depend on how often
+    one state was sampled (a replay that skips idle sessions measures what one every period does)."""
     if not points:
         return None
+    points = [p for i, p in enumerate(points) if i == 0 or p[1] != points[i - 1][1]]
     total = span = 0.0
     for (t, value), (t_next, _) in zip(points, [*points[1:], (max(end, points[-1][0]), 0.0)]):
         total += value * (t_next - t)
@@ -298,6 +308,7 @@ def summarise(rec: Recording) -> dict[str, Any]:
     return {"trace": rec.trace, "bundle": rec.bundle, "options": rec.options,
             "virtualSeconds": rec.end, "wallSeconds": rec.wall,
             "speed": rec.end / rec.wall if rec.wall > 0 else None, "sessions": len(rec.sessions),
+            "sessionsSkipped": rec.skipped, "stoppedBy": rec.stopped,
             "overall": overall, "queues": queues,
             "pingPong": {"queues": ping_pong(rec.evictions, "queue", window),
                          "jobs": ping_pong(rec.evictions, "job", window)},

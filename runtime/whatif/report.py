@@ -190,6 +190,8 @@ def _figure_rows(summaries: list[dict], pick: Callable[[dict], dict], unit: Time
 def _overall_rows(summaries: list[dict], unit: TimeUnit) -> list[tuple[str, list[Any]]]:
     rows = [(f"virtual time ({unit.name})", [unit.of(s["virtualSeconds"]) for s in summaries]),
             ("sessions", [s["sessions"] for s in summaries]),
+            ("sessions skipped (nothing could change)", [s["sessionsSkipped"] for s in summaries]),
+            ("clock stopped", [s["stoppedBy"] for s in summaries]),
             ("virtual seconds per wall second", [s["speed"] for s in summaries]),
             ("fairness (Jain, time-weighted)", [s["overall"]["fairness"] for s in summaries])]
     rows += _figure_rows(summaries, lambda s: s["overall"], unit)

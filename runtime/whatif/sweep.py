@@ -13,6 +13,7 @@ must be readable where the workers run.
 from __future__ import annotations
 
 import itertools
+import math
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +24,9 @@ from fumarole.runtime.whatif.clock import ReplayOptions
 from fumarole.runtime.whatif.trace import _TraceReader, seconds
 
 _KEYS = ("apiVersion", "kind", "metadata", "traces", "bundles", "grid", "options")
-_OPTIONS = {"period": "period", "until": "until", "grace": "grace", "pingpongWindow": "pingpong_window"}
+MAX_SWEEP_RUNS = 10_000  # replays one sweep file may ask for (traces x bundles x grid points), checked up front
+_OPTIONS = {"period": "period", "until": "until", "grace": "grace", "pingpongWindow": "pingpong_window",
+            "settle": "settle", "maxWall": "max_wall"}
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,10 @@ def load_sweep(path: Path) -> list[SweepRun]:
         reader.fail("T004", "grid maps a plugin argument's key to a non-empty list of values", doc, "grid")
         grid = {}
     options = _options(doc.get("options") or {}, reader)
+    runs = len(lists["traces"]) * len(lists["bundles"]) * math.prod(len(values) for values in grid.values())
+    if runs > MAX_SWEEP_RUNS:
+        reader.fail("T004", f"the sweep asks for {runs:,} replays (traces x bundles x grid points), more than "
+                    f"{MAX_SWEEP_RUNS:,} (fumarole's limit)", doc, "grid" if grid else "traces")
     if reader.diagnostics:
         raise reader.error()
     points = [tuple(zip(grid, values)) for values in itertools.product(*grid.values())] or [()]
@@ -67,14 +74,16 @@ def load_sweep(path: Path) -> list[SweepRun]:
 
 def _options(raw: Any, reader: _TraceReader) -> ReplayOptions:
     if not isinstance(raw, dict):
-        reader.fail("T004", "options maps period, until, grace, pingpongWindow, onEvict to values", raw)
+        reader.fail("T004", "options maps period, until, grace, pingpongWindow, settle, maxWall, onEvict to values",
+                    raw)
         return ReplayOptions()
     values: dict[str, Any] = {}
     for key, value in raw.items():
         if key in _OPTIONS:
             parsed = seconds(value)
-            if parsed is None:
-                reader.fail("T003", f"options.{key} must be a duration, not {value!r}", raw, key)
+            if parsed is None or (parsed == 0 and key in ("period", "maxWall")):
+                reader.fail("T003", f"options.{key} must be a duration{' above zero' if parsed == 0 else ''} "
+                            f"of at most 100 years, not {str(value)[:40]!r}", raw, key)
             values[_OPTIONS[key]] = parsed
         elif key == "onEvict" and value in ("restart", "resume"):
             values["on_evict"] = value

@@ -10,6 +10,9 @@ bad trace is reported with ``file:line:col`` before anything runs.
 from __future__ import annotations
 
 import datetime as _dt
+import math
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,11 +20,16 @@ from typing import Any
 from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError, Span
 from fumarole.runtime.framework.go_semantics import parse_duration
 from fumarole.runtime.ingest.kube import GROUP_NAME, Cluster, cluster_from_objects, load_cluster, parse_time
+from fumarole.runtime.ingest.source import NotText, decode
 from fumarole.runtime.ingest.yamlpos import key_position, load_file, position
 
 EVENT_KINDS = ("submit", "delete", "addNode", "removeNode")
 _TOP_KEYS = ("apiVersion", "kind", "metadata", "start", "cluster", "runTimes", "events")
 DEFAULT_START = "2026-01-01T00:00:00Z"
+# Limits checked before anything is built, so a hostile trace is one positioned error, not hours or gigabytes.
+MAX_SECONDS = 100 * 365 * 86400.0  # any duration or event time: a century of virtual time
+MAX_TRACE_PODS = 200_000  # pods a trace's submissions create in all (the XL benchmark cluster has 100,000)
+MAX_CLUSTER_BYTES = 1 << 30  # a `cluster:` dump file
 
 
 @dataclass(frozen=True)
@@ -63,19 +71,22 @@ def rfc3339(epoch: float) -> str:
 
 
 def seconds(value: Any) -> float | None:
-    """A duration as Go writes it ("90s", "1h30m") or a number of seconds; None when it is neither."""
+    """A duration as Go writes it ("90s", "1h30m") or a number of seconds, at most MAX_SECONDS;
+    None when it is neither (infinities, NaN and negative numbers included)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
-        return float(value) if value >= 0 else None
-    parsed = parse_duration(str(value))
-    return parsed if parsed is not None and parsed >= 0 else None
+        parsed: float | None = float(value) if not isinstance(value, int) or abs(value) <= MAX_SECONDS else None
+    else:
+        parsed = parse_duration(str(value))
+    return parsed if parsed is not None and math.isfinite(parsed) and 0 <= parsed <= MAX_SECONDS else None
 
 
 class _TraceReader:
     def __init__(self, file: str, text: str) -> None:
         self.file, self.text = file, text
         self.diagnostics: list[Diagnostic] = []
+        self.pods_left = MAX_TRACE_PODS  # pods the submissions read so far leave to the rest
 
     def fail(self, code: str, message: str, where: Any, key: Any = None, hint: str | None = None) -> None:
         line, col = position(where, key)
@@ -89,7 +100,7 @@ class _TraceReader:
         value = seconds(owner[key])
         if value is None:
             self.fail("T003", f"{what} must be a duration (\"90s\", \"1h30m\") or a number of seconds, "
-                      f"not {owner[key]!r}", owner, key)
+                      f"at most 100 years, not {_clip(owner[key])}", owner, key)
         return value
 
     def objects(self, docs: list, what: Any) -> Cluster | None:
@@ -119,22 +130,34 @@ def trace_from_document(doc: Any, path: Path, text: str) -> Trace:
         if key not in _TOP_KEYS:
             reader.fail_key("T002", f"unknown trace key {key!r}", doc, key,
                             hint=f"a trace has {', '.join(_TOP_KEYS)}")
+    if not isinstance(doc.get("metadata") or {}, dict):
+        reader.fail("T002", "metadata is a mapping (name: ...)", doc, "metadata")
     start = _start(doc, reader)
     cluster = _initial_cluster(doc, path, reader)
     run_times = _run_times(doc, reader)
     events = _events(doc, reader)
     if reader.diagnostics:
         raise reader.error()
-    name = str((doc.get("metadata") or {}).get("name") or path.stem)
+    name = str((doc.get("metadata") or {}).get("name") or path.stem)[:200]
     return Trace(name, start, cluster or Cluster(), run_times, tuple(sorted(events, key=lambda e: e.at)), str(path))
 
 
+def _clip(value: Any, limit: int = 40) -> str:
+    """A value as a diagnostic quotes it: its repr, cut short (a trace may hold megabytes in one value)."""
+    text = repr(value) if not isinstance(value, (dict, list)) else type(value).__name__
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def _start(doc: dict, reader: _TraceReader) -> float:
+    """The virtual clock's zero; every event time after it (up to MAX_SECONDS) must still be a date."""
     raw = doc.get("start", DEFAULT_START)
     try:
-        return parse_time(raw)
-    except (TypeError, ValueError, OverflowError):
-        reader.fail("T003", f"start must be an RFC 3339 time, not {raw!r}", doc, "start")
+        start = parse_time(raw)
+        rfc3339(start), rfc3339(start + MAX_SECONDS)
+        return start
+    except (TypeError, ValueError, OverflowError, OSError):
+        reader.fail("T003", f"start must be an RFC 3339 time with a century to run before year 10000, "
+                    f"not {_clip(raw)}", doc, "start")
         return 0.0
 
 
@@ -144,10 +167,9 @@ def _initial_cluster(doc: dict, path: Path, reader: _TraceReader) -> Cluster | N
         return Cluster()
     if isinstance(raw, str):  # a dump next to the trace
         dump = path.parent / raw
-        try:
-            dump_text = dump.read_text()
-        except OSError as exc:
-            reader.fail("F001", f"cannot read the trace's cluster {dump}: {exc.strerror}", doc, "cluster")
+        problem, dump_text = _read_dump(path, raw)
+        if dump_text is None:
+            reader.fail("F001", f"cannot read the trace's cluster {_clip(raw, 200)}: {problem}", doc, "cluster")
             return None
         try:
             return load_cluster(dump_text, str(dump))
@@ -157,6 +179,35 @@ def _initial_cluster(doc: dict, path: Path, reader: _TraceReader) -> Cluster | N
         return reader.objects(raw, raw)
     reader.fail("T002", "cluster is a file name (a cluster dump) or a list of Kubernetes objects", doc, "cluster")
     return None
+
+
+def _read_dump(trace: Path, name: str) -> tuple[str, str | None]:
+    """The text of the trace's ``cluster:`` file, or why not.  Only a regular file in the trace's
+    folder or below, of at most MAX_CLUSTER_BYTES, UTF-8: a trace cannot make replay read (and quote
+    in its diagnostics) any file of the machine, nor block on a device or a pipe."""
+    folder = trace.parent.resolve()
+    if "\0" in name or Path(name).is_absolute():
+        return "it must be a path relative to the trace's folder", None
+    target = (folder / name).resolve()
+    if target != folder and folder not in target.parents:
+        return "it must be in the trace's folder or below it (symbolic links included)", None
+    try:
+        handle = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    except OSError as exc:
+        return str(exc.strerror), None
+    with os.fdopen(handle, "rb") as file:
+        info = os.fstat(file.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            return "not a regular file", None
+        if info.st_size > MAX_CLUSTER_BYTES:
+            return f"larger than {MAX_CLUSTER_BYTES >> 20:,} MB (fumarole's limit)", None
+        data = file.read(MAX_CLUSTER_BYTES + 1)
+    if len(data) > MAX_CLUSTER_BYTES:
+        return f"larger than {MAX_CLUSTER_BYTES >> 20:,} MB (fumarole's limit)", None
+    try:
+        return "", decode(data)
+    except NotText as exc:
+        return f"{exc.reason} at line {exc.line}, column {exc.col}", None
 
 
 def _run_times(doc: dict, reader: _TraceReader) -> dict[str, float]:
@@ -177,7 +228,7 @@ def _events(doc: dict, reader: _TraceReader) -> list[Event]:
     if not isinstance(raw, list):
         reader.fail("T002", "events is a list", doc, "events")
         return []
-    out = []
+    out: list[Event] = []
     for i, item in enumerate(raw):
         kinds = [k for k in EVENT_KINDS if isinstance(item, dict) and k in item]
         if not isinstance(item, dict) or "at" not in item or len(kinds) != 1:
@@ -213,8 +264,14 @@ def _submit(item: dict, at: float, reader: _TraceReader) -> Event | None:
         run_time = reader.duration(entry, "runTime", "runTime") if "runTime" in entry else None
         replicas = entry.get("replicas", 1)
         if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 1:
-            reader.fail("T002", f"replicas must be a positive integer, not {replicas!r}", entry, "replicas")
+            reader.fail("T002", f"replicas must be a positive integer, not {_clip(replicas)}", entry, "replicas")
             continue
+        if replicas > reader.pods_left:
+            reader.fail("T002", f"replicas {replicas:,} would take the trace past {MAX_TRACE_PODS:,} pods "
+                        "(fumarole's limit)", entry, "replicas")
+            reader.pods_left = 0
+            continue
+        reader.pods_left -= replicas
         tasks.extend(TaskSpec(pod, run_time)
                      for pod in _replicas(entry["pod"], replicas, group, namespace))
     if reader.objects([pod_group, *(t.pod for t in tasks)], body) is None:
