@@ -4,7 +4,7 @@
 congested synthetic cluster (benchmarks/synthetic.py: its running and pending
 gang jobs, run times drawn uniformly from 10 minutes to 1 hour, seed 1),
 replays it with Volcano's configuration plus reclaim (one session per virtual
-second, idle time skipped) and prints the sessions run, the wall time and the
+second, idle time skipped) and prints the sessions run and skipped, the wall time and the
 virtual seconds per wall second.
 """
 
@@ -35,8 +35,8 @@ def main() -> None:
     parser.add_argument("--until", type=float, default=7200.0, help="virtual seconds to play (default 2 h)")
     args = parser.parse_args()
     bundle = build_bundle(config_from_document(RECLAIM, "reclaim.conf"))
-    print("| cluster | virtual time | sessions | wall time | virtual s per wall s | binds+evictions |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    print("| cluster | virtual time | sessions run | skipped | wall time | virtual s per wall s | binds+evictions |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     for size in args.sizes:
         cluster = cluster_from_objects(cluster_objects(size, "congested"))
         doc = cut_trace(cluster, f"{size}-congested", lambda rng: rng.uniform(600.0, 3600.0), seed=1)
@@ -46,7 +46,7 @@ def main() -> None:
         run = replay(trace, bundle, ReplayOptions(until=args.until))
         wall = time.perf_counter() - started
         summary = summarise(run)
-        print(f"| {size} congested | {run.end:,.0f} s | {len(run.sessions):,} | {wall:,.1f} s | "
+        print(f"| {size} congested | {run.end:,.0f} s | {len(run.sessions):,} | {run.skipped:,} | {wall:,.1f} s | "
               f"{run.end / wall:,.3g} | {sum(j['tasks'] for j in run.jobs if j['started'] is not None):,} tasks "
               f"started, {summary['overall']['evictions']:,} evictions |")
 
