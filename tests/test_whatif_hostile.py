@@ -48,6 +48,7 @@ SUBMIT = """- at: 0s
      r"t\.yaml:2:10: error\[F001\]: cannot read the trace's cluster .*: it must be in the trace's folder"),
     ("kind: Trace\ncluster: outside.yaml\n",
      r"t\.yaml:2:10: error\[F001\]: cannot read the trace's cluster .*: it must be in the trace's folder"),
+    ("kind: Trace\ncluster: ''\n", r"t\.yaml:2:10: error\[F001\]: cannot read the trace's cluster '': not a regular file"),
     ("kind: Trace\ncluster: endless\n",
      r"t\.yaml:2:10: error\[F001\]: cannot read the trace's cluster 'endless': not a regular file"),
 ])

@@ -195,10 +195,11 @@ def _read_dump(trace: Path, name: str) -> tuple[str, str | None]:
         handle = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
     except OSError as exc:
         return str(exc.strerror), None
+    info = os.fstat(handle)
+    if not stat.S_ISREG(info.st_mode):  # a folder, a device, a pipe: nothing is read from it
+        os.close(handle)
+        return "not a regular file", None
     with os.fdopen(handle, "rb") as file:
-        info = os.fstat(file.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            return "not a regular file", None
         if info.st_size > MAX_CLUSTER_BYTES:
             return f"larger than {MAX_CLUSTER_BYTES >> 20:,} MB (fumarole's limit)", None
         data = file.read(MAX_CLUSTER_BYTES + 1)
