@@ -289,45 +289,16 @@ def _careful(text: str, read: Callable[[_Builder], Any]) -> Any:
     to 1,024 characters ahead for a key, and stops at its own nesting limit (1,000 in the libyaml
     of PyYAML 6.0.4 wheels) before this loader's shallower limit sees an event; PyYAML's Python
     parser has no such limit, so such a text is read again by it, and the depth reported where
-    MAX_DEPTH is passed, as for any other document.  For the same look-ahead, a token the scanner
-    cannot read (an unterminated quote) can stand after a place nested past MAX_DEPTH that the
-    parser has not reached: the text before that token is read again, and the first problem of
-    the text is the one reported."""
-    try:
-        return _parse(text, read)
-    except _Unreadable as failed:
-        if 0 < failed.token_start < len(text):
-            try:
-                _parse(text[:failed.token_start], read)
-            except YamlError as earlier:
-                if earlier.message.startswith("input nested deeper than"):
-                    raise earlier from None
-            except _Unreadable:
-                pass
-        raise failed.error from None
-
-
-class _Unreadable(Exception):
-    """A YAML error as reported (``error``), and where the token it was reading starts."""
-
-    def __init__(self, error: yaml.YAMLError, text: str, loader: type) -> None:
-        super().__init__(str(error))
-        self.error = _wrap(error, text, loader)
-        mark = getattr(error, "context_mark", None) or getattr(error, "problem_mark", None)
-        lines = text.split("\n", mark.line)[:mark.line] if mark is not None else None
-        self.token_start = sum(len(line) + 1 for line in lines) + mark.column if lines is not None else 0
-
-
-def _parse(text: str, read: Callable[[_Builder], Any]) -> Any:
+    MAX_DEPTH is passed, as for any other document."""
     try:
         return read(_Builder(text))
     except yaml.YAMLError as error:
         if "nesting depth" not in str(getattr(error, "problem", "")) or _BASE_LOADER is yaml.SafeLoader:
-            raise _Unreadable(error, text, _BASE_LOADER) from None
+            raise _wrap(error, text, _BASE_LOADER) from None
     try:
         return read(_Builder(text, yaml.SafeLoader))
     except yaml.YAMLError as error:
-        raise _Unreadable(error, text, yaml.SafeLoader) from None
+        raise _wrap(error, text, yaml.SafeLoader) from None
 
 
 def load_all(text: str) -> list[Any]:
