@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import stat
+import tempfile
 from pathlib import Path
 
 
@@ -47,3 +48,41 @@ def private_folder(create: bool) -> Path | None:
     except OSError:
         return None
     return folder if stat.S_ISDIR(st.st_mode) and is_private(st) else None
+
+
+def read_private_file(path: Path) -> bytes | None:
+    """The bytes of ``path`` if it is ours, a regular file, not a link and writable by nobody else
+    (checked on the open file, so it cannot be swapped between the check and the read), else None."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as opened:
+        try:
+            st = os.fstat(opened.fileno())
+            if not stat.S_ISREG(st.st_mode) or not is_private(st):
+                return None
+            return opened.read()
+        except OSError:
+            return None
+
+
+def write_private_file(folder: Path, name: str, data: bytes) -> bool:
+    """Store ``data`` as ``folder/name`` atomically (a private temporary file renamed); False, and
+    the folder as it was, when that fails."""
+    temporary = None
+    try:
+        fd, temporary = tempfile.mkstemp(prefix=".writing-", dir=folder)
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(temporary, folder / name)
+        temporary = None
+        return True
+    except OSError:
+        return False
+    finally:
+        if temporary is not None:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass

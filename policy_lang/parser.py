@@ -6,25 +6,19 @@ found and what the grammar expected at that line and column.
 
 from __future__ import annotations
 
-import hashlib
 import math
-import sys
 import threading
 import unicodedata
 from functools import lru_cache
-from pathlib import Path
 
 from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 from lark.indenter import DedentError, Indenter
 
 from . import ast as A
-from .cache_folder import private_folder
 from .diagnostics import Diagnostic, FumaroleError, Span
 from .durations import duration_seconds
-
-GRAMMAR = Path(__file__).with_name("grammar.lark")
-
+from .parser_tables import build_parser
 
 class PolicyIndenter(Indenter):
     NL_type = "_NL"
@@ -40,14 +34,7 @@ _PARSING = threading.Lock()
 
 @lru_cache(maxsize=1)
 def _lark() -> Lark:
-    # The LALR tables are kept in fumarole's private cache folder: a cold `fumarole check` then
-    # starts without building them (~0.13 s).  Never Lark's default, the shared temporary folder:
-    # Lark unpickles its cache file, and anyone can plant a file under that predictable name.
-    grammar = GRAMMAR.read_text()
-    folder = private_folder(create=True)
-    tables = f"lark-tables-{hashlib.sha256(grammar.encode()).hexdigest()[:16]}-{sys.implementation.cache_tag}.pickle"
-    return Lark(grammar, parser="lalr", postlex=PolicyIndenter(), propagate_positions=True,
-                maybe_placeholders=True, cache=str(folder / tables) if folder else False)
+    return build_parser(PolicyIndenter())
 
 
 def _span(meta) -> Span:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import os
 import pickle
 import shutil
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from fumarole.policy_lang import parser
+from fumarole.policy_lang import parser, parser_tables
 from fumarole.runtime.authoring.scenario import decisions_as_expect
 from fumarole.runtime.bundles import compile_cache
 from fumarole.runtime.bundles.bundle import (
@@ -361,3 +362,75 @@ def test_a_bad_checked_files_entry_is_ignored_and_rewritten(cache, monkeypatch):
         entry.write_bytes(damaged)
         assert _check_report("examples/site-eviction-budget", monkeypatch) == cold
         assert entry.read_bytes() == good
+
+
+def _tables_file(cache: Path) -> Path:
+    [tables] = [p for p in cache.iterdir() if p.name.startswith("lark-tables-")]
+    return tables
+
+
+def test_the_parse_tables_are_read_back_without_unpickling(cache, monkeypatch):
+    """A warm start reads the tables as JSON: nothing from the cache folder is ever unpickled,
+    so no file there can run code when it is read."""
+    parser_tables.build_parser(parser.PolicyIndenter())
+    assert json.loads(_tables_file(cache).read_bytes())["data"]
+
+    def no_unpickling(*args, **kwargs):
+        raise AssertionError("the parse tables were unpickled")
+    monkeypatch.setattr(pickle, "load", no_unpickling)
+    monkeypatch.setattr(pickle, "loads", no_unpickling)
+    monkeypatch.setattr(parser_tables, "Lark", _NotBuilt)  # a warm start must not build them either
+    warm = parser_tables.build_parser(parser.PolicyIndenter())
+    assert warm.parse("plugin p\n\nlet x = 1\n").data == "start"
+
+
+class _NotBuilt:
+    def __init__(self, *args, **kwargs):
+        raise AssertionError("the parse tables were built although the cache held them")
+
+    @staticmethod
+    def _load_from_dict(data, memo, **kwargs):
+        from lark import Lark
+        return Lark._load_from_dict(data, memo, **kwargs)
+
+
+@pytest.mark.parametrize("spoil", ["group-writable", "symlink", "garbage", "foreign-pattern"])
+def test_a_tampered_parse_tables_file_is_never_used(cache, tmp_path, monkeypatch, spoil):
+    """Tables in a file someone else could have written (group-writable, a link) are not read; a
+    damaged file is rebuilt; either way the parser is the grammar's own."""
+    parser_tables.build_parser(parser.PolicyIndenter())
+    tables = _tables_file(cache)
+    # The tampering: the keyword `plugin` no longer lexes, so a parser built from the file fails.
+    spoiled = tables.read_bytes().replace(b"plugin|", b"pluXin|")
+    assert spoiled != tables.read_bytes()
+    if spoil == "group-writable":
+        tables.write_bytes(spoiled)
+        tables.chmod(0o660)
+    elif spoil == "symlink":
+        elsewhere = tmp_path / "elsewhere.json"
+        elsewhere.write_bytes(spoiled)
+        elsewhere.chmod(0o600)
+        tables.unlink()
+        tables.symlink_to(elsewhere)
+    elif spoil == "garbage":
+        tables.write_bytes(b'{"data": [1, 2], "memo": "\\u0000"')
+    else:
+        tables.write_bytes(spoiled)
+        rebuilt = parser_tables.build_parser(parser.PolicyIndenter())  # a private file is trusted...
+        with pytest.raises(Exception):
+            rebuilt.parse("plugin p\n")  # ...which is why only private files are read
+        return
+    rebuilt = parser_tables.build_parser(parser.PolicyIndenter())
+    assert rebuilt.parse("plugin p\n\nlet x = 1\n").data == "start"
+
+
+def test_bundles_differing_around_a_nul_have_different_keys():
+    """A policy comment may hold NUL: parts are length-prefixed, so moving text across a file
+    boundary, or between a name and its text, always changes the key."""
+    one = compile_cache.library_key([("a.policy", "# x\0b.policy\0y"), ])
+    two = compile_cache.library_key([("a.policy", "# x"), ("b.policy", "y")])
+    three = compile_cache.library_key([("a.policy\0# x", "")])
+    four = compile_cache.library_key([("a.policy", "\0# x")])
+    assert len({one, two, three, four}) == 4
+    assert one == compile_cache.library_key([("a.policy", "# x\0b.policy\0y")])
+    assert compile_cache.library_key([("a", "b")], base_key="k\0") != compile_cache.library_key([("a", "\0b")], "k")

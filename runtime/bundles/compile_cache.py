@@ -32,9 +32,7 @@ import io
 import marshal
 import os
 import pickle
-import stat
 import sys
-import tempfile
 import types
 from dataclasses import dataclass
 from functools import lru_cache
@@ -42,7 +40,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
-from fumarole.policy_lang.cache_folder import is_private, private_folder
+from fumarole.policy_lang.cache_folder import private_folder, read_private_file, write_private_file
 from fumarole.policy_lang.compiled import CompiledModule
 from fumarole.policy_lang.diagnostics import Diagnostic
 
@@ -141,10 +139,18 @@ def toolchain_digest(inputs: tuple[Path, ...] = ()) -> str:
     files = sorted(p for p in language.iterdir() if p.suffix in (".py", ".lark"))
     h = hashlib.sha256()
     for part in (FORMAT, _fumarole_version().encode(), sys.implementation.cache_tag.encode(), sys.version.encode()):
-        h.update(part + b"\0")
+        _hash_part(h, part)
     for path in [*files, Path(__file__), *inputs]:
-        h.update(str(path.name).encode() + b"\0" + path.read_bytes() + b"\0")
+        _hash_part(h, path.name.encode())
+        _hash_part(h, path.read_bytes())
     return h.hexdigest()
+
+
+def _hash_part(h: Any, part: bytes) -> None:
+    """Add one part to a key, its length first: no text (a policy comment may hold any character,
+    NUL included) can end one part and begin the next, so different inputs never share a key."""
+    h.update(len(part).to_bytes(8, "big"))
+    h.update(part)
 
 
 def library_key(files: Iterable[tuple[str, str]], base_key: str = "", inputs: tuple[Path, ...] = ()) -> str | None:
@@ -154,9 +160,12 @@ def library_key(files: Iterable[tuple[str, str]], base_key: str = "", inputs: tu
         toolchain = toolchain_digest(inputs)
     except OSError:
         return None
-    h = hashlib.sha256(toolchain.encode() + b"\0" + base_key.encode() + b"\0")
+    h = hashlib.sha256()
+    _hash_part(h, toolchain.encode())
+    _hash_part(h, base_key.encode())
     for name, text in files:
-        h.update(name.encode() + b"\0" + text.encode() + b"\0")
+        _hash_part(h, name.encode("utf-8", "surrogatepass"))
+        _hash_part(h, text.encode("utf-8", "surrogatepass"))
     return h.hexdigest()
 
 
@@ -272,22 +281,8 @@ def _write_entry(name: str, data_of: Callable[[], bytes]) -> None:
         data = data_of()
     except (_Unsupported, pickle.PicklingError, TypeError, ValueError, RecursionError):
         return
-    temporary = None
-    try:
-        fd, temporary = tempfile.mkstemp(prefix=".writing-", suffix=ENTRY_SUFFIX, dir=folder)
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(temporary, folder / (name + ENTRY_SUFFIX))
-        temporary = None
+    if write_private_file(folder, name + ENTRY_SUFFIX, data):
         _prune(folder)
-    except OSError:
-        pass
-    finally:
-        if temporary is not None:
-            try:
-                os.unlink(temporary)
-            except OSError:
-                pass
 
 
 def _prune(folder: Path) -> None:
@@ -370,21 +365,6 @@ def _loads(data: bytes, base: Mapping[str, CheckedModule]) -> Any:
         raise _Rejected from exc
 
 
-def _read_private_file(path: Path) -> bytes | None:
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as entry:
-        try:
-            st = os.fstat(entry.fileno())
-            if not stat.S_ISREG(st.st_mode) or not is_private(st):
-                return None
-            return entry.read()
-        except OSError:
-            return None
-
-
 def _tree_loader(data: bytes, count: int) -> Callable[[int], py.Module]:
     """Syntax trees decoded on first use (only readers of the generated source need them)."""
     decoded: list[py.Module] = []
@@ -439,7 +419,7 @@ def _entry_body(name: str, form: bytes) -> bytes | None:
     folder = private_folder(create=False)
     if folder is None:
         return None
-    data = _read_private_file(folder / (name + ENTRY_SUFFIX))
+    data = read_private_file(folder / (name + ENTRY_SUFFIX))
     if data is None or not data.startswith(form):
         return None
     digest, body = data[len(form):len(form) + _DIGEST_SIZE], data[len(form) + _DIGEST_SIZE:]
