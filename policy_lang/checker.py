@@ -11,13 +11,14 @@ Optional types (``Job?``) must be narrowed before use: ``x != none`` in an
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from . import ast as A
+from .cancel import checkpoint
 from .diagnostics import Diagnostic, Span, did_you_mean
 from .env import AttrInfo, Environment, FuncSig, HookSig, Param, builtin_type_arity
-from .victim_rules import expand as expand_victim_rules
 from .types import (
     BOOL, FLOAT, INT, NONE, NUMERIC, STRING, UNKNOWN, VOID, Type, assignable, fn_of, join, list_of,
     map_of, substitute, unify,
@@ -31,6 +32,12 @@ _PYTHON_RESERVED = frozenset({"lambda", "class", "def", "del", "global", "import
                               "finally", "from", "as", "pass", "None", "True", "False", "elif", "else",
                               "for", "if", "in", "not", "or", "and", "return", "while", "break", "continue"})
 
+
+# Expressions checked between two looks at whether the check was cancelled (policy_lang/cancel.py).
+CHECKPOINT_EVERY = 256
+
+# The did-you-mean hints one module gets; the errors after them come without one.
+MAX_HINTS = 20
 
 # What a `process state` may hold: JSON scalars, so the state can be shown and restated.
 PROCESS_STATE_TYPES = frozenset({"int", "float", "duration", "string", "bool"})
@@ -146,8 +153,13 @@ class Checker:
         self.counter: dict[str, int] = {}
         self.call_graph: dict[str, set[str]] = {}
         self.current_def: str | None = None
+        self.current_const: tuple[str, int] | None = None  # the constant whose value is checked, its place
+        self.declared_at: dict[str, int] = {}  # this module's constants and definitions -> place in the file
+        self.reaches: dict[str, dict[str, Span]] = {}  # constant or def -> module names its body uses (first use)
         self.ctx = _Context()
         self.used_names: set[str] = set()
+        self.hints_left = MAX_HINTS
+        self.until_checkpoint = CHECKPOINT_EVERY
 
     # -- diagnostics --------------------------------------------------------------
     def error(self, code: str, message: str, span: Span, hint: str | None = None) -> None:
@@ -156,21 +168,32 @@ class Checker:
     def warn(self, code: str, message: str, span: Span, hint: str | None = None) -> None:
         self.out.diagnostics.append(Diagnostic(code, message, self.module.file, span, "warning", hint))
 
+    def _hint(self, name: str, candidates: Iterable[str]) -> str | None:
+        """A did-you-mean hint while the module's hint budget lasts (MAX_HINTS): a policy with
+        thousands of unknown names is checked in time proportional to its size."""
+        if self.hints_left <= 0:
+            return None
+        self.hints_left -= 1
+        return did_you_mean(name, candidates)
+
     # -- entry point ----------------------------------------------------------------
     def check(self) -> CheckedModule:
         m = self.module
         if m.kind not in ("plugin", "action", "module"):
             self.error("E104", f"unknown file kind {m.kind!r}", m.span)
         self._collect()
-        for decl in m.decls:
+        for place, decl in enumerate(m.decls):
             if isinstance(decl, A.ConstDecl):
+                self.current_const = (decl.name, place)
                 self._check_const(decl)
+                self.current_const = None
         for decl in m.decls:
             if isinstance(decl, A.FuncDef):
                 self._check_def(decl)
             elif isinstance(decl, A.HookDef):
                 self._check_hook(decl)
         self._check_recursion()
+        self._check_evaluation_order()
         self._check_unused()
         return self.out
 
@@ -184,12 +207,12 @@ class Checker:
 
     def _collect(self) -> None:
         seen: dict[str, Span] = {}
-        for decl in self.module.decls:
+        for place, decl in enumerate(self.module.decls):
             if isinstance(decl, A.Use):
                 used = self.modules.get(decl.name)
                 if used is None:
                     self.error("E150", f"unknown module '{decl.name}'", decl.span,
-                               did_you_mean(decl.name, self.modules))
+                               self._hint(decl.name, self.modules))
                 else:
                     self.out.uses.append(used)
             elif isinstance(decl, A.ArgDecl):
@@ -208,9 +231,11 @@ class Checker:
             elif isinstance(decl, A.ConstDecl):
                 if self._declare_top(decl.name, decl.span, seen):
                     self.out.consts[decl.name] = decl
+                    self.declared_at[decl.name] = place
             elif isinstance(decl, A.FuncDef):
                 if self._declare_top(decl.name, decl.name_span, seen):
                     self.out.defs[decl.name] = decl
+                    self.declared_at[decl.name] = place
                     params = [self.resolve_type(p.type) for p in decl.params]
                     self.out.def_types[decl.name] = fn_of(params, self.resolve_type(decl.returns))
         for name, span in seen.items():
@@ -277,7 +302,7 @@ class Checker:
         if arity is None and info is None and name not in self.env.enums:
             known = list(self.env.types) + list(self.env.enums) + ["bool", "int", "float", "string",
                                                                     "duration", "list", "map"]
-            self.error("E103", f"unknown type '{t.name}'", t.span, did_you_mean(t.name, known))
+            self.error("E103", f"unknown type '{t.name}'", t.span, self._hint(t.name, known))
             return UNKNOWN
         expected = arity if arity is not None else (len(info.params) if info else 0)
         if name == "fn":
@@ -307,7 +332,7 @@ class Checker:
         values = self.env.enums[enum]
         if lit.value not in values:
             self.error("E141", f"'{lit.value}' is not a {enum} (one of {', '.join(repr(v) for v in values if v)})",
-                       lit.span, did_you_mean(str(lit.value), values))
+                       lit.span, self._hint(str(lit.value), values))
             return False
         return True
 
@@ -360,7 +385,7 @@ class Checker:
                 sig = self.env.hooks.get(name)
                 if sig is None:
                     self.error("E104", f"unknown hook '{name}'", decl.name_span,
-                               did_you_mean(name, self.env.hooks) or "see docs/hooks.md for the hook list")
+                               self._hint(name, self.env.hooks) or "see docs/hooks.md for the hook list")
                     continue
                 sigs.append(sig)
         if not sigs:
@@ -732,6 +757,10 @@ class Checker:
         self.expect(t, BOOL, expr.span, "a condition")
 
     def expr(self, expr: A.Expr, scope: _Scope, expected: Type | None = None) -> Type:
+        self.until_checkpoint -= 1
+        if self.until_checkpoint <= 0:
+            self.until_checkpoint = CHECKPOINT_EVERY
+            checkpoint()
         t = getattr(self, "_expr_" + type(expr).__name__)(expr, scope, expected)
         self.out.types[id(expr)] = t
         return t
@@ -775,18 +804,37 @@ class Checker:
             return Ref("function", sig.py, sig.fn_type, sig)
         return None
 
-    def _all_names(self, scope: _Scope) -> list[str]:
-        names: list[str] = []
+    def _note_module_use(self, name: str, ref: Ref, span: Span) -> bool:
+        """Record that the body being checked uses this module's constant or definition ``name``
+        (the evaluation-order check follows these); False, with an E134, when a constant's value
+        reads a constant that is not yet evaluated at that point (written at or below it)."""
+        if ref.module or ref.kind not in ("const", "def") or name not in self.declared_at:
+            return True
+        owner = self.current_const[0] if self.current_const is not None else self.current_def
+        if owner is not None:
+            self.reaches.setdefault(owner, {}).setdefault(name, span)
+        if self.current_const is None or ref.kind != "const" or self.declared_at[name] < self.current_const[1]:
+            return True
+        const = self.current_const[0]
+        where = "in its own value" if name == const else \
+            f"before its declaration (line {self.out.consts[name].span.line})"
+        self.error("E134", f"constant '{name}' is used {where}", span,
+                   "constants are evaluated once, in the order they are written: declare it above "
+                   f"'{const}'" if name != const else "a constant cannot be defined by itself")
+        return False
+
+    def _all_names(self, scope: _Scope) -> Iterator[str]:
+        """Every name visible here, innermost first, made as the hint reads them (it reads only
+        its first candidates: a large module's names are never all listed for one hint)."""
         s: _Scope | None = scope
         while s is not None:
-            names.extend(s.vars)
+            yield from s.vars
             s = s.parent
         out = self.out
-        names += list(out.args) + list(out.states) + list(out.consts) + list(out.defs)
+        yield from itertools.chain(out.args, out.states, out.consts, out.defs)
         for used in out.uses:
-            names += list(used.defs) + list(used.consts)
-        names += list(self.env.globals) + list(self.env.dispatch) + list(self.env.functions) + list(_BUILTINS)
-        return names
+            yield from itertools.chain(used.defs, used.consts)
+        yield from itertools.chain(self.env.globals, self.env.dispatch, self.env.functions, _BUILTINS)
 
     def _expr_Name(self, e: A.Name, scope: _Scope, expected: Type | None) -> Type:
         self.used_names.add(e.id)
@@ -801,7 +849,9 @@ class Checker:
             if e.id in _BUILTINS:
                 self.error("E105", f"'{e.id}' can only be called", e.span)
                 return UNKNOWN
-            self.error("E100", f"unknown name '{e.id}'", e.span, did_you_mean(e.id, self._all_names(scope)))
+            self.error("E100", f"unknown name '{e.id}'", e.span, self._hint(e.id, self._all_names(scope)))
+            return UNKNOWN
+        if not self._note_module_use(e.id, ref, e.span):
             return UNKNOWN
         if ref.kind == "def" and self.current_def is not None:
             self.call_graph.setdefault(self.current_def, set()).add(e.id)
@@ -821,7 +871,7 @@ class Checker:
         if attr is None:
             candidates = list(info.attributes) + list(info.methods) if info else []
             self.error("E101", f"unknown attribute '{e.name}' of {obj_t.name}", e.name_span,
-                       did_you_mean(e.name, candidates))
+                       self._hint(e.name, candidates))
             return None
         if info.params:
             bindings = dict(zip(info.params, obj_t.args))
@@ -1053,6 +1103,7 @@ class Checker:
             ref = self._top_level(name)
             if ref is not None and ref.kind in ("def", "dispatch", "function"):
                 self.used_names.add(name)
+                self._note_module_use(name, ref, func.span)
                 self.out.refs[id(func)] = ref
                 if ref.kind == "def":
                     if self.current_def is not None:
@@ -1097,7 +1148,7 @@ class Checker:
         for kw, value, span in e.kwargs:
             if kw not in {p.name for p in params}:
                 self.error("E112", f"{what} has no parameter '{kw}'", span,
-                           did_you_mean(kw, [p.name for p in params]))
+                           self._hint(kw, [p.name for p in params]))
                 self.expr(value, scope)
                 continue
             if kw in supplied:
@@ -1138,7 +1189,7 @@ class Checker:
         sig = info.methods.get(func.name) if info else None
         if sig is None:
             candidates = list(info.methods) + list(info.attributes) if info else []
-            hint = did_you_mean(func.name, candidates)
+            hint = self._hint(func.name, candidates)
             if info and func.name in info.attributes:
                 hint = f"'{func.name}' is an attribute: drop the parentheses"
             self.error("E102", f"unknown method '{func.name}' of {obj_t.name}", func.name_span, hint)
@@ -1222,19 +1273,63 @@ class Checker:
 
     # -- whole-module checks ----------------------------------------------------------------
     def _check_recursion(self) -> None:
-        import networkx as nx
-
-        graph = nx.DiGraph()
-        for caller, callees in self.call_graph.items():
-            for callee in callees:
-                if callee in self.out.defs:
-                    graph.add_edge(caller, callee)
-        for cycle in nx.simple_cycles(graph):
-            first = min(cycle)
-            decl = self.out.defs[first]
-            chain = " -> ".join(cycle + [cycle[0]])
-            self.error("E132", f"recursion is not allowed: {chain}", decl.name_span,
+        """One E132 per group of definitions that call each other (a strongly connected component
+        of the call graph, found in linear time), at its first definition by name."""
+        graph = {caller: sorted(c for c in callees if c in self.out.defs)
+                 for caller, callees in self.call_graph.items() if caller in self.out.defs}
+        for component in strongly_connected(graph):
+            first = min(component)
+            if len(component) == 1 and first not in graph.get(first, ()):
+                continue
+            cycle = _cycle_through(first, graph, set(component))
+            others = len(component) - len(cycle) + 1
+            chain = " -> ".join(cycle) + (f" (and {others} more definition{'s' if others > 1 else ''} "
+                                          "calling each other)" if others > 0 else "")
+            self.error("E132", f"recursion is not allowed: {chain}", self.out.defs[first].name_span,
                        "policies always terminate; rewrite with a loop over a finite collection")
+
+    def _check_evaluation_order(self) -> None:
+        """Constants are evaluated once, in the order they are written, when the policy is loaded;
+        definitions are made in that order too.  So everything a constant's value can reach --
+        directly, or through the definitions and functions it uses -- must be written above it.
+        One E134 per constant, at the use in its value that leads below it."""
+        for name, decl in self.out.consts.items():
+            place = self.declared_at[name]
+            first_uses = self.reaches.get(name, {})
+            for start, span in first_uses.items():
+                if start in self.out.consts:
+                    continue  # evaluated already (one written below got its E134 where it is used)
+                path = self._reach_below(start, place)
+                if path is not None:
+                    below = path[-1]
+                    kind = "constant" if below in self.out.consts else "definition"
+                    line = (self.out.consts[below].span if below in self.out.consts
+                            else self.out.defs[below].name_span).line
+                    through = "" if len(path) == 1 else " through " + " -> ".join(path[:-1])
+                    self.error("E134", f"'{name}' uses {kind} '{below}'{through}, which is declared below "
+                               f"it (line {line})", span, "constants are evaluated once, in the order they are written: "
+                               f"declare '{below}' above '{name}'")
+                    break
+
+    def _reach_below(self, start: str, place: int) -> list[str] | None:
+        """A path of uses from ``start`` (a definition) to a constant or definition written at or
+        below ``place``, through definitions only (a constant reached is already evaluated); None if
+        there is none."""
+        parents: dict[str, str | None] = {start: None}
+        pending = [start]
+        while pending:
+            name = pending.pop()
+            if self.declared_at[name] >= place:
+                path = [name]
+                while parents[path[-1]] is not None:
+                    path.append(parents[path[-1]])
+                return path[::-1]
+            if name in self.out.defs:
+                for used in self.reaches.get(name, {}):
+                    if used not in parents:
+                        parents[used] = name
+                        pending.append(used)
+        return None
 
     def _check_unused(self) -> None:
         for name, decl in self.out.args.items():
@@ -1248,13 +1343,62 @@ class Checker:
                 self.warn("W201", f"definition '{name}' is never used", decl.span)
 
 
-def check(env: Environment, module: A.Module, modules: dict[str, CheckedModule] | None = None) -> CheckedModule:
-    """Check one parsed module; the result lists every diagnostic found.
+def strongly_connected(graph: dict[str, list[str]]) -> list[list[str]]:
+    """Tarjan's strongly connected components of ``graph`` (iterative: any size, linear time)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, 0)]
+        while work:
+            node, child = work.pop()
+            if child == 0:
+                index[node] = low[node] = len(index)
+                stack.append(node)
+                on_stack.add(node)
+            successors = graph.get(node, [])
+            if child < len(successors):
+                work.append((node, child + 1))
+                succ = successors[child]
+                if succ not in index:
+                    work.append((succ, 0))
+                elif succ in on_stack:
+                    low[node] = min(low[node], index[succ])
+                continue
+            if work and work[-1][0] != node:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                components.append(component)
+    return components
 
-    One-line victim rules are expanded first (:mod:`.victim_rules`), so what is
-    checked -- and compiled -- is the loop they stand for.
-    """
-    module, sugar_problems = expand_victim_rules(module, env)
-    checked = Checker(env, module, modules).check()
-    checked.diagnostics[:0] = sugar_problems
-    return checked
+
+def _cycle_through(first: str, graph: dict[str, list[str]], component: set[str]) -> list[str]:
+    """The shortest cycle from ``first`` back to itself inside its component (breadth first)."""
+    parents: dict[str, str] = {}
+    frontier = [first]
+    while frontier:
+        following = []
+        for node in frontier:
+            for succ in graph.get(node, []):
+                if succ == first:
+                    path = [node]
+                    while path[-1] != first:
+                        path.append(parents[path[-1]])
+                    return [*path[::-1], first]
+                if succ in component and succ not in parents:
+                    parents[succ] = node
+                    following.append(succ)
+        frontier = following
+    return [first, first]

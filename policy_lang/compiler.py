@@ -138,6 +138,10 @@ def _contains(node: object, wanted: Callable[[object], bool]) -> bool:
     return False
 
 
+class UncheckedType(AssertionError):
+    """The checker let through an expression without a known type: a checker bug, never compiled."""
+
+
 class Compiler:
     def __init__(self, checked: CheckedModule, probe: ProbeSite | None = None) -> None:
         self.c = checked
@@ -153,7 +157,14 @@ class Compiler:
 
     # -- tables and positions -------------------------------------------------------
     def t(self, e: A.Expr) -> Type:
-        return self.info.types.get(id(e), Type("unknown"))
+        """The checked type of ``e``.  Code is generated only from a module that checked without
+        errors, where every expression has a known type; an unknown one would compile to an
+        operator chosen blind (one the budget does not charge), so it is a hard failure."""
+        found = self.info.types.get(id(e))
+        if found is None or found.name == "unknown":
+            raise UncheckedType(f"{self.info.module.file}:{e.span.line}:{e.span.col}: "
+                                f"the checker left this {type(e).__name__} {'untyped' if found is None else 'of unknown type'}")
+        return found
 
     def at(self, node: py.AST, span=None) -> py.AST:
         """Give ``node`` its own line number in the code object, mapped back to ``span``."""
@@ -174,6 +185,10 @@ class Compiler:
                                        decorator_list=[], returns=None), c.module.span)
         body = build.body
         body.append(self.at(_assign(_store("_B"), _call("_budget_of", _load("_rt")))))
+        uses = _used_modules(c)
+        for m in [c, *uses]:
+            if any(t.name == "unknown" for t in m.types.values()):
+                raise UncheckedType(f"{m.module.file}: the checker left an expression of unknown type")
         for name, decl in c.args.items():
             body.append(self.at(_assign(_store(f"a_{name}"), py.Subscript(value=_load("_args"), slice=_const(name),
                                                                           ctx=py.Load())), decl.span))
@@ -183,7 +198,6 @@ class Compiler:
                 value = _call(template("_rt.process_state.plugin_value"), _const(c.module.name), _const(name), value)
             body.append(self.at(_assign(_store(f"s_{name}"), value)))
         # Session globals do not change during a session: read each once.
-        uses = _used_modules(c)
         hoisted = sorted({ref.py for m in [c, *uses] for ref in m.refs.values() if ref.kind == "global"})
         self.globals = {text: f"g_{i}" for i, text in enumerate(hoisted)}
         for text, local in self.globals.items():

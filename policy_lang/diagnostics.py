@@ -7,6 +7,8 @@ the same ``file:line:col: severity[code]: message`` line with a caret excerpt.
 
 from __future__ import annotations
 
+import itertools
+
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -88,9 +90,22 @@ def error(code: str, message: str, file: str = "<input>", line: int = 1, col: in
     return FumaroleError([Diagnostic(code, message, file, Span(line, col), hint=hint)])
 
 
+# A hint costs at most HINT_CANDIDATES comparisons of names of at most HINT_NAME_LENGTH characters,
+# so hinting every unknown name of a large policy takes time in proportion to the policy.
+HINT_CANDIDATES = 500
+HINT_NAME_LENGTH = 64
+
+
 def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
-    """A 'did you mean' hint for a misspelt name, or None."""
+    """A 'did you mean' hint for a misspelt name, or None.  Bounded: only the first HINT_CANDIDATES
+    candidates (an iterable is read no further) and names up to HINT_NAME_LENGTH characters."""
     import difflib
 
-    matches = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+    if len(name) > HINT_NAME_LENGTH:
+        return None
+    near: dict[str, None] = {}  # in order, each once
+    for candidate in itertools.islice(candidates, HINT_CANDIDATES):
+        if len(candidate) <= HINT_NAME_LENGTH:
+            near[candidate] = None
+    matches = difflib.get_close_matches(name, list(near), n=1, cutoff=0.6)
     return f"did you mean '{matches[0]}'?" if matches else None

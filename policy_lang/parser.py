@@ -49,6 +49,11 @@ def _tok_span(tok: Token) -> Span:
 # formatter) walks the tree recursively, and this keeps them far from Python's recursion limit.
 MAX_NESTING = 200
 MAX_INT = 2**63 - 1  # policy integers are Go's int64 where they are written down
+# The largest policy file and line (docs/input-safety.md).  A string literal, a name or a number
+# never spans lines, so the line cap bounds each of them: the lexer, escapes and the checker's
+# hints then work on short texts, and a file is refused before any of them run.
+MAX_FILE_CHARS = 1 << 20
+MAX_LINE_CHARS = 4096
 
 _SIMPLE_ESCAPES = {"\\": "\\", '"': '"', "'": "'", "n": "\n", "t": "\t", "r": "\r", "0": "\0", "a": "\a",
                    "b": "\b", "f": "\f", "v": "\v"}
@@ -423,6 +428,9 @@ def _describe_token(tok: Token) -> str:
 def parse(source: str, file: str = "<policy>") -> A.Module:
     """Parse one policy file; raises FumaroleError with a P001 diagnostic on a syntax error."""
     text = source if source.endswith("\n") else source + "\n"
+    too_large = _size_problem(text, file)
+    if too_large is not None:
+        raise FumaroleError([too_large], {file: source})
     try:
         with _PARSING:  # the indenter keeps per-parse state: one parse at a time (serve, lsp threads)
             tree = _lark().parse(text)
@@ -447,6 +455,23 @@ def parse(source: str, file: str = "<policy>") -> A.Module:
             err = exc.orig_exc
             raise FumaroleError([Diagnostic(err.code, err.message, file, err.span)], {file: source}) from None
         raise
+
+
+def _size_problem(text: str, file: str) -> Diagnostic | None:
+    """A P007 when the file or one of its lines is longer than the caps, else None."""
+    if len(text) > MAX_FILE_CHARS:
+        return Diagnostic("P007", f"this file has {len(text):,} characters; a policy file may have at most "
+                          f"{MAX_FILE_CHARS:,}", file, Span(1, 1), hint="split it into modules (`use`)")
+    start, line = 0, 1
+    while start < len(text):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        if end - start > MAX_LINE_CHARS:
+            return Diagnostic("P007", f"this line has {end - start:,} characters; a line (and so a string "
+                              f"literal) may have at most {MAX_LINE_CHARS:,}", file,
+                              Span(line, MAX_LINE_CHARS + 1))
+        start, line = end + 1, line + 1
+    return None
 
 
 def _survey(tree: Tree) -> tuple[list[Token], Span | None]:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from fumarole.policy_lang.checker import CheckedModule, check
+from fumarole.policy_lang.checker import CheckedModule
+from fumarole.policy_lang.driver import check_module as check
 from fumarole.policy_lang.parser import parse
 from fumarole.runtime.bundles.bundle import load_environment, standard_library
 

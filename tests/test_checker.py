@@ -1,5 +1,7 @@
 """Everything the checker rejects before a session runs, with the message users see."""
 
+import pytest
+
 from tests.helpers import checked, errors, warnings
 
 
@@ -86,3 +88,47 @@ def test_max_and_min_take_two_or_more_numbers_or_one_list_of_numbers():
         ("E110", 3, 40, "max() of a list[string]")]
     assert errors("plugin p\n\ndef top(a: int) -> int = max(a)\n") == [
         ("E111", 3, 26, "'max' takes two or more numbers, or one list of numbers")]
+
+
+# -- evaluation order of constants ---------------------------------------------------------------
+
+@pytest.mark.parametrize("source, line, col, message", [
+    ("let A = fn() => B\nlet B = 3\n\non job_order(a, b) = A() - B\n", 3, 17,
+     "constant 'B' is used before its declaration (line 4)"),
+    ("let A = B\nlet B = 3\n\non job_order(a, b) = A - B\n", 3, 9,
+     "constant 'B' is used before its declaration (line 4)"),
+    ("let A = B\nlet B = [1]\n\non job_order(a, b):\n    for x in A:\n        return x\n    return 0\n", 3, 9,
+     "constant 'B' is used before its declaration (line 4)"),
+    ("let A = A + 1\n\non job_order(a, b) = A\n", 3, 9, "constant 'A' is used in its own value"),
+    ("def f() -> int = B\nlet A = f()\nlet B = 3\n\non job_order(a, b) = A\n", 4, 9,
+     "'A' uses constant 'B' through f, which is declared below it (line 5)"),
+    ("let A = f\nlet B = A()\ndef f() -> int = 1\n\non job_order(a, b) = B\n", 3, 9,
+     "'A' uses definition 'f', which is declared below it (line 5)"),
+    ("def f() -> int = g()\ndef g() -> int = C\nlet A = fn() => f()\nlet C = 1\n\non job_order(a, b) = A()\n", 5, 17,
+     "'A' uses constant 'C' through f -> g, which is declared below it (line 6)"),
+])
+def test_a_constant_reading_what_is_not_yet_evaluated_is_e134(source, line, col, message):
+    """Constants are evaluated in the order they are written: reading one below (directly, in a
+    function value, or through definitions) is an error at the use, never an unknown type."""
+    assert errors("plugin p\n\n" + source) == [("E134", line, col, message)]
+
+
+def test_constants_and_definitions_in_order_are_fine():
+    source = ("plugin p\n\nlet B = 3\ndef f() -> int = B + C\nlet C = 4\nlet A = fn() => B\n"
+              "def g() -> int = A() + f()\nlet D = g()\n\non job_order(a, b) = D\n")
+    assert errors(source) == []
+
+
+def test_the_compiler_refuses_an_expression_of_unknown_type():
+    """Code is never generated blind: an expression the checker left without a type stops the
+    compiler (an unknown type would compile to an operator the budget does not charge)."""
+    from fumarole.policy_lang.compiler import UncheckedType, compile_module
+    from fumarole.policy_lang.types import UNKNOWN
+
+    module = checked("plugin p\n\nlet A = 2\n\non job_order(a, b):\n    let x = A * A\n    return x\n")
+    assert module.ok
+    compile_module(module)
+    first = next(key for key, t in module.types.items() if t.name == "int")
+    module.types[first] = UNKNOWN
+    with pytest.raises(UncheckedType):
+        compile_module(module)

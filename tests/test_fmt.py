@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from fumarole.policy_lang.checker import check
+from fumarole.policy_lang.driver import check_module as check
 from fumarole.policy_lang.compiler import compile_module
 from fumarole.policy_lang.fmt import WIDTH, format_source, same_tree
 from fumarole.policy_lang.layout import scan

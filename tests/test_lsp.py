@@ -168,3 +168,44 @@ def test_bundle_yaml_completes_plugin_names_and_a_plugins_argument_keys(client, 
     keys = client.request("textDocument/completion", {"textDocument": {"uri": uri},
                                                       "position": {"line": 3, "character": 40}})
     assert [i["label"] for i in keys["items"]] == ["minRuntime"]
+
+
+def _responses(client: LspClient, idents: set[int], timeout: float = 120) -> list[int]:
+    """The ids of these requests' responses, in the order they arrived."""
+    import time
+    order: list[int] = []
+    deadline = time.monotonic() + timeout
+    while len(order) < len(idents):
+        message = client._next(deadline)
+        if message.get("id") in idents and "method" not in message:
+            order.append(message["id"])
+    return order
+
+
+def test_a_slow_document_holds_up_no_other_request(client, tmp_path):
+    """Checking is never done on the server's main thread: while completion on a large document
+    is still checking it, a hover on another document is answered."""
+    small = _open(client, tmp_path / "p.policy", "plugin p\n\non reclaimable(r, cs):\n    abstain\n")
+    hover = {"textDocument": {"uri": small}, "position": {"line": 2, "character": 5}}
+    assert client.request("textDocument/hover", hover)  # warm: the standard library is checked once
+    lines = "".join(f"    let v{i} = task.priority + {i} * 2 - (3 + {i})\n" for i in range(6000))
+    big = _open(client, tmp_path / "big.policy", "plugin big\n\non allocate(task):\n" + lines + "    let x = task.\n")
+    client.send({"jsonrpc": "2.0", "id": 9001, "method": "textDocument/completion",
+                 "params": {"textDocument": {"uri": big}, "position": {"line": 6003, "character": 17}}})
+    client.send({"jsonrpc": "2.0", "id": 9002, "method": "textDocument/hover", "params": hover})
+    assert _responses(client, {9001, 9002}) == [9002, 9001]
+
+
+def test_a_newer_edit_cancels_the_running_check(client, tmp_path):
+    """An edit while a long check runs: the check of the older text stops and publishes nothing;
+    the newer text's diagnostics come instead, well before the older check would have ended."""
+    path = tmp_path / "slow.policy"
+    lines = "".join(f"    let v{i} = task.priority + {i} * 2 - (3 + {i})\n" for i in range(6000))
+    path.write_text("plugin slow\n")
+    uri = _open(client, path, "plugin slow\n\non allocate(task):\n" + lines + "    let bad = task.nope\n")
+    client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [
+        {"text": "plugin slow\n\non allocate(task):\n    let bad = task.nada\n"}]})
+    published = client.wait_for("textDocument/publishDiagnostics", lambda p: p["uri"] == uri, timeout=120)
+    assert [(d["code"], d["range"]["start"]["line"]) for d in published["diagnostics"]
+            if d["severity"] == 1] == [("E101", 3)]
+    assert "nada" in published["diagnostics"][0]["message"]

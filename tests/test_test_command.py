@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from fumarole.policy_lang.checker import check
+from fumarole.policy_lang.driver import check_module as check
 from fumarole.policy_lang.compiler import compile_module
 from fumarole.policy_lang.parser import parse
 

@@ -26,7 +26,8 @@ from typing import Any, Callable, Iterable, Sequence
 
 from fumarole.policy_lang.checker import CheckedModule
 from fumarole.policy_lang.codes import ERRORS_WHEN_STRICT, STRICT_ONLY
-from fumarole.policy_lang.compiler import CompiledModule, compile_module
+from fumarole.policy_lang.compiled import CompiledModule
+from fumarole.policy_lang.driver import compile_checked
 from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError, Span
 from fumarole.policy_lang.lint import never_matching
 from fumarole.runtime.authoring.victim_wiring import victim_wiring
@@ -90,7 +91,7 @@ def node_by_node(checked: CheckedModule) -> list[Diagnostic]:
     return [Diagnostic("W230", f"'{f.rule}' has no batch form: {f.reason}", f.file, Span(f.line, f.col),
                        severity="warning",
                        hint="the fast engine runs this rule node by node (same decisions, slower)")
-            for f in compile_module(checked).batch_fallbacks]
+            for f in compile_checked(checked).batch_fallbacks]
 
 def check_paths(paths: Sequence[str], strict: bool = False) -> CheckReport:
     """Check every input under ``paths``; never raises for a problem in an input."""

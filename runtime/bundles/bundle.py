@@ -179,40 +179,14 @@ def check_sources(files: Iterable[tuple[str, str]],
     """Parse and check policy files (over the modules of a base); every diagnostic of every file.
 
     Shared by the loader (which compiles when there is no error) and ``fumarole
-    check`` (which reports everything and compiles nothing).
+    check`` (which reports everything and compiles nothing); the stages are the language
+    driver's (``policy_lang/driver.py``).
     """
     # The front end is imported only when something is parsed: never on a cache hit.
-    from fumarole.policy_lang.checker import check
-    from fumarole.policy_lang.parser import parse
+    from fumarole.policy_lang.driver import check_files
 
-    env = load_environment()
-    diags: list[Diagnostic] = []
-    sources: dict[str, str] = {}
-    parsed = []
-    for file, text in files:
-        sources[file] = text
-        try:
-            parsed.append(parse(text, file))
-        except FumaroleError as err:
-            diags.extend(err.diagnostics)
-    modules: dict[str, CheckedModule] = dict(base_modules or {})
-    by_name: dict[tuple[str, str], str] = {}
-    for module in parsed:
-        key = (module.kind, module.name)
-        if key in by_name:
-            diags.append(Diagnostic("E130", f"{module.kind} '{module.name}' is also defined in {by_name[key]}",
-                                    module.file, module.span))
-        by_name[key] = module.file
-    for module in [m for m in parsed if m.kind == "module"]:
-        checked = check(env, module, modules)
-        modules[module.name] = checked
-        diags.extend(checked.diagnostics)
-    checked_rest = [modules[m.name] for m in parsed if m.kind == "module"]
-    for module in [m for m in parsed if m.kind != "module"]:
-        checked = check(env, module, modules)
-        checked_rest.append(checked)
-        diags.extend(checked.diagnostics)
-    return CheckedSources(checked_rest, modules, diags, sources)
+    result = check_files(load_environment(), files, base_modules)
+    return CheckedSources(result.checked, result.modules, result.diagnostics, result.sources)
 
 
 def check_sources_cached(files: Iterable[tuple[str, str]]) -> CheckedSources:
@@ -251,9 +225,9 @@ def compile_sources(files: Iterable[tuple[str, str]], base: Library | None = Non
     errors = [d for d in result.diagnostics if d.severity == "error"]
     if errors:
         raise FumaroleError(result.diagnostics, {**(base.sources if base else {}), **result.sources})
-    from fumarole.policy_lang.compiler import compile_module  # not needed on a cache hit
+    from fumarole.policy_lang.driver import compile_checked  # not needed on a cache hit
 
-    own = compile_cache.CachedLibrary(tuple(compile_module(checked) for checked in result.checked),
+    own = compile_cache.CachedLibrary(tuple(compile_checked(checked) for checked in result.checked),
                                       _own_modules(result, base_checked),
                                       tuple(d for d in result.diagnostics if d.severity != "error"))
     if key:

@@ -15,7 +15,8 @@ from importlib import resources
 from pathlib import Path
 
 from fumarole.policy_lang import ast as A
-from fumarole.policy_lang.checker import CheckedModule, check
+from fumarole.policy_lang.checker import CheckedModule
+from fumarole.policy_lang.driver import check_files, check_module
 from fumarole.policy_lang.codes import CODES
 from fumarole.policy_lang.diagnostics import FumaroleError, Span
 from fumarole.policy_lang.env import Environment
@@ -76,7 +77,7 @@ def _prefix(text: str, line: int, col: int) -> str:
 
 def _checked(text: str, path: Path) -> CheckedModule | None:
     try:
-        return check(environment(), parse(text, str(path)), _modules_for(path))
+        return check_module(environment(), parse(text, str(path)), _modules_for(path))
     except FumaroleError:
         return None
     except (RecursionError, ValueError):
@@ -84,8 +85,9 @@ def _checked(text: str, path: Path) -> CheckedModule | None:
 
 
 def _modules_for(path: Path) -> dict[str, CheckedModule]:
-    """The modules a policy can `use`: the standard library's and its bundle folder's."""
-    out: dict[str, CheckedModule] = {}
+    """The modules a policy can `use`: the standard library's and its bundle folder's, checked as
+    a bundle checks them (each over the modules it uses, by the language driver)."""
+    files: list[tuple[str, str]] = []
     for file in _policy_files_near(path):
         try:
             text = read_text(file)
@@ -93,18 +95,24 @@ def _modules_for(path: Path) -> dict[str, CheckedModule]:
             continue
         header = HEADER.search(text)
         if header and header.group(1) == "module":
-            checked = _checked_module(str(file), text)
-            if checked is not None:
-                out[header.group(2)] = checked
-    return out
+            files.append((str(file), text))
+    return dict(_checked_modules(tuple(files)))
 
 
 @lru_cache(maxsize=64)
-def _checked_module(file: str, text: str) -> CheckedModule | None:
+def _checked_file(file: str, text: str) -> CheckedModule | None:
+    """:func:`_checked` of a file on disk, kept while its text is unchanged."""
+    return _checked(text, Path(file))
+
+
+@lru_cache(maxsize=8)
+def _checked_modules(files: tuple[tuple[str, str], ...]) -> dict[str, CheckedModule]:
+    """The modules of these (file, text) pairs that checked without errors, by name."""
     try:
-        return check(environment(), parse(text, file), {})
-    except (FumaroleError, RecursionError, ValueError):
-        return None
+        result = check_files(environment(), files)
+    except (RecursionError, ValueError):
+        return {}
+    return {c.module.name: c for c in result.checked if c.module.kind == "module" and c.ok}
 
 
 def _policy_files_near(path: Path) -> list[Path]:
@@ -243,7 +251,7 @@ def _plugin_of_arguments(text: str, line: int, prefix: str) -> str | None:
 
 
 def _argument_keys(file: Path) -> list[tuple[str, str]]:
-    checked = _checked_module(str(file), read_text(file))
+    checked = _checked_file(str(file), read_text(file))
     if checked is None:
         return []
     keys = []

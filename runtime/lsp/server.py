@@ -1,21 +1,28 @@
 """The Language Server Protocol over stdio (pygls): fumarole's checker, schema and formatter in an editor.
 
-Diagnostics are published on open and, debounced, on change; the check runs
-in a worker thread so a slow check never blocks completion or hover, and a
-newer edit supersedes an older check that has not published yet.  Every
-request answers what it can on a broken buffer and never crashes the server.
+Diagnostics are published on open and, debounced, on change.  Nothing that
+parses or checks runs on the server's main thread: checks run one at a time in
+a worker thread, and a newer edit of a document cancels its running check (the
+checker stops at its next checkpoint, ``policy_lang/cancel.py``); completion,
+hover, definition, references and formatting run in a second worker, so a long check
+never holds up a request.  Every request answers what it can on a broken
+buffer and never crashes the server.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as T
 from pygls.lsp.server import LanguageServer
 
+from fumarole.policy_lang.cancel import Cancelled, run_cancellable
 from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError
 from fumarole.policy_lang.fmt import format_source
 from fumarole.runtime.authoring.reporting import tool_version
@@ -58,7 +65,15 @@ class FumaroleServer(LanguageServer):
         super().__init__("fumarole", tool_version(), text_document_sync_kind=T.TextDocumentSyncKind.Full)
         self.strict = True
         self.pending: dict[str, asyncio.Task] = {}
+        self.running: dict[str, threading.Event] = {}  # by document: how to cancel its running check
         self.published: dict[str, list[T.Diagnostic]] = {}  # by file: what the editor shows now
+        self.checks = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fumarole-check")
+        # Several query workers: a question about a large document never makes one about another wait.
+        self.queries = ThreadPoolExecutor(max_workers=4, thread_name_prefix="fumarole-query")
+
+    async def off_main_thread(self, work: Callable[..., Any], *args: Any) -> Any:
+        """``work(*args)`` in the query worker (completion, hover, definition, references, formatting)."""
+        return await asyncio.get_running_loop().run_in_executor(self.queries, work, *args)
 
     def buffers(self) -> dict[Path, str]:
         return {path_of(uri): doc.source for uri, doc in self.workspace.text_documents.items()}
@@ -72,17 +87,27 @@ class FumaroleServer(LanguageServer):
         previous = self.pending.pop(uri, None)
         if previous is not None:
             previous.cancel()
+        running = self.running.pop(uri, None)
+        if running is not None:
+            running.set()  # the check of the older text stops at its next checkpoint
         self.pending[uri] = asyncio.ensure_future(self._check_later(uri, delay))
 
     async def _check_later(self, uri: str, delay: float) -> None:
         await asyncio.sleep(delay)
         path, buffers = path_of(uri), self.buffers()
+        cancel = self.running[uri] = threading.Event()
         try:
-            found = await asyncio.to_thread(diagnostics_by_file, path, buffers, self.strict)
+            found = await asyncio.get_running_loop().run_in_executor(
+                self.checks, run_cancellable, cancel, diagnostics_by_file, path, buffers, self.strict)
+        except Cancelled:
+            return  # superseded by a newer edit, which checks for itself
         except Exception:  # noqa: BLE001 - a failed check must not take the server down
             log.exception("check failed for %s", uri)
             return
-        if self.pending.get(uri) is not asyncio.current_task():
+        finally:
+            if self.running.get(uri) is cancel:
+                del self.running[uri]
+        if self.pending.get(uri) is not asyncio.current_task() or cancel.is_set():
             return  # a newer edit has scheduled its own check
         del self.pending[uri]
         uris = {_uri(file): diags for file, diags in found.items()}
@@ -134,13 +159,13 @@ def served(uri: str) -> bool:
 
 
 @server.feature(T.TEXT_DOCUMENT_COMPLETION, T.CompletionOptions(trigger_characters=[".", " "]))
-def completion(ls: FumaroleServer, params: T.CompletionParams) -> T.CompletionList:
+async def completion(ls: FumaroleServer, params: T.CompletionParams) -> T.CompletionList:
     uri, pos = params.text_document.uri, params.position
     if not served(uri):
         return T.CompletionList(is_incomplete=False, items=[])
     ask = knowledge.complete_manifest if _is_manifest(uri) else knowledge.complete_policy
     try:
-        items = ask(ls.text(uri), path_of(uri), pos.line, pos.character)
+        items = await ls.off_main_thread(ask, ls.text(uri), path_of(uri), pos.line, pos.character)
     except Exception:  # noqa: BLE001 - a half-typed file answers nothing rather than failing
         log.exception("completion failed")
         items = []
@@ -155,14 +180,15 @@ def completion(ls: FumaroleServer, params: T.CompletionParams) -> T.CompletionLi
 
 
 @server.feature(T.TEXT_DOCUMENT_HOVER)
-def hover(ls: FumaroleServer, params: T.HoverParams) -> T.Hover | None:
+async def hover(ls: FumaroleServer, params: T.HoverParams) -> T.Hover | None:
     uri, pos = params.text_document.uri, params.position
     if not served(uri):
         return None
     parts = []
     try:
         if not _is_manifest(uri):
-            about = knowledge.hover_policy(ls.text(uri), path_of(uri), pos.line, pos.character)
+            about = await ls.off_main_thread(knowledge.hover_policy, ls.text(uri), path_of(uri), pos.line,
+                                             pos.character)
             if about:
                 parts.append(about)
     except Exception:  # noqa: BLE001
@@ -184,32 +210,34 @@ def _codes_at(ls: FumaroleServer, uri: str, pos: T.Position) -> list[str]:
 
 
 @server.feature(T.TEXT_DOCUMENT_DEFINITION)
-def definition(ls: FumaroleServer, params: T.DefinitionParams) -> list[T.Location]:
+async def definition(ls: FumaroleServer, params: T.DefinitionParams) -> list[T.Location]:
     uri, pos = params.text_document.uri, params.position
     if not served(uri):
         return []
     find = knowledge.manifest_definition if _is_manifest(uri) else knowledge.definition
     try:
-        return [_place(p) for p in find(ls.text(uri), path_of(uri), pos.line, pos.character)]
+        return [_place(p) for p in await ls.off_main_thread(find, ls.text(uri), path_of(uri), pos.line,
+                                                            pos.character)]
     except Exception:  # noqa: BLE001
         log.exception("definition failed")
         return []
 
 
 @server.feature(T.TEXT_DOCUMENT_REFERENCES)
-def references(ls: FumaroleServer, params: T.ReferenceParams) -> list[T.Location]:
+async def references(ls: FumaroleServer, params: T.ReferenceParams) -> list[T.Location]:
     uri, pos = params.text_document.uri, params.position
-    return [_place(p) for p in knowledge.references(ls.text(uri), path_of(uri), pos.line, pos.character)]
+    found = await ls.off_main_thread(knowledge.references, ls.text(uri), path_of(uri), pos.line, pos.character)
+    return [_place(p) for p in found]
 
 
 @server.feature(T.TEXT_DOCUMENT_FORMATTING)
-def formatting(ls: FumaroleServer, params: T.DocumentFormattingParams) -> list[T.TextEdit] | None:
+async def formatting(ls: FumaroleServer, params: T.DocumentFormattingParams) -> list[T.TextEdit] | None:
     uri = params.text_document.uri
     if _is_manifest(uri):
         return None
     text = ls.text(uri)
     try:
-        formatted = format_source(text, str(path_of(uri)))
+        formatted = await ls.off_main_thread(format_source, text, str(path_of(uri)))
     except FumaroleError as err:
         ls.window_show_message(T.ShowMessageParams(
             T.MessageType.Error, f"fumarole: not formatted, the file does not parse: {err.diagnostics[0].headline()}"))
