@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
 from . import ast as A
+from . import errors
 from .cancel import checkpoint
 from .diagnostics import Diagnostic, Span, did_you_mean
 from .env import AttrInfo, Environment, FuncSig, HookSig, Param, builtin_type_arity
@@ -815,12 +816,10 @@ class Checker:
             self.reaches.setdefault(owner, {}).setdefault(name, span)
         if self.current_const is None or ref.kind != "const" or self.declared_at[name] < self.current_const[1]:
             return True
-        const = self.current_const[0]
-        where = "in its own value" if name == const else \
-            f"before its declaration (line {self.out.consts[name].span.line})"
-        self.error("E134", f"constant '{name}' is used {where}", span,
-                   "constants are evaluated once, in the order they are written: declare it above "
-                   f"'{const}'" if name != const else "a constant cannot be defined by itself")
+        const, file = self.current_const[0], self.module.file
+        self.out.diagnostics.append(errors.constant_in_own_value(file, span, name) if name == const else
+                                    errors.constant_before_declaration(file, span, name,
+                                                                       self.out.consts[name].span.line, const))
         return False
 
     def _all_names(self, scope: _Scope) -> Iterator[str]:
@@ -1282,11 +1281,8 @@ class Checker:
             if len(component) == 1 and first not in graph.get(first, ()):
                 continue
             cycle = _cycle_through(first, graph, set(component))
-            others = len(component) - len(cycle) + 1
-            chain = " -> ".join(cycle) + (f" (and {others} more definition{'s' if others > 1 else ''} "
-                                          "calling each other)" if others > 0 else "")
-            self.error("E132", f"recursion is not allowed: {chain}", self.out.defs[first].name_span,
-                       "policies always terminate; rewrite with a loop over a finite collection")
+            self.out.diagnostics.append(errors.recursion(self.module.file, self.out.defs[first].name_span, cycle,
+                                                         len(component) - len(cycle) + 1))
 
     def _check_evaluation_order(self) -> None:
         """Constants are evaluated once, in the order they are written, when the policy is loaded;
@@ -1305,10 +1301,8 @@ class Checker:
                     kind = "constant" if below in self.out.consts else "definition"
                     line = (self.out.consts[below].span if below in self.out.consts
                             else self.out.defs[below].name_span).line
-                    through = "" if len(path) == 1 else " through " + " -> ".join(path[:-1])
-                    self.error("E134", f"'{name}' uses {kind} '{below}'{through}, which is declared below "
-                               f"it (line {line})", span, "constants are evaluated once, in the order they are written: "
-                               f"declare '{below}' above '{name}'")
+                    self.out.diagnostics.append(errors.reaches_below(self.module.file, span, name, kind, below,
+                                                                     path[:-1], line))
                     break
 
     def _reach_below(self, start: str, place: int) -> list[str] | None:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 from . import ast as A
+from . import errors
 from .cancel import checkpoint
 from .checker import CheckedModule, Checker, strongly_connected
 from .compiled import CompiledModule
@@ -85,12 +86,8 @@ def module_order(modules: list[A.Module]) -> tuple[list[A.Module], list[Diagnost
         for name in sorted(members):
             for decl in by_name[name].decls:
                 if isinstance(decl, A.Use) and decl.name in members:
-                    message = f"module '{name}' uses itself" if decl.name == name else \
-                        f"modules cannot use each other: '{name}' uses '{decl.name}', which uses '{name}'" + \
-                        ("" if len(members) == 2 else " through " + ", ".join(sorted(members - {name, decl.name})))
-                    diagnostics.append(Diagnostic("E151", message, by_name[name].file, decl.span, hint=None
-                                                  if decl.name == name else "move what they share into a module "
-                                                  "both use"))
+                    diagnostics.append(errors.modules_use_each_other(
+                        by_name[name].file, decl.span, name, decl.name, sorted(members - {name, decl.name})))
     ordered: list[A.Module] = []
     placed: set[str] = set()
     for module in modules:

@@ -16,6 +16,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from lark.indenter import DedentError, Indenter
 
 from . import ast as A
+from . import errors
 from .diagnostics import Diagnostic, FumaroleError, Span
 from .durations import duration_seconds
 from .parser_tables import build_parser
@@ -460,16 +461,13 @@ def parse(source: str, file: str = "<policy>") -> A.Module:
 def _size_problem(text: str, file: str) -> Diagnostic | None:
     """A P007 when the file or one of its lines is longer than the caps, else None."""
     if len(text) > MAX_FILE_CHARS:
-        return Diagnostic("P007", f"this file has {len(text):,} characters; a policy file may have at most "
-                          f"{MAX_FILE_CHARS:,}", file, Span(1, 1), hint="split it into modules (`use`)")
+        return errors.file_too_long(file, len(text), MAX_FILE_CHARS)
     start, line = 0, 1
     while start < len(text):
         end = text.find("\n", start)
         end = len(text) if end < 0 else end
         if end - start > MAX_LINE_CHARS:
-            return Diagnostic("P007", f"this line has {end - start:,} characters; a line (and so a string "
-                              f"literal) may have at most {MAX_LINE_CHARS:,}", file,
-                              Span(line, MAX_LINE_CHARS + 1))
+            return errors.line_too_long(file, line, end - start, MAX_LINE_CHARS)
         start, line = end + 1, line + 1
     return None
 
