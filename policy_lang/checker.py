@@ -20,6 +20,7 @@ from . import errors
 from .cancel import checkpoint
 from .diagnostics import Diagnostic, Span, did_you_mean
 from .env import AttrInfo, Environment, FuncSig, HookSig, Param, builtin_type_arity
+from .timestamps import LAYOUT as RFC3339_LAYOUT, rfc3339_seconds
 from .types import (
     BOOL, FLOAT, INT, NONE, NUMERIC, STRING, UNKNOWN, VOID, Type, assignable, fn_of, join, list_of,
     map_of, substitute, unify,
@@ -41,6 +42,8 @@ CHECKPOINT_EVERY = 256
 MAX_HINTS = 20
 
 # What a `process state` may hold: JSON scalars, so the state can be shown and restated.
+# The text formats a schema function's `literal` may name: what the text must be, a test of it, an example.
+_LITERAL_FORMATS = {"rfc3339": ("an RFC 3339 time", lambda text: rfc3339_seconds(text) is not None, RFC3339_LAYOUT)}
 PROCESS_STATE_TYPES = frozenset({"int", "float", "duration", "string", "bool"})
 
 
@@ -1112,6 +1115,7 @@ class Checker:
                 else:
                     sig = ref.sig
                     self.out.calls[id(e)] = CallInfo(ref.kind, ref.py, sig, name)
+                    self._check_literal_format(sig, e)
                 return self._apply(sig, e, scope, name)
         if isinstance(func, A.Attr):
             obj_t = self.expr(func.obj, scope)
@@ -1127,6 +1131,16 @@ class Checker:
         for a in e.args:
             self.expr(a, scope)
         return UNKNOWN
+
+    def _check_literal_format(self, sig: FuncSig, e: A.Call) -> None:
+        """A literal the function would refuse while the session runs is an error where it is written."""
+        first = e.args[0] if e.args else None
+        if not sig.literal or not isinstance(first, A.Literal) or first.kind != "string":
+            return
+        what, valid, example = _LITERAL_FORMATS[sig.literal]
+        if not valid(first.value):
+            self.error("E142", f"{first.value!r} is not {what}, which {sig.name}() needs", first.span,
+                       f"write it as {example!r}")
 
     def _def_sig(self, name: str, ref: Ref) -> FuncSig:
         decl = self.out.defs.get(name)

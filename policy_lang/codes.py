@@ -52,6 +52,7 @@ _CODES = (
     Code("E134", "constant used before it is evaluated"),
     Code("E140", "bad argument declaration"),
     Code("E141", "unknown enumeration value"),
+    Code("E142", "malformed time literal"),
     Code("E150", "unknown module"),
     Code("E151", "modules using each other"),
     Code("E160", "ambiguous name in a victim rule"),

@@ -26,6 +26,7 @@ class FuncSig:
     returns: Type
     py: str
     doc: str = ""
+    literal: str = ""  # the text format a string-literal first argument must have, checked where it is written
 
     @property
     def fn_type(self) -> Type:
@@ -97,7 +98,7 @@ def _param(text: str) -> Param:
 def _sig(name: str, spec: dict, default_py: str) -> FuncSig:
     return FuncSig(name, tuple(_param(p) for p in spec.get("params", [])),
                    parse_type(str(spec.get("returns", "void"))), spec.get("py", default_py),
-                   spec.get("doc", ""))
+                   spec.get("doc", ""), spec.get("literal", ""))
 
 
 def _attr(name: str, spec) -> AttrInfo:

@@ -51,7 +51,12 @@ def render(schema: dict) -> str:
     for name, spec in schema["functions"].items():
         out.append(f"| `{name}({_params(spec)})` | `{spec.get('returns', 'void')}` | {spec.get('doc', '')} |")
     out += ["", "Built-ins: `len`, `min`, `max`, `sum`, `range`, `str`, `int`, `float`; lists: `append`, `copy()`; "
-            "maps: `get(key, default)`, `keys()`, `values()`, `remove(key)`, `copy()`.", ""]
+            "maps: `get(key, default)`, `keys()`, `values()`, `remove(key)`, `copy()`.", "",
+            "Times and durations are floats of seconds: a time counts from the epoch (`now`, `creation`, "
+            "`start_time`, `time(...)`, `parse_time(...)`), a duration is a difference (`2h`, `90s`, "
+            "`parse_duration(...)`), so they mix with plain arithmetic: `now - time(t) >= 2h`, "
+            "`time(a) + 30m < time(b)`.  Strings compare with `==` and `<`, test substrings with `in` and "
+            "join with `+`.", ""]
     return "\n".join(out)
 
 

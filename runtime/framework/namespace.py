@@ -20,6 +20,7 @@ from fumarole.runtime.api.fit import FitError
 from fumarole.runtime.api.resource import Resource
 from fumarole.runtime.framework import eviction as _eviction_module
 from fumarole.runtime.framework import go_semantics as _go_module
+from fumarole.runtime.framework import text_lib as _text_module
 from fumarole.runtime.framework import vector_lib as _vector_module
 from fumarole.runtime.framework.budget import budget_of
 from fumarole.runtime.framework.policy_error import PolicyRuntimeError
@@ -36,6 +37,7 @@ _K8S_FUNCTIONS = ("balanced_allocation_score", "has_node_selection", "has_prefer
                   "terminating_by_preemption", "tolerates_unschedulable", "untolerated_taint",
                   "view_nonzero_requested", "view_requested")
 _GO_FUNCTIONS = ("int_or_percent", "local_time", "parse_clock", "parse_duration", "pow", "trim_space")
+_TEXT_FUNCTIONS = ("ends_with", "lower", "parse_time", "starts_with", "time", "trim_prefix", "trim_suffix", "upper")
 
 
 def _library(module: ModuleType, names: tuple[str, ...]) -> SimpleNamespace:
@@ -147,6 +149,7 @@ def namespace() -> dict:
         "_res": _ResourceLibrary,
         "_k8s": _library(_k8s_module, _K8S_FUNCTIONS),
         "_go": _library(_go_module, _GO_FUNCTIONS),
+        "_text": _library(_text_module, _TEXT_FUNCTIONS),
         "_math": SimpleNamespace(floor=math.floor),
         "_eviction": _library(_eviction_module, ("Eviction", "VictimBundle")),
         "_limits": _library(_limits_module, ("queue_has_affinity", "queue_node_groups", "node_group_limits")),
