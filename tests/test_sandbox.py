@@ -130,7 +130,7 @@ def test_dunder_names_are_refused_at_their_place(cli, tmp_path):
         assert f"x.policy:{line}:{col}: error[P006]: '{first.group()}' is reserved" in result.out
 
 
-INTERNALS = ["_rt", "_H", "_B", "_args", "_k8s", "_go", "_text", "_math", "_res", "_div", "_str", "_str_split", "_parse_float",
+INTERNALS = ["_rt", "_H", "_B", "_args", "_k8s", "_go", "_text", "_cond", "_fields", "_math", "_res", "_div", "_str", "_str_split", "_parse_float",
              "_FitError", "_budget_of", "_victims", "_statuses", "g_0", "s_r", "v_a", "a_x", "c_k", "f_g", "eval",
              "exec", "open", "getattr"]
 
@@ -178,7 +178,7 @@ def test_every_schema_expression_reaches_only_the_namespace():
         names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - {"_arg"}
         assert names <= allowed, (text, names - allowed)
         roots = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
-                 and n.value.id in ("_k8s", "_go", "_text", "_math", "_res")]
+                 and n.value.id in ("_k8s", "_go", "_text", "_cond", "_fields", "_math", "_res")]
         for attr in roots:
             assert hasattr(scope[attr.value.id], attr.attr), text
         assert not any(isinstance(n, ast.Attribute) and n.attr.startswith("__") for n in ast.walk(tree)), text

@@ -15,6 +15,8 @@ import math
 from inspect import isfunction
 from types import ModuleType, SimpleNamespace
 
+from fumarole.runtime.api import conditions as _conditions_module
+from fumarole.runtime.api import object_fields as _fields_module
 from fumarole.runtime.api import resource as R
 from fumarole.runtime.api.fit import FitError
 from fumarole.runtime.api.resource import Resource
@@ -37,6 +39,9 @@ _K8S_FUNCTIONS = ("balanced_allocation_score", "has_node_selection", "has_prefer
                   "terminating_by_preemption", "tolerates_unschedulable", "untolerated_taint",
                   "view_nonzero_requested", "view_requested")
 _GO_FUNCTIONS = ("int_or_percent", "local_time", "parse_clock", "parse_duration", "pow", "trim_space")
+_CONDITION_FUNCTIONS = ("job_condition", "job_conditions", "job_evicted_at", "job_pending_since", "job_scheduled_at",
+                        "task_condition", "task_conditions", "task_evicted_at", "task_pending_since",
+                        "task_scheduled_at")
 _TEXT_FUNCTIONS = ("ends_with", "lower", "parse_time", "starts_with", "time", "trim_prefix", "trim_suffix", "upper")
 
 
@@ -150,6 +155,8 @@ def namespace() -> dict:
         "_k8s": _library(_k8s_module, _K8S_FUNCTIONS),
         "_go": _library(_go_module, _GO_FUNCTIONS),
         "_text": _library(_text_module, _TEXT_FUNCTIONS),
+        "_cond": _library(_conditions_module, _CONDITION_FUNCTIONS),
+        "_fields": _library(_fields_module, ("queue_spec",)),
         "_math": SimpleNamespace(floor=math.floor),
         "_eviction": _library(_eviction_module, ("Eviction", "VictimBundle")),
         "_limits": _library(_limits_module, ("queue_has_affinity", "queue_node_groups", "node_group_limits")),

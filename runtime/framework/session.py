@@ -663,7 +663,12 @@ class Session:
         job.fit_errors[task.uid] = FitErrors(message=message)
 
     def set_condition(self, job: Job, kind: str, status: str, reason: str) -> None:
-        condition = {"type": kind, "status": status, "transitionID": self.uid, "reason": reason}
+        """UpdatePodGroupCondition; like framework/job_updater.go, a condition that keeps its status and
+        reason keeps its lastTransitionTime (job.pending_since reads it), else it changes now."""
+        old = next((c for c in job.conditions if c.get("type") == kind), None)
+        unchanged = old is not None and old.get("status") == status and old.get("reason") == reason
+        condition = {"type": kind, "status": status, "transitionID": self.uid, "reason": reason,
+                     "lastTransitionTime": old.get("lastTransitionTime") if unchanged else self.now}
         job.conditions = [c for c in job.conditions if c.get("type") != kind] + [condition]
 
     def fit_error(self, reason: str) -> FitError:

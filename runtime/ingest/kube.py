@@ -605,7 +605,7 @@ _SPREAD = (("", "map"), ("maxSkew", "int"), ("minDomains", "int"), ("topologyKey
            ("whenUnsatisfiable", "scalar"), ("nodeAffinityPolicy", "scalar"), ("nodeTaintsPolicy", "scalar"),
            ("matchLabelKeys", "list"), ("matchLabelKeys.*", "scalar"), *_under("labelSelector", _LABEL_SELECTOR))
 _CONDITIONS = (("", "list"), ("*", "map"), ("*.type", "scalar"), ("*.status", "scalar"), ("*.reason", "scalar"),
-               ("*.lastTransitionTime", "time"))
+               ("*.message", "scalar"), ("*.lastTransitionTime", "time"))
 _CONTAINER = (("", "map"), ("resources", "map"), ("ports", "list"), ("ports.*", "map"),
               ("ports.*.hostPort", "int"), ("ports.*.protocol", "scalar"), ("ports.*.hostIP", "scalar"),
               ("restartPolicy", "scalar"), ("image", "scalar"))
