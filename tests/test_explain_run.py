@@ -88,10 +88,11 @@ def test_pending_job_too_big_names_the_predicate_summary_with_counts():
 def test_job_not_enqueued_names_the_rejecting_vote():
     _decisions, explanations = run_explained(default_bundle(), cluster(ROOT / "examples/cluster.yaml"))
     pending = by_subject(explanations, "pending")["batch/huge"]
-    line = line_of("plugins/overcommit.policy", "permit when within_requested(inqueue + minimum, idle, minimum)")
+    # the `permit when ...` above it was false: the unguarded `reject` after it decided
+    line = line_of("plugins/overcommit.policy", "permit when within_requested(inqueue + minimum, idle, minimum)") + 1
     assert pending.because[0].by == "overcommit"
     assert pending.because[0].at.startswith(f"policies/volcano/plugins/overcommit.policy:{line}:")
-    assert pending.because[0].text.startswith("overcommit: rejected the enqueue (`permit when within_requested(")
+    assert pending.because[0].text == "overcommit: rejected the enqueue (`reject` decided it)"
 
 
 def test_site_policy_that_protects_victims_is_named_on_the_waiting_gang():
@@ -117,10 +118,11 @@ def test_bind_names_the_allocate_line_and_the_scores():
     binds = by_subject(explanations, "bind")
     placed = line_of("actions/allocate.policy", "stmt.allocate(task, best)")
     assert binds["ml/train-worker-1"].because[0].at == f"policies/volcano/actions/allocate.policy:{placed}:13"
-    # nodeorder's default weights score both nodes 0: the first node scanned wins the tie
+    # the totals allocate chose by: nodeorder's batch scorers (least requested, balance, taints...) count
     assert binds["ml/train-worker-1"].because[1].text == \
-        "2 nodes tied for the highest node score, node-b was scanned first: node-b 0, node-a 0"
+        "node-b had the highest node score: node-b 430, node-a 421"
     assert binds["ml/train-worker-1"].because[2].by == "nodeorder"
+    assert binds["ml/train-worker-1"].because[2].text == "nodeorder batch_node_order scored node-b 430, node-a 421"
     assert binds["tools/sidecar-0"].summary == "tools/sidecar-0 bound to node-a by backfill"
 
 

@@ -66,7 +66,7 @@ def explain(path: Path, outcome: Outcome, scenario_doc: dict) -> list[str]:
     for pod, evicted in pods:
         lines.append(f"{pod}: {'evicted, but not expected' if evicted else 'expected to be evicted, but was not'}")
         vetoes = last_vetoes(tracer, pod)
-        lines.extend(f"  {veto_text(veto, probes.sites)}" for veto in vetoes)
+        lines.extend(f"  {veto_text(veto)}" for veto in vetoes)
         rounds = victim_rounds(tracer, pod)
         if not rounds:
             if not vetoes:
@@ -86,13 +86,15 @@ def last_vetoes(tracer: Tracer, pod: str) -> list[CandidateCall]:
     return list({(v.plugin, v.hook): v for v in tracer.vetoes if v.task.key == pod}.values())
 
 
-def veto_text(veto: CandidateCall, sites: list[Site]) -> str:
-    decider = last_probe(veto.events)
-    if decider is not None:
-        why = f": `{sites[decider[1]].text}` was {'true' if decider[2] else 'false'}"
+def veto_text(veto: CandidateCall) -> str:
+    """A plugin's "may not be a victim", quoted where its hook decided it."""
+    decision = veto.decision
+    where = decision.location if decision is not None else veto.where.location
+    if decision is not None:
+        why = f": {decision.words('false')}"
     else:
         why = f": `{veto.where.expression}` is false" if veto.where.expression else ""
-    return (f"{veto.plugin}: ruled it out at {veto.where.location} "
+    return (f"{veto.plugin}: ruled it out at {where} "
             f"({veto.hook}({veto.actor.key}, {veto.task.key}) answered false){why}")
 
 

@@ -193,10 +193,28 @@ class _Wording:
             round_ = rounds[-1]
             because.append(Reason(f"victims chosen by {round_heading(round_)}", by=action))
             because.extend(Reason(str(v), v.at, v.plugin) for v in round_verdicts(round_, pod, self.probes.sites))
+        because.extend(self._victim_order(pod))
         if move is not None and move.committed_at is not None:
             because.append(_made("evicted for good (statement committed)", move.committed_at, action))
         return Explanation("evict", self._job_of(pod), pod, node, f"{pod} evicted from {node}" + _by(action),
                            tuple(because))
+
+    def _victim_order(self, pod: str) -> list[Reason]:
+        """The plugin whose order hook told this victim (or its job) apart from another one."""
+        out = []
+        for subject in (pod, self._job_of(pod)):
+            if subject not in self.tracer.orderings:
+                continue
+            found = self.tracer.orderings[subject]
+            if found is None:
+                out.append(Reason(f"victim order: no plugin's order hook told {subject} apart from the other "
+                                  "victims; the action's default order decided"))
+                continue
+            plugin, hook, other = found
+            site = self.tracer.hook_sites.get((plugin, hook))
+            out.append(Reason(f"victims ordered by {plugin}'s {hook} (it told {subject} and {other} apart)",
+                              site.location if site else "", plugin))
+        return out
 
     def _beneficiary(self, eviction: Move) -> str:
         for moves in self.tracer.moves.values():
@@ -206,24 +224,26 @@ class _Wording:
         return ""
 
     def _node_choice(self, move: Move) -> list[Reason]:
-        if not move.scores:
+        """The totals the action chose the node by, as it summed them, and each scorer's part."""
+        totals = move.totals
+        if not totals or move.node not in totals:
             return []
-        totals = {node: sum(parts.values()) for node, parts in move.scores.items()}
         ranked = sorted(totals, key=lambda n: (-totals[n], n != move.node))
         shown = ", ".join(f"{n} {_num(totals[n])}" for n in ranked[:SCORES_SHOWN])
         more = f", ... ({len(ranked)} nodes scored)" if len(ranked) > SCORES_SHOWN else ""
         tied = [n for n in ranked if totals[n] == totals[move.node]]
-        if len(tied) > 1:
+        if totals[move.node] < totals[ranked[0]]:
+            choice = f"{move.node} was chosen among the nodes the action scored"
+        elif len(tied) > 1:
             choice = f"{len(tied)} nodes tied for the highest node score, {move.node} was scanned first"
         else:
             choice = f"{move.node} had the highest node score"
         out = [Reason(f"{choice}: {shown}{more}", by=move.action)]
-        plugins = sorted({p for parts in move.scores.values() for p in parts})
-        for plugin in plugins:
-            parts = ", ".join(f"{n} {_num(move.scores[n].get(plugin, 0.0))}" for n in ranked[:SCORES_SHOWN])
-            site = self.tracer.hook_sites.get((plugin, "node_order")) or \
-                self.tracer.hook_sites.get((plugin, "batch_node_order"))
-            out.append(Reason(f"{plugin} scored {parts}", site.location if site else "", plugin))
+        for plugin, hook in sorted({part for parts in move.scores.values() for part in parts}):
+            parts = ", ".join(f"{n} {_num(move.scores.get(n, {}).get((plugin, hook), 0.0))}"
+                              for n in ranked[:SCORES_SHOWN])
+            site = self.tracer.hook_sites.get((plugin, hook))
+            out.append(Reason(f"{plugin} {hook} scored {parts}", site.location if site else "", plugin))
         return out
 
     # -- what stayed pending --------------------------------------------------------------------
@@ -258,11 +278,11 @@ class _Wording:
         result = answer.result
         text = f"{answer.plugin}: " + what.format(result="; ".join(result.reasons) if hasattr(result, "reasons")
                                                   else result)
-        if answer.decider is not None:
-            site = answer.decider
-            subject = site.rule if site.kind in ("guard", "victim") else site.text
-            return Reason(f"{text} (`{subject}` was {'true' if answer.decided else 'false'})",
-                          site.location, answer.plugin)
+        decision = answer.decision
+        if decision is not None:
+            said = "true" if result is True else "false" if result is False else _num(result) \
+                if isinstance(result, (int, float)) else "none" if result is None else "a failure"
+            return Reason(f"{text} ({decision.words(said)})", decision.location, answer.plugin)
         where = answer.where
         return Reason(f"{text} (`{where.expression}`)" if where.expression else text, where.location, answer.plugin)
 
@@ -292,10 +312,11 @@ class _Wording:
         for (plugin, hook, actor), vetoes in ruled.items():
             victims = sorted({v.task.key for v in vetoes})
             last = vetoes[-1]
-            why = veto_text(last, self.probes.sites).split(" answered false)", 1)[-1]
+            why = veto_text(last).split(" answered false)", 1)[-1]
+            at = last.decision.location if last.decision is not None else last.where.location
             out.append(Reason(f"{plugin} ruled out {len(victims)} victim(s) for {actor} ({hook}): "
                               f"{', '.join(victims[:TASKS_SHOWN])}{'...' if len(victims) > TASKS_SHOWN else ''}"
-                              f"{why}", last.where.location, plugin))
+                              f"{why}", at, plugin))
         return out
 
     def _fit_errors(self, job: Job, waiting: list[Task]) -> list[Reason]:

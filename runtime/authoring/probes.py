@@ -52,6 +52,11 @@ class HookSite:
 
     location: str
     expression: str = ""
+    lines: tuple[int, int] = (0, 0)  # the lines of the hook's declaration: [first, end)
+
+    def holds(self, site: Site) -> bool:
+        """The site is in the hook's own body (not in a helper it calls)."""
+        return site.file == self.location.rsplit(":", 2)[0] and self.lines[0] <= site.line < self.lines[1]
 
 
 def describe(file: str, node: A.Expr, owner: object) -> Site:
@@ -136,7 +141,8 @@ class Probes:
                 builder = self._marking(kind, name, scope["__build__"])
                 if watch is not None:
                     hooks = {h.name: HookSite(f"{file}:{h.decl.name_span.line}:{h.decl.name_span.col}",
-                                              "" if isinstance(h.decl.body, tuple) else expr_text(h.decl.body))
+                                              "" if isinstance(h.decl.body, tuple) else expr_text(h.decl.body),
+                                              (h.decl.span.line, max(h.decl.span.end_line, h.decl.span.line + 1)))
                              for h in checked.hooks}
                     builder = watch(kind, name, builder, hooks)
                 tables[kind][name] = CompiledPolicy(compiled, builder)

@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from fumarole.runtime.api.model import Job, Node, Queue, Task
+from fumarole.runtime.api.model import PENDING, Job, Node, Queue, Task
 from fumarole.runtime.authoring.probes import HookSite, Probes, Site
 
 VICTIM_HOOKS = ("preemptable", "reclaimable", "unified_evictable")
@@ -28,6 +28,8 @@ ANSWER_HOOKS = ("job_valid", "job_enqueueable", "overused", "allocatable", "job_
                 "job_starving", "preemptive")
 PREDICATE_HOOKS = ("predicate", "pre_predicate")
 SCORE_HOOKS = ("node_order", "batch_node_order")
+# Comparisons that order victims (among other things): the plugin that told two victims apart is named.
+ORDER_HOOKS = ("job_order", "task_order", "victim_order")
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,29 @@ class VictimCall:
     events: list = field(repr=False)
 
 
+@dataclass(frozen=True)
+class Decision:
+    """Where a plugin's hook decided its answer, in the hook's own body (a helper's branches never
+    stand for the hook): the expression a one-line hook is, the guarded statement whose condition
+    was true (`return false when c`, `fail "..." when c`), or the statement the hook ended at."""
+
+    ended: Where
+    condition: Site | None = None
+    expression: bool = False  # `ended` is the expression of a one-line hook
+
+    @property
+    def location(self) -> str:
+        return self.condition.location if self.condition is not None else self.ended.location
+
+    def words(self, answer: str) -> str:
+        """How an explanation quotes it."""
+        if self.condition is not None:
+            return f"`{self.condition.rule}`: `{self.condition.text}` was true"
+        if self.expression:
+            return f"`{self.ended.code}` is {answer}"
+        return f"`{self.ended.code}` decided it"
+
+
 @dataclass
 class CandidateCall:
     """A plugin answering no to "may this task be a victim at all?"."""
@@ -67,18 +92,18 @@ class CandidateCall:
     actor: Any
     task: Any
     events: list = field(repr=False)
+    decision: Decision | None = None
 
 
 @dataclass(frozen=True)
 class Answer:
-    """A plugin's last answer to a hook about one subject, and the rule that decided it."""
+    """A plugin's last answer to a hook about one subject, and where its hook decided it."""
 
     plugin: str
     hook: str
     result: Any
     where: HookSite
-    decider: Site | None
-    decided: bool  # the decider's outcome
+    decision: Decision | None
 
 
 @dataclass(eq=False)
@@ -90,7 +115,8 @@ class Move:
     node: str
     action: str
     at: Where | None
-    scores: dict[str, dict[str, float]] = field(default_factory=dict)  # node -> plugin -> score
+    scores: dict[str, dict[tuple[str, str], float]] = field(default_factory=dict)  # node -> (plugin, hook) -> score
+    totals: dict[str, float] | None = None  # node -> the score the action chose by, as it summed them
     victims: list["Move"] = field(default_factory=list)  # evictions made room for a pipelined task
     undone_at: Where | None = None
     committed_at: Where | None = None
@@ -118,9 +144,15 @@ class Tracer:
         self.vetoes: list[CandidateCall] = []
         self.answers: dict[tuple[str, Any], dict[str, Answer]] = {}  # (hook, subject) -> plugin -> answer
         self.reason_origins: dict[str, tuple[str, Where]] = {}  # fit-error reason -> (plugin or action, where)
-        self.scores: dict[str, dict[str, dict[str, float]]] = {}  # task -> node -> plugin -> latest score
+        self.scores: dict[str, dict[str, dict[tuple[str, str], float]]] = {}  # task -> node -> (plugin, hook) -> score
+        self.totals: dict[str, dict[str, float]] = {}  # task -> node -> total, as the action last chose by
+        self._round: dict[str, Any] = {}  # task -> the node list its current scoring round started with
+        self._scoring = ""  # the task whose nodes a plugin scored last
         self.moves: dict[str, list[Move]] = {}  # task key -> its operations in order
         self.hook_sites: dict[tuple[str, str], HookSite] = {}  # (plugin, hook) -> where it is implemented
+        # victim (task key or job UID) -> (plugin, hook, other) of the last plugin that told it apart from
+        # another, or None while every plugin asked answered "equal"
+        self.orderings: dict[str, tuple[str, str, str] | None] = {}
         self._unclaimed: list[Move] = []  # evictions no placement has claimed yet (nor undone)
         self._depth = 0
         self._modules: dict[str, Any] = {}
@@ -153,10 +185,28 @@ class Tracer:
         if hook in ANSWER_HOOKS:
             return self._answered(plugin, hook, where, fn)
         if hook in PREDICATE_HOOKS:
-            return self._predicated(plugin, fn)
+            return self._predicated(plugin, where, fn)
         if hook in SCORE_HOOKS:
             return self._scored(plugin, hook, fn)
+        if hook in ORDER_HOOKS:
+            return self._ordered(plugin, hook, fn)
         return fn
+
+    def _ordered(self, plugin: str, hook: str, fn: Callable) -> Callable:
+        """The last plugin that told two running tasks (or two jobs with nothing pending) apart: those
+        are compared to order victims, pending ones to order what is placed."""
+        def ordered(*args: Any) -> Any:
+            result = fn(*args)
+            if len(args) == 2 and all(_running(a) for a in args):
+                left, right = ident(args[0]), ident(args[1])
+                if result:
+                    self.orderings[left] = (plugin, hook, right)
+                    self.orderings[right] = (plugin, hook, left)
+                else:
+                    self.orderings.setdefault(left, None)
+                    self.orderings.setdefault(right, None)
+            return result
+        return ordered
 
     def _call(self, fn: Callable, args: tuple) -> tuple[Any, list]:
         """Run a plugin function; its result and the probe events it produced."""
@@ -172,6 +222,39 @@ class Tracer:
             self._depth -= 1
         return result, events[mark:]
 
+    def _decided(self, fn: Callable, args: tuple, hook: HookSite) -> tuple[Any, list, Decision | None]:
+        """As :meth:`_call`, and where the hook's own body decided (:class:`Decision`): for a one-line
+        hook its expression; else the line its frame returned from (a profile function sees that
+        return), with the true guard of that statement; else its last true guard."""
+        code = getattr(fn, "__code__", None)
+        returned: list[int] = []
+
+        def profile(frame: Any, event: str, _arg: Any) -> None:
+            if event == "return" and frame.f_code is code:
+                returned.append(frame.f_lineno)
+        previous = sys.getprofile()
+        sys.setprofile(profile)
+        try:
+            result, events = self._call(fn, args)
+        finally:
+            sys.setprofile(previous)
+        file, line, col = _split_location(hook.location)
+        if hook.expression:
+            return result, events, Decision(Where(file, line, col, hook.expression), expression=True)
+        guards = [site for site in (self.probes.sites[e[1]] for e in events if e[0] == "probe" and e[2])
+                  if site.kind == "guard" and hook.holds(site)]
+        module = self._modules.get(code.co_filename) if code is not None else None
+        if returned and module is not None:
+            line, col = module.policy_position(returned[-1])
+            if line:
+                file = module.policy_file(returned[-1])
+                condition = next((site for site in reversed(guards) if site.line == line), None)
+                return result, events, Decision(Where(file, line, col, self._line(file, line)), condition)
+        if guards:
+            last = guards[-1]
+            return result, events, Decision(Where(last.file, last.line, last.col, last.rule), last)
+        return result, events, None
+
     def _traced_victims(self, plugin: str, hook: str, fn: Callable) -> Callable:
         def traced(actor: Any, candidates: list) -> tuple:
             (chosen, vote), events = self._call(fn, (actor, candidates))
@@ -181,9 +264,9 @@ class Tracer:
 
     def _asked(self, plugin: str, hook: str, where: HookSite, fn: Callable) -> Callable:
         def asked(actor: Any, task: Any) -> bool:
-            result, events = self._call(fn, (actor, task))
+            result, events, decision = self._decided(fn, (actor, task), where)
             if not result:
-                self.vetoes.append(CandidateCall(plugin, hook, where, actor, task, events))
+                self.vetoes.append(CandidateCall(plugin, hook, where, actor, task, events, decision))
             return result
         return asked
 
@@ -191,37 +274,47 @@ class Tracer:
         subject_at = 1 if hook in ("allocatable", "preemptive") else 0
 
         def answered(*args: Any) -> Any:
-            result, events = self._call(fn, args)
-            decider = last_probe(events)
-            site = self.probes.sites[decider[1]] if decider is not None else None
+            result, _events, decision = self._decided(fn, args, where)
             key = (hook, ident(args[subject_at]))
-            self.answers.setdefault(key, {})[plugin] = Answer(plugin, hook, result, where, site,
-                                                              bool(decider[2]) if decider is not None else False)
+            self.answers.setdefault(key, {})[plugin] = Answer(plugin, hook, result, where, decision)
             return result
         return answered
 
-    def _predicated(self, plugin: str, fn: Callable) -> Callable:
+    def _predicated(self, plugin: str, where: HookSite, fn: Callable) -> Callable:
+        """Each reason of a failure tied to the `fail` that gave it: the true `fail ... when` guards of the
+        hook's own body, in the order their reasons were added (else where the hook decided)."""
         def predicated(*args: Any) -> Any:
-            failure, events = self._call(fn, args)
+            failure, events, decision = self._decided(fn, args, where)
             if failure is not None:
-                decider = last_probe(events)
-                if decider is not None:
-                    site = self.probes.sites[decider[1]]
-                    for reason in failure.reasons:
+                fails = [site for site in (self.probes.sites[e[1]] for e in events if e[0] == "probe" and e[2])
+                         if site.kind == "guard" and site.rule.startswith("fail") and where.holds(site)]
+                reasons = failure.reasons
+                if len(fails) == len(reasons):
+                    for reason, site in zip(reasons, fails):
                         self.reason_origins.setdefault(reason, (plugin, self._site_where(site)))
+                elif decision is not None:
+                    at = self._site_where(decision.condition) if decision.condition is not None else decision.ended
+                    for reason in reasons:
+                        self.reason_origins.setdefault(reason, (plugin, at))
             return failure
         return predicated
 
     def _scored(self, plugin: str, hook: str, fn: Callable) -> Callable:
+        """Each plugin's part of a task's node scores in the current round; a round starts when the
+        batch scorers are asked about a new list of nodes (PrioritizeNodes asks them first)."""
         def scored(task: Any, nodes: Any) -> Any:
             result, _events = self._call(fn, (task, nodes))
+            self._scoring = task.key
+            if hook == "batch_node_order" and self._round.get(task.key) is not nodes:
+                self._round[task.key] = nodes
+                self.scores[task.key] = {}
             per_node = self.scores.setdefault(task.key, {})
             if hook == "node_order":
                 if result is not None:
-                    per_node.setdefault(nodes.name, {})[plugin] = result
+                    per_node.setdefault(nodes.name, {})[(plugin, hook)] = float(result)
             elif result is not None:
                 for node, score in result.items():
-                    per_node.setdefault(node.name, {})[plugin] = per_node.get(node.name, {}).get(plugin, 0.0) + score
+                    per_node.setdefault(node.name, {})[(plugin, hook)] = float(score)
             return result
         return scored
 
@@ -250,13 +343,23 @@ class Tracer:
         return lines[line - 1].strip() if 0 < line <= len(lines) else ""
 
     # -- the session's observer (framework.session.SessionObserver) --------------------------
+    def nodes_scored(self, scores: dict) -> None:
+        """An action chose a node by these totals (select_best / sort_by_score): they belong to the task
+        whose nodes the plugins scored last, when they are that round's nodes."""
+        names = {node.name: float(score) for node, score in scores.items()}
+        parts = self.scores.get(self._scoring)
+        if parts is not None and names.keys() <= parts.keys():
+            self.totals[self._scoring] = names
+
     def placed(self, task: Task, node: Node, status: str) -> None:
         action, at = self._policy_frame()
         history = self.moves.setdefault(task.key, [])
         scores = self.scores.pop(task.key, {})
+        totals = self.totals.pop(task.key, None)
+        self._round.pop(task.key, None)
         victims = [m for m in self._unclaimed if m.node == node.name and m.action == action]
         self._unclaimed = [m for m in self._unclaimed if m not in victims]
-        history.append(Move(status, task, node.name, action, at, scores, victims))
+        history.append(Move(status, task, node.name, action, at, scores if totals else {}, totals=totals, victims=victims))
 
     def evicting(self, task: Task) -> None:
         action, at = self._policy_frame()
@@ -287,6 +390,19 @@ class Tracer:
             action, at = self._policy_frame()
             if at is not None:
                 self.reason_origins[reason] = (action, at)
+
+
+def _running(subject: Any) -> bool:
+    if isinstance(subject, Task):
+        return subject.status != PENDING and bool(subject.node_name)
+    if isinstance(subject, Job):
+        return not subject.count(PENDING) and bool(subject.tasks)
+    return False
+
+
+def _split_location(location: str) -> tuple[str, int, int]:
+    file, line, col = location.rsplit(":", 2)
+    return file, int(line), int(col)
 
 
 def last_probe(events: list) -> tuple | None:

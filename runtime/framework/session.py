@@ -152,6 +152,7 @@ class SessionObserver(Protocol):
     def bound(self, task: Task) -> None: ...
     def eviction_recorded(self, task: Task, reason: str) -> None: ...
     def fit_error_made(self, reason: str) -> None: ...
+    def nodes_scored(self, scores: dict) -> None: ...
 
 
 class Decisions:
@@ -693,16 +694,18 @@ class Session:
         # The fast engine's batches over them gather rows instead of looking each node up.
         return self.columns.nodes_of(kept, in_order=True) if self.columns is not None else [nodes[i] for i in kept]
 
-    @staticmethod
-    def select_best(scores: dict) -> Node | None:
+    def select_best(self, scores: dict) -> Node | None:
+        if self.observer is not None:
+            self.observer.nodes_scored(scores)
         best, best_score = None, None
         for node, score in scores.items():
             if best_score is None or score > best_score:
                 best, best_score = node, score
         return best
 
-    @staticmethod
-    def sort_by_score(scores: dict) -> list[Node]:
+    def sort_by_score(self, scores: dict) -> list[Node]:
+        if self.observer is not None:
+            self.observer.nodes_scored(scores)
         return sorted(scores, key=lambda node: -scores[node])
 
     def node_view_add(self, task: Task) -> None:
