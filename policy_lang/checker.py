@@ -851,7 +851,8 @@ class Checker:
             if e.id in _BUILTINS:
                 self.error("E105", f"'{e.id}' can only be called", e.span)
                 return UNKNOWN
-            self.error("E100", f"unknown name '{e.id}'", e.span, self._hint(e.id, self._all_names(scope)))
+            self.error("E100", f"unknown name '{e.id}'", e.span,
+                       self._rule_only_hint(e.id) or self._hint(e.id, self._all_names(scope)))
             return UNKNOWN
         if not self._note_module_use(e.id, ref, e.span):
             return UNKNOWN
@@ -1131,6 +1132,18 @@ class Checker:
         for a in e.args:
             self.expr(a, scope)
         return UNKNOWN
+
+    def _rule_only_hint(self, name: str) -> str | None:
+        """Names a one-line victim or candidate rule reads (policy_lang/victim_rules.py) that mean nothing
+        elsewhere: `self`, and an enumeration value written bare (`status == Running`)."""
+        if name == "self":
+            return ("`self` (the task that needs room) exists only in one-line victim and candidate rules "
+                    "(`victim when ...`); in a hook body use its parameter, e.g. `preemptor`")
+        enums = [enum for enum, values in self.env.enums.items() if name in values]
+        if enums:
+            return (f"'{name}' is a {enums[0]} value: write the string \"{name}\"; a bare value is read only "
+                    "in one-line victim and candidate rules")
+        return None
 
     def _check_literal_format(self, sig: FuncSig, e: A.Call) -> None:
         """A literal the function would refuse while the session runs is an error where it is written."""

@@ -7,6 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fumarole.runtime.api.conditions import conditions_of, seconds
+from fumarole.runtime.api.object_fields import text_of
 
 CLUSTER = """apiVersion: v1
 kind: List
@@ -147,3 +152,18 @@ def test_the_session_keeps_a_condition_time_while_the_condition_holds():
     assert job_pending_since(job) == 500.0
     Session.set_condition(Clock(), job, "Unschedulable", "True", "NotEnoughPodsOfTask")
     assert job_pending_since(job) == 900.0
+
+
+VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=30) |
+                      st.datetimes(), lambda inner: st.lists(inner, max_size=3) |
+                      st.dictionaries(st.text(max_size=8), inner, max_size=3), max_leaves=8)
+
+
+@settings(max_examples=150, deadline=None)
+@given(VALUES)
+def test_whatever_a_status_holds_reads_without_failing(raw):
+    for condition in conditions_of(raw if isinstance(raw, list) else [raw, {"lastTransitionTime": raw}]):
+        assert isinstance(condition.type, str) and isinstance(condition.status, str)
+        assert condition.last_transition_time is None or isinstance(condition.last_transition_time, float)
+    assert seconds(raw) is None or isinstance(seconds(raw), float)
+    assert isinstance(text_of(raw), str)

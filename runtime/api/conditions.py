@@ -13,6 +13,7 @@ cluster does not say.
 from __future__ import annotations
 
 import datetime as _dt
+import math
 from typing import Any
 
 from fumarole.policy_lang.timestamps import rfc3339_seconds
@@ -44,7 +45,11 @@ def seconds(value: Any) -> float | None:
     if isinstance(value, bool) or value in (None, ""):
         return None
     if isinstance(value, (int, float)):
-        return float(value)
+        try:
+            seconds_ = float(value)
+        except OverflowError:
+            return None
+        return seconds_ if math.isfinite(seconds_) else None
     if isinstance(value, _dt.datetime):
         return (value if value.tzinfo else value.replace(tzinfo=_dt.timezone.utc)).timestamp()
     return rfc3339_seconds(str(value))

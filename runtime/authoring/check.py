@@ -390,9 +390,14 @@ class _Run:
             return
         self.diags += unknown_keys(doc, file)
         if "bundle" in doc:
+            # As `fumarole test` loads it (bundles.bundle.load_bundle): a folder or a bundle.yaml is a
+            # bundle, any other file a volcano-scheduler.conf over the standard library.
             target = path.parent / str(doc["bundle"])
-            if (target / MANIFEST).is_file() or target.is_file():
+            if (target / MANIFEST).is_file() or (target.is_file() and target.name == MANIFEST):
                 self._guarded(target, self._bundle, target)
+            elif target.is_file():
+                if self._read(target) is not None:
+                    self._guarded(target, self._conf, target)
             else:
                 self.diags.append(Diagnostic("F001", f"cannot read bundle {target}: no such bundle", file,
                                              Span(*position(doc, "bundle"))))

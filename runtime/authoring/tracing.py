@@ -239,7 +239,7 @@ class Tracer:
         finally:
             sys.setprofile(previous)
         file, line, col = _split_location(hook.location)
-        if hook.expression:
+        if hook.expression and file:
             return result, events, Decision(Where(file, line, col, hook.expression), expression=True)
         guards = [site for site in (self.probes.sites[e[1]] for e in events if e[0] == "probe" and e[2])
                   if site.kind == "guard" and hook.holds(site)]
@@ -401,8 +401,11 @@ def _running(subject: Any) -> bool:
 
 
 def _split_location(location: str) -> tuple[str, int, int]:
-    file, line, col = location.rsplit(":", 2)
-    return file, int(line), int(col)
+    """FILE:LINE:COL apart; ("", 0, 0) for a hook whose place is unknown ("?")."""
+    parts = location.rsplit(":", 2)
+    if len(parts) != 3 or not parts[1].isdigit() or not parts[2].isdigit():
+        return "", 0, 0
+    return parts[0], int(parts[1]), int(parts[2])
 
 
 def last_probe(events: list) -> tuple | None:
