@@ -113,3 +113,47 @@ def test_run_shows_where_binds_and_jobs_landed(cli, root, tmp_path):
     lines = result.out.splitlines()
     assert "  POD    NODE   HYPERNODE" in lines and "  c1/p1  s2-n5  s2" in lines
     assert any(line.split()[:4] == ["c1/pg1", "q1", "Inqueue", "s3"] for line in lines)
+
+
+def regex_hyper_node(pattern: str) -> str:
+    """A tier-1 HyperNode selecting nodes by ``pattern``, which sits on line 7, column 51."""
+    return ("apiVersion: topology.volcano.sh/v1alpha1\nkind: HyperNode\nmetadata: {name: r}\nspec:\n  tier: 1\n"
+            f"  members:\n  - {{type: Node, selector: {{regexMatch: {{pattern: {pattern}}}}}}}")
+
+
+def test_a_catastrophic_pattern_matches_long_names_in_linear_time():
+    import time
+    names = ["a" * 50_000 + "!", "a" * 40_000]
+    text = "\n---\n".join([node(name) for name in names] + [regex_hyper_node("'^(a+)+$'")])
+    started = time.perf_counter()
+    topology = topology_of(text)
+    assert [n.name for n in topology.by_name["r"].nodes] == ["a" * 40_000]
+    assert time.perf_counter() - started < 5
+
+
+def test_patterns_match_as_go_regexp_does_ascii_classes_and_an_unanchored_search():
+    # Go: \d is [0-9] only (Python's re also takes U+0661), and MatchString searches anywhere in the name
+    text = "\n---\n".join([node("rack-1"), node("rack-\u0661"), node("x-rack-2"), regex_hyper_node(r"'rack-\d'")])
+    assert [n.name for n in topology_of(text).by_name["r"].nodes] == ["rack-1", "x-rack-2"]
+
+
+@pytest.mark.parametrize("pattern, reason", [
+    ("'('", "missing ): ("),
+    ("'a**'", "bad repetition operator: **"),
+    (r"'n\C'", "invalid escape sequence: \\C"),
+    ("'a{1001}'", "invalid repetition size: {1001}"),
+    ("'" + "a" * 1025 + "'", "the pattern is 1025 characters long; fumarole accepts at most 1024"),
+])
+def test_a_pattern_go_refuses_or_an_over_long_one_is_k004_at_the_pattern(pattern, reason):
+    with pytest.raises(FumaroleError) as info:
+        load_cluster(regex_hyper_node(pattern), "cluster.yaml")
+    [d] = info.value.diagnostics
+    assert (d.code, d.file, d.span.line, d.span.col) == ("K004", "cluster.yaml", 7, 51)
+    assert "regexMatch.pattern is not a regular expression Volcano accepts" in d.message and reason in d.message
+
+
+def test_a_pattern_that_is_not_a_string_is_k004():
+    with pytest.raises(FumaroleError) as info:
+        load_cluster(regex_hyper_node("[a]"), "cluster.yaml")
+    assert [(d.code, d.span.line) for d in info.value.diagnostics] == [("K004", 7)]
+    assert "regexMatch needs a pattern" in info.value.diagnostics[0].message

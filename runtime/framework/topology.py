@@ -18,9 +18,9 @@ nodes in session node order (docs/hooks.md).
 
 from __future__ import annotations
 
-import re
 from typing import Iterable
 
+from fumarole.runtime.api.go_regexp import compile_go_regexp, go_match_string
 from fumarole.runtime.api.labels import parse_selector, selects
 from fumarole.runtime.api.model import ALLOCATED_STATUS, Job, Node
 from fumarole.runtime.ingest.hypernodes import HyperNodeSpec, Member
@@ -61,8 +61,8 @@ def _member_nodes(member: Member, nodes: list[Node]) -> set[str]:
     if member.exact:
         return {member.exact}
     if member.regex:
-        pattern = re.compile(member.regex)
-        return {n.name for n in nodes if pattern.search(n.name)}
+        pattern = compile_go_regexp(member.regex)  # validated when the cluster was read
+        return {n.name for n in nodes if go_match_string(pattern, n.name)}
     labels = member.labels or {}
     if not labels.get("matchLabels") and not labels.get("matchExpressions"):
         return set()

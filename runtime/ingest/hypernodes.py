@@ -16,10 +16,10 @@ nodes (``runtime/framework/topology.py``).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from fumarole.policy_lang.diagnostics import Diagnostic, Span
+from fumarole.runtime.api.go_regexp import PatternError, compile_go_regexp
 from fumarole.runtime.ingest.yamlpos import position, walk_path
 
 MEMBER_TYPES = ("Node", "HyperNode")
@@ -83,14 +83,15 @@ def _member(entry: object, owner: dict, index: int, fail) -> Member | None:
         return None
     if regex is not None:
         pattern = regex.get("pattern") if isinstance(regex, dict) else None
-        try:
-            re.compile(str(pattern))
-        except re.error as exc:
-            fail("K004", f"{where}.selector.regexMatch.pattern is not a regular expression: {exc}", selector,
-                 "regexMatch")
-            return None
         if not isinstance(pattern, str):
-            fail("K004", f"{where}.selector.regexMatch needs a pattern", selector, "regexMatch")
+            fail("K004", f"{where}.selector.regexMatch needs a pattern (a string)", *(
+                (regex, "pattern") if isinstance(regex, dict) and "pattern" in regex else (selector, "regexMatch")))
+            return None
+        try:
+            compile_go_regexp(pattern)
+        except PatternError as exc:
+            fail("K004", f"{where}.selector.regexMatch.pattern is not a regular expression Volcano accepts: {exc}",
+                 regex, "pattern")
             return None
         return Member("Node", regex=pattern)
     if not isinstance(labels, dict):
