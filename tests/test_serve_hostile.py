@@ -85,7 +85,7 @@ def test_a_failing_shadow_never_touches_the_active_decisions(site, tmp_path, mon
         assert response.status_code == 200
         assert response.json()["decisions"] == plain["decisions"]
     assert "error[R001]" in policy_failure.json()["shadow"]["error"]
-    assert "internal error in the shadow bundle: RuntimeError: shadow exploded" in internal.json()["shadow"]["error"]
+    assert "internal error in the shadow session: RuntimeError: shadow exploded" in internal.json()["shadow"]["error"]
     assert status["counts"]["shadowFailures"] == 2 and status["counts"]["failedSessions"] == 0
     assert "shadow exploded" in status["lastShadowError"]["error"]
     assert "fumarole_shadow_failures_total 2" in metrics

@@ -150,7 +150,7 @@ def test_activate_rollback_and_failures_keep_the_old_bundle(bundles) -> None:
         none_left = client.post("/v1/bundles/rollback", headers=admin_headers())
         assert none_left.status_code == 409 and none_left.json()["diagnostics"][0]["code"] == "S010"
         counts = client.get("/v1/status").json()["counts"]
-        assert counts == {"sessions": 5, "failedSessions": 0, "swaps": 3, "rollbacks": 1, "failedActivations": 2,
+        assert counts == {"sessions": 5, "failedSessions": 0, "rejectedSessions": 0, "swaps": 3, "rollbacks": 1, "failedActivations": 2,
                           "shadowFailures": 0}
         metrics = client.get("/metrics")
     text = metrics.text

@@ -49,7 +49,8 @@ def test_soak_swaps_under_load(tmp_path: Path) -> None:
     good = [data for data, ok in uploads if ok]
     last = read_archive(good[-1], "last").digest
     assert status["active"]["digest"] == last and status["active"]["signedBy"]
-    assert status["counts"] == {"sessions": len(result.sessions), "failedSessions": 0, "swaps": len(good) + 1,
+    assert status["counts"] == {"sessions": len(result.sessions), "failedSessions": 0, "rejectedSessions": 0,
+                                "swaps": len(good) + 1,
                                 "rollbacks": 0, "failedActivations": len(uploads) - len(good),
                                 "shadowFailures": 0}
     assert status["lastActivation"]["outcome"] == ("activated" if uploads[-1][1] else "rejected")

@@ -58,6 +58,17 @@ def session_timeout(value: str) -> float:
     return seconds
 
 
+def positive_int(value: str) -> int:
+    """A whole number above zero (``serve --session-memory``)."""
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive whole number, not {value!r}")
+    return number
+
+
 def usage_error(message: str, hint: str | None = None) -> FumaroleError:
     """F002: the command line asks for something that cannot be done (no position: it is an argument)."""
     return FumaroleError([Diagnostic("F002", message, "fumarole", NO_POSITION, hint=hint)])

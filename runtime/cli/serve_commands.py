@@ -14,8 +14,9 @@ from pathlib import Path
 
 from fumarole.policy_lang.diagnostics import FumaroleError
 from fumarole.runtime.cli.exit_codes import EXIT_OK
-from fumarole.runtime.cli.options import add_output_option, session_timeout, usage_error
+from fumarole.runtime.cli.options import add_output_option, positive_int, session_timeout, usage_error
 from fumarole.runtime.cli.scheduler_flags import add_scheduler_option_flags, long_flags, options_from_args
+from fumarole.runtime.serve.contained import DEFAULT_MEMORY_BUDGET, MiB
 
 
 DEFAULT_SESSION_TIMEOUT = 120.0  # seconds a served session (or an upload's smoke run) may run its policies
@@ -174,7 +175,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     metrics = Metrics()
     registry = BundleRegistry(trusted, state, metrics)
     decisions = DecisionLog(args.decision_log_size, state.decisions_path if state else None)
-    service = Service(registry, decisions, metrics, option_flags, args.session_timeout)
+    service = Service(registry, decisions, metrics, option_flags, args.session_timeout,
+                      args.session_memory * MiB)
     watcher = Watcher(registry, Path(args.watch), args.watch_interval) if args.watch else None
     try:
         service.start(Path(args.bundle) if args.bundle else None, watcher)
@@ -186,7 +188,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     active = registry.active
     print(f"fumarole: serving {active.bundle.name} revision {active.bundle.revision or '-'} ({active.digest}) "
           f"on http://{args.listen}", file=sys.stderr)
-    serve(create_app(service, options), sock, on_exit=watcher.stop if watcher else None)
+    def on_exit() -> None:
+        service.stop()
+        if watcher is not None:
+            watcher.stop()
+    serve(create_app(service, options), sock, on_exit=on_exit)
     return EXIT_OK
 
 
@@ -229,4 +235,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                        metavar="SECONDS",
                        help="stop a session (or an upload's smoke run) with R001 when its policies run longer "
                             f"than this (default {DEFAULT_SESSION_TIMEOUT:g})")
+    serve.add_argument("--session-memory", type=positive_int, default=DEFAULT_MEMORY_BUDGET // MiB, metavar="MIB",
+                       help="memory a session (or a shadow session, a smoke run) may allocate beyond what the "
+                            f"service holds; past it the session fails with R001 (default {DEFAULT_MEMORY_BUDGET // MiB})")
     serve.set_defaults(func=cmd_serve, known_flags=long_flags(serve))

@@ -85,7 +85,8 @@ class Metrics:
     """The service's metric families."""
 
     def __init__(self) -> None:
-        self.sessions = Counter("fumarole_sessions_total", "Sessions run, by outcome (ok, error).")
+        self.sessions = Counter("fumarole_sessions_total",
+                                "Sessions, by outcome (ok; error: the bundle failed; rejected: malformed input).")
         self.session_seconds = Histogram("fumarole_session_duration_seconds",
                                          "Wall time of one session, from parsed cluster to decisions.")
         self.swaps = Counter("fumarole_swaps_total", "Changes of the active bundle (activations and rollbacks).")

@@ -16,14 +16,16 @@ failed while running.
 
 from __future__ import annotations
 
+import functools
 import hmac
 import ipaddress
-import json
+import logging
 import socket
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
+from urllib.parse import urlsplit
 
 import uvicorn
 from fumarole.policy_lang.diagnostics import FumaroleError
@@ -31,7 +33,8 @@ from fumarole.runtime.framework.namespace import PolicyRuntimeError
 from fumarole.runtime.serve.extender import PREFIX, VERBS, Extender
 from fumarole.runtime.serve.extender_codec import PayloadError
 from fumarole.runtime.serve.registry import Busy, diagnostics_json
-from fumarole.runtime.serve.service import Service, parse_cluster
+from fumarole.runtime.serve.json_body import strict_json
+from fumarole.runtime.serve.service import Service, session_failed
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
@@ -40,6 +43,9 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 MiB = 1024 * 1024
+log = logging.getLogger("fumarole")
+# The content types a browser may send cross-origin without asking first (CORS "simple requests")
+SIMPLE_CONTENT_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data", "text/plain")
 
 
 @dataclass(frozen=True)
@@ -95,10 +101,53 @@ async def _body(request: Request, limit: int) -> bytes:
 
 
 def _json_body(data: bytes) -> Any:
+    """An extender body: UTF-8 JSON under the depth, duplicate-key and number rules of session bodies."""
     try:
-        return json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise HTTPException(400, f"malformed JSON: {exc}") from None
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise HTTPException(400, f"malformed JSON: not UTF-8 text (byte {exc.start})") from None
+    try:
+        return strict_json(text)
+    except FumaroleError as err:
+        raise HTTPException(400, err.diagnostics[0].headline()) from None
+
+
+def same_origin(request: Request) -> str | None:
+    """Why a browser sent this request from another site, or None.
+
+    A page the operator has open can make the browser send a "simple" POST anywhere, the
+    loopback service included; the browser says where it came from in ``Origin`` and
+    ``Sec-Fetch-Site``.  A request with neither header did not come from a page.
+    """
+    site = request.headers.get("sec-fetch-site")
+    if site is not None and site not in ("same-origin", "none"):
+        return f"Sec-Fetch-Site is {site!r}"
+    origin = request.headers.get("origin")
+    if origin is None:
+        return None
+    parts = urlsplit(origin)
+    if parts.scheme not in ("http", "https") or parts.netloc.lower() != request.headers.get("host", "").lower():
+        return f"Origin {origin!r} is not this service"
+    return None
+
+
+def guarded(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+    """Answer every failure as JSON from inside the handler, so the connection stays usable.
+
+    An exception that leaves a Starlette handler is answered by the server-error middleware
+    and then re-raised into uvicorn, which closes the connection: a keep-alive client (Volcano)
+    sees a reset after one bad request.
+    """
+    @functools.wraps(handler)
+    async def run(request: Request) -> Response:
+        try:
+            return await handler(request)
+        except HTTPException as exc:
+            return _error(exc.status_code, str(exc.detail), headers=getattr(exc, "headers", None))
+        except Exception as exc:  # noqa: BLE001 - a bug answers 500 and the service keeps serving
+            log.exception("internal error on %s %s", request.method, request.url.path)
+            return _error(500, f"internal error: {type(exc).__name__}: {exc}")
+    return run
 
 
 def create_app(service: Service, options: Options = Options()) -> Starlette:
@@ -108,7 +157,15 @@ def create_app(service: Service, options: Options = Options()) -> Starlette:
     def admin(request: Request) -> None:
         if not options.admin_enabled:
             raise HTTPException(403, "admin endpoints are disabled (--no-admin)")
+        cross_site = same_origin(request)
+        if cross_site is not None:
+            raise HTTPException(403, f"admin endpoints refuse requests from web pages ({cross_site})")
         if options.admin_token is None:
+            content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+            if not content_type or content_type in SIMPLE_CONTENT_TYPES:
+                raise HTTPException(415, "admin endpoints without an admin token need a Content-Type a web "
+                                    "page cannot send unasked, e.g. application/json or application/gzip "
+                                    f"(got {content_type or 'none'})")
             return
         scheme, _, given = request.headers.get("authorization", "").partition(" ")
         if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), options.admin_token.encode()):
@@ -133,12 +190,10 @@ def create_app(service: Service, options: Options = Options()) -> Starlette:
         content_type = request.headers.get("content-type", "")
         now = request.query_params.get("now")
 
-        def run() -> dict:
-            return service.run_session(parse_cluster(data, content_type), now)
         try:
-            return JSONResponse(await run_in_threadpool(run))
+            return JSONResponse(await run_in_threadpool(service.run_session, data, now, content_type))
         except FumaroleError as err:
-            status_code = 500 if err.diagnostics and err.diagnostics[0].code == "R001" else 400
+            status_code = 500 if session_failed(err) else 400
             return _error(status_code, err.diagnostics[0].headline(), diagnostics_json(err.diagnostics))
 
     async def decisions(request: Request) -> Response:
@@ -207,15 +262,15 @@ def create_app(service: Service, options: Options = Options()) -> Starlette:
         return _error(500, f"internal error: {type(exc).__name__}: {exc}")
 
     routes = [
-        Route("/healthz", healthz, methods=["GET"]),
-        Route("/metrics", metrics, methods=["GET"]),
-        Route("/v1/status", status, methods=["GET"]),
-        Route("/v1/sessions", sessions, methods=["POST"]),
-        Route("/v1/decisions", decisions, methods=["GET"]),
-        Route("/v1/bundles/active", activate, methods=["PUT"]),
-        Route("/v1/bundles/rollback", rollback, methods=["POST"]),
-        Route("/v1/bundles/shadow", shadow, methods=["PUT", "DELETE"]),
-        Route(PREFIX + "/{verb}", extend, methods=["POST"]),
+        Route("/healthz", guarded(healthz), methods=["GET"]),
+        Route("/metrics", guarded(metrics), methods=["GET"]),
+        Route("/v1/status", guarded(status), methods=["GET"]),
+        Route("/v1/sessions", guarded(sessions), methods=["POST"]),
+        Route("/v1/decisions", guarded(decisions), methods=["GET"]),
+        Route("/v1/bundles/active", guarded(activate), methods=["PUT"]),
+        Route("/v1/bundles/rollback", guarded(rollback), methods=["POST"]),
+        Route("/v1/bundles/shadow", guarded(shadow), methods=["PUT", "DELETE"]),
+        Route(PREFIX + "/{verb}", guarded(extend), methods=["POST"]),
     ]
     return Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: internal_error})
 
@@ -234,7 +289,9 @@ def listen_socket(host: str, port: int) -> socket.socket:
 
 
 def _server(app: Starlette, log_level: str) -> uvicorn.Server:
-    return uvicorn.Server(uvicorn.Config(app, log_level=log_level, access_log=False, timeout_keep_alive=30))
+    # at SIGTERM, requests still running get 5 s; then the service exits (sessions are killed by on_exit)
+    return uvicorn.Server(uvicorn.Config(app, log_level=log_level, access_log=False, timeout_keep_alive=30,
+                                         timeout_graceful_shutdown=5))
 
 
 class Running:

@@ -18,12 +18,11 @@ line's flags.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError, Span
 from fumarole.runtime.authoring.scenario import decisions_as_expect
@@ -40,8 +39,9 @@ from fumarole.runtime.ingest.kube import (
 )
 from fumarole.runtime.ingest.scheduler_options import SchedulerOptions, with_overrides
 from fumarole.runtime.ingest.source import NotText, decode
-from fumarole.runtime.ingest.yamlpos import MAX_DEPTH, nesting_depth
+from fumarole.runtime.serve.contained import DEFAULT_MEMORY_BUDGET, Containment
 from fumarole.runtime.serve.decision_log import DecisionLog
+from fumarole.runtime.serve.json_body import strict_json
 from fumarole.runtime.serve.metrics import Metrics
 from fumarole.runtime.serve.registry import BundleRegistry, Revision, diagnostics_json
 
@@ -59,7 +59,7 @@ def parse_cluster(body: bytes, content_type: str, file: str = "request") -> Clus
         raise FumaroleError([Diagnostic("K001", f"the body is {exc.reason}", file, Span(exc.line, exc.col))]) from None
     try:
         if "json" in content_type:
-            doc = _json(text, file)
+            doc = strict_json(text, file)
             return cluster_from_objects(doc if isinstance(doc, list) else [doc], file)
         return load_cluster(text, file)
     except (TypeError, AttributeError, ValueError, KeyError) as exc:
@@ -68,27 +68,15 @@ def parse_cluster(body: bytes, content_type: str, file: str = "request") -> Clus
                                         file)]) from None
 
 
-def _json(text: str, file: str) -> Any:
-    """A JSON body, no deeper than YAML input may be (the objects are walked by recursive code)."""
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise FumaroleError([Diagnostic("K001", f"malformed JSON: {exc.msg}", file, Span(exc.lineno, exc.colno))],
-                            {file: text}) from None
-    except (RecursionError, ValueError) as exc:  # nesting past the C scanner's limit; numbers too long to convert
-        reason = f"nested deeper than {MAX_DEPTH} levels (fumarole's limit)" if isinstance(exc, RecursionError) \
-            else str(exc)
-        raise FumaroleError([Diagnostic("K001", f"malformed JSON: {reason}", file)]) from None
-    if nesting_depth(doc) > MAX_DEPTH:
-        raise FumaroleError([Diagnostic("K001", f"malformed JSON: nested deeper than {MAX_DEPTH} levels "
-                                        "(fumarole's limit)", file)])
-    return doc
-
-
 def _policy_failure(exc: PolicyRuntimeError, loaded: LoadedBundle) -> FumaroleError:
     return FumaroleError([Diagnostic("R001", f"policy failed while running: {exc.message}",
                                      loaded.label(exc.file) if exc.file else "session",
                                      Span(max(exc.line, 1), max(exc.col, 1)))])
+
+
+def session_failed(err: FumaroleError) -> bool:
+    """Whether the bundle failed (a policy error, a budget, the timeout, a crash: HTTP 500), not the input."""
+    return bool(err.diagnostics) and err.diagnostics[0].code in ("R001", "F004")
 
 
 def decision_diff(active: dict, shadow: dict) -> dict:
@@ -106,19 +94,38 @@ def decision_diff(active: dict, shadow: dict) -> dict:
     return out
 
 
+ClusterSource = Callable[[], Cluster]
+
+
 class Service:
     def __init__(self, registry: BundleRegistry, decisions: DecisionLog, metrics: Metrics,
-                 option_flags: dict[str, Any] | None = None, session_timeout: float | None = None) -> None:
+                 option_flags: dict[str, Any] | None = None, session_timeout: float | None = None,
+                 memory_budget: int | None = DEFAULT_MEMORY_BUDGET) -> None:
         self.registry = registry
         self.decisions = decisions
         self.metrics = metrics
         self.option_flags = dict(option_flags or {})  # `fumarole serve --percentage-nodes-to-find ...`
         self.process_state = ProcessState()  # a freshly started scheduler
         self._cycle = threading.Lock()  # one scheduling cycle at a time, as in one Volcano process
-        self.session_timeout = session_timeout  # every session, smoke runs included, ends by then (R001)
-        self.last_cluster: Cluster | None = None
+        # every session, shadow session and smoke run runs in a child that is killed past the timeout
+        self.containment = Containment(session_timeout, memory_budget)
+        self.last_input: ClusterSource | None = None  # what the last good session read, for smoke runs
         self.last_shadow_error: dict[str, Any] | None = None
+        self.last_session_error: dict[str, Any] | None = None
         registry.smoke = self.smoke
+
+    @property
+    def session_timeout(self) -> float | None:
+        """Seconds a session, shadow session or smoke run may take (``--session-timeout``)."""
+        return self.containment.wall_seconds
+
+    @session_timeout.setter
+    def session_timeout(self, seconds: float | None) -> None:
+        self.containment.wall_seconds = seconds
+
+    def stop(self) -> None:
+        """Shutdown: kill the sessions still running; nothing new starts."""
+        self.containment.stop()
 
     # -- start-up ------------------------------------------------------------------
     def start(self, bundle: Path | None = None, watcher: "Watcher | None" = None) -> None:
@@ -177,58 +184,81 @@ class Service:
             raise _policy_failure(exc, loaded) from None
 
     def smoke(self, loaded: LoadedBundle) -> None:
-        """Run a candidate once on the last cluster a session succeeded on: failing there, it is not activated."""
-        cluster = self.last_cluster
-        if cluster is not None:
-            self.decide(loaded, cluster)
+        """Run a candidate once on what the last good session read: failing there, it is not activated."""
+        source = self.last_input
+        if source is not None:
+            self.containment.run(lambda: self.decide(loaded, source()), "smoke run")
 
-    def run_session(self, cluster: Cluster, now: str | None = None) -> dict[str, Any]:
-        """One session on the bundle active now (and the shadow beside it); the log entry it made."""
+    def run_session(self, cluster: Cluster | bytes, now: str | None = None,
+                    content_type: str = "application/yaml") -> dict[str, Any]:
+        """One session on the bundle active now (and the shadow beside it); the log entry it made.
+
+        ``cluster`` is parsed objects or a request body, which is parsed in the session's child
+        process: a body that is slow to read is bounded like a policy that is slow to run.
+        """
         try:
             clock = parse_time(now) if now else None
-        except ValueError:
+        except (ValueError, OverflowError):
             raise FumaroleError([Diagnostic("K001", f"now={now!r} is not an RFC 3339 time", "request")]) from None
-        with self._cycle:
-            return self._run_cycle(cluster, clock)
-
-    def _run_cycle(self, cluster: Cluster, clock: float | None) -> dict[str, Any]:
-        revision = self.registry.active  # pinned: a swap from here on does not concern this session
-        shadow = self.registry.shadow
-        started_from = self.process_state.copy()  # the shadow decides from where the active session started
-        started = time.perf_counter()
+        if isinstance(cluster, Cluster):
+            source: ClusterSource = lambda: cluster  # noqa: E731
+        else:
+            body = cluster
+            source = lambda: parse_cluster(body, content_type)  # noqa: E731
         try:
-            decisions = self.decide(revision.loaded, cluster, clock, self.process_state)
-        except FumaroleError:  # the session did not close, so it saved no process state
-            self.metrics.sessions.inc(outcome="error")
+            with self._cycle:
+                revision, entry, warnings, started_from = self._run_cycle(source, clock)
+        except FumaroleError as err:  # the session did not close, so it saved no process state
+            if session_failed(err):
+                self.metrics.sessions.inc(outcome="error")
+                self.last_session_error = {"at": time.time(), "bundle": self.registry.active.stamp(),
+                                           "error": err.diagnostics[0].headline()}
+            else:
+                self.metrics.sessions.inc(outcome="rejected")
             raise
+        shadow = self.registry.shadow
+        if shadow is not None:  # outside the cycle: a slow shadow delays only its own answer
+            entry["shadow"] = self._shadow(shadow, source, clock, entry["decisions"], started_from)
+        entry_id = self.decisions.append(entry)
+        return {"id": entry_id, **entry, "warnings": warnings}
+
+    def _run_cycle(self, source: ClusterSource, clock: float | None) \
+            -> tuple[Revision, dict[str, Any], list[dict], ProcessState]:
+        revision = self.registry.active  # pinned: a swap from here on does not concern this session
+        started_from = self.process_state.copy()  # the shadow decides from where the active session started
+
+        def session() -> tuple[dict, dict, list[dict]]:
+            cluster = source()
+            decisions = self.decide(revision.loaded, cluster, clock, self.process_state)
+            warnings = diagnostics_json(cluster.warnings_for(self.options(revision.loaded)))
+            return decisions, self.process_state.to_dict(), warnings
+
+        started = time.perf_counter()
+        decisions, state, warnings = self.containment.run(session)
         elapsed = time.perf_counter() - started
-        self.last_cluster = cluster
+        self.process_state = ProcessState.from_dict(state)
+        self.last_input = source
         self.metrics.sessions.inc(outcome="ok")
         self.metrics.session_seconds.observe(elapsed)
         entry: dict[str, Any] = {"time": time.time(), "bundle": revision.stamp(), "decisions": decisions,
                                  "durationMs": round(elapsed * 1000, 3)}
-        if shadow is not None:
-            entry["shadow"] = self._shadow(shadow, cluster, clock, decisions, started_from)
-        entry_id = self.decisions.append(entry)
-        warnings = cluster.warnings_for(self.options(revision.loaded))
-        return {"id": entry_id, **entry, "warnings": diagnostics_json(warnings)}
+        return revision, entry, warnings, started_from
 
-    def _shadow(self, shadow: Revision, cluster: Cluster, clock: float | None, active: dict,
+    def _shadow(self, shadow: Revision, source: ClusterSource, clock: float | None, active: dict,
                 state: ProcessState) -> dict[str, Any]:
         """The shadow bundle's differences from the active decisions, deciding from ``state``.
 
-        Whatever the shadow does -- a policy failure, a budget running out, an internal error --
-        it never changes the active session's answer: the failure goes to the decision log entry,
-        the shadow failure metric and /v1/status.
+        Whatever the shadow does -- a policy failure, a budget or the timeout running out, a
+        crash -- it never changes the active session's answer: the failure goes to the decision
+        log entry, the shadow failure metric and /v1/status.
         """
         out: dict[str, Any] = {"bundle": shadow.stamp()}
         try:
-            out["differences"] = decision_diff(active, self.decide(shadow.loaded, cluster, clock, state))
+            decided = self.containment.run(lambda: self.decide(shadow.loaded, source(), clock, state),
+                                           "shadow session")
+            out["differences"] = decision_diff(active, decided)
         except FumaroleError as err:
             out["error"] = err.diagnostics[0].headline()
-        except Exception as exc:  # noqa: BLE001 - a shadow is an experiment: it must not fail the session
-            log.exception("shadow bundle %s failed", shadow.digest)
-            out["error"] = f"session:1:1: error[F004]: internal error in the shadow bundle: {type(exc).__name__}: {exc}"
         if "error" in out:
             self.metrics.shadow_failures.inc()
             self.last_shadow_error = {"at": time.time(), "bundle": shadow.stamp(), "error": out["error"]}
@@ -238,6 +268,7 @@ class Service:
         m = self.metrics
         counts = {"sessions": int(m.sessions.value(outcome="ok")),
                   "failedSessions": int(m.sessions.value(outcome="error")),
+                  "rejectedSessions": int(m.sessions.value(outcome="rejected")),
                   "swaps": int(m.swaps.total()), "rollbacks": int(m.swaps.value(kind="rollback")),
                   "failedActivations": int(m.activation_failures.total()),
                   "shadowFailures": int(m.shadow_failures.total())}
@@ -245,4 +276,5 @@ class Service:
         process = {"schedulerOptions": self.options(active.loaded).to_dict() if active else None,
                    "processState": self.process_state.to_dict()}
         return {**self.registry.status(), "counts": counts, "lastShadowError": self.last_shadow_error,
+                "lastSessionError": self.last_session_error,
                 "decisionLog": self.decisions.bounds(), **process}
