@@ -229,7 +229,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     serve.add_argument("--trusted-key", action="append", help="only activate bundles signed by this key; repeatable")
     serve.add_argument("--admin-token-file", help="bearer token for the admin endpoints")
     serve.add_argument("--no-admin", action="store_true", help="disable the admin endpoints")
-    serve.add_argument("--decision-log-size", type=int, default=1000, help="entries kept in memory")
+    serve.add_argument("--decision-log-size", type=positive_int, default=1000, help="entries kept in memory")
     add_scheduler_option_flags(serve)
     serve.add_argument("--session-timeout", type=session_timeout, default=DEFAULT_SESSION_TIMEOUT,
                        metavar="SECONDS",

@@ -41,6 +41,7 @@ from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError
 MiB = 1024 * 1024
 DEFAULT_MEMORY_BUDGET = 2048 * MiB  # per session, beyond what the service holds (serve --session-memory)
 _PR_SET_PDEATHSIG = 1
+MAX_DIAGNOSTICS = 100  # per answer
 
 
 def _die_with_parent() -> None:
@@ -63,6 +64,16 @@ def _data_bytes() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
+def first_diagnostics(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """At most MAX_DIAGNOSTICS of them, then one saying how many more there were (an answer stays small)."""
+    if len(diagnostics) <= MAX_DIAGNOSTICS:
+        return diagnostics
+    last = diagnostics[MAX_DIAGNOSTICS - 1]
+    more = Diagnostic(last.code, f"... and {len(diagnostics) - MAX_DIAGNOSTICS:,} more problems not shown",
+                      last.file, last.span, severity=last.severity)
+    return diagnostics[:MAX_DIAGNOSTICS] + [more]
+
+
 def _child(work: Callable[[], Any], out: int, memory_bytes: int | None) -> None:
     """Run ``work`` and write its outcome to ``out``; never returns."""
     try:
@@ -76,7 +87,7 @@ def _child(work: Callable[[], Any], out: int, memory_bytes: int | None) -> None:
         try:
             outcome: tuple[str, Any] = ("value", work())
         except FumaroleError as err:
-            outcome = ("diagnostics", err.diagnostics)
+            outcome = ("diagnostics", first_diagnostics(err.diagnostics))
         except MemoryError:
             outcome = ("memory", None)
         except RecursionError:

@@ -110,9 +110,13 @@ class _Context:
         found = self.ssn.nodes.get(name)
         if found is not None:
             return found
-        snapshot = cluster_from_objects(unique([node_object(info, what)] + node_pods(info, what)),
-                                        "extender").snapshot()
-        return snapshot.nodes[name]
+        obj = node_object(info, what)
+        snapshot = cluster_from_objects(unique([obj] + node_pods(info, what)), "extender").snapshot()
+        built = snapshot.nodes.get(name)
+        if built is None:  # NodeInfo.Name and the Node inside it disagree
+            raise PayloadError(f"{what}.Name {name!r} is not the name of {what}.Node "
+                               f"({obj['metadata']['name']!r})")
+        return built
 
     def queue(self, info: Any, what: str) -> Queue:
         found = self.ssn.queues.get(field(info, "Name", str, what))

@@ -12,6 +12,7 @@ active.  One activation runs at a time: a concurrent one is refused at once
 from __future__ import annotations
 
 import datetime as _dt
+import logging
 import threading
 import time
 from pathlib import Path
@@ -25,6 +26,9 @@ from fumarole.runtime.bundles.bundle import Bundle
 from fumarole.runtime.bundles.loader import LoadedBundle, load_artifact
 from fumarole.runtime.serve.metrics import Metrics
 from fumarole.runtime.serve.state import StateDir
+
+
+log = logging.getLogger("fumarole")
 
 
 class Busy(Exception):
@@ -88,6 +92,17 @@ class BundleRegistry:
         if not self._lock.acquire(blocking=False):
             raise Busy("another bundle change is in progress; retry when it has finished")
 
+    def _load(self, data: bytes, source: str) -> LoadedBundle:
+        """Verify and compile; any failure, a bug in the compiler included, is a FumaroleError."""
+        try:
+            return load_artifact(data, source, self.trusted, self.limits, self._workdir())
+        except FumaroleError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a bundle that breaks the compiler is refused, not a 500
+            log.exception("compiling %s failed", source)
+            raise FumaroleError([Diagnostic("F004", f"internal error while compiling the bundle: "
+                                            f"{type(exc).__name__}: {exc}", source)]) from None
+
     def _record(self, source: str, outcome: str, digest: str | None = None,
                 diagnostics: Sequence[Diagnostic] = ()) -> None:
         self.last_attempt = {"at": _iso(time.time()), "source": source, "outcome": outcome, "digest": digest,
@@ -108,7 +123,7 @@ class BundleRegistry:
         started = time.perf_counter()
         try:
             try:
-                loaded = load_artifact(data, source, self.trusted, self.limits, self._workdir())
+                loaded = self._load(data, source)
                 if self.active is not None and loaded.digest == self.active.digest:
                     self._record(source, "unchanged", loaded.digest)
                     return "unchanged", self.active
@@ -151,8 +166,7 @@ class BundleRegistry:
         """Install (verified like an activation) or, with ``data=None``, remove the shadow bundle."""
         self._exclusive()
         try:
-            self.shadow = None if data is None else Revision(
-                load_artifact(data, source, self.trusted, self.limits, self._workdir()), time.time())
+            self.shadow = None if data is None else Revision(self._load(data, source), time.time())
             return self.shadow
         finally:
             self._lock.release()

@@ -19,6 +19,7 @@ line's flags.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from pathlib import Path
@@ -51,6 +52,13 @@ if TYPE_CHECKING:
 log = logging.getLogger("fumarole")
 
 
+# A session body holds at most this many YAML documents or JSON objects (at the top or in a List's
+# items): far above a real cluster dump in 32 MiB, far below what makes refusing one slow.
+MAX_BODY_OBJECTS = 100_000
+# A line that starts with `---` starts a document wherever it is (YAML forbids it inside scalars).
+_DOCUMENT_START = re.compile(r"^---(?=[ \t\r\n]|$)", re.MULTILINE)
+
+
 def parse_cluster(body: bytes, content_type: str, file: str = "request") -> Cluster:
     """A cluster from a request body: JSON (an object, a List or an array of objects) or YAML."""
     try:
@@ -60,12 +68,36 @@ def parse_cluster(body: bytes, content_type: str, file: str = "request") -> Clus
     try:
         if "json" in content_type:
             doc = strict_json(text, file)
-            return cluster_from_objects(doc if isinstance(doc, list) else [doc], file)
+            objects = doc if isinstance(doc, list) else [doc]
+            _check_count(sum(_items(o) for o in objects), file)
+            return cluster_from_objects(objects, file)
+        _check_documents(text, file)
         return load_cluster(text, file)
     except (TypeError, AttributeError, ValueError, KeyError) as exc:
         # a well-formed document of the wrong shape (a list where a mapping belongs, ...)
         raise FumaroleError([Diagnostic("K000", f"malformed Kubernetes objects: {type(exc).__name__}: {exc}",
                                         file)]) from None
+
+
+def _items(obj: Any) -> int:
+    """How many objects ``obj`` stands for: a List's items, else one."""
+    items = obj.get("items") if isinstance(obj, dict) and obj.get("kind") == "List" else None
+    return len(items) if isinstance(items, list) else 1
+
+
+def _check_count(count: int, file: str) -> None:
+    if count > MAX_BODY_OBJECTS:
+        raise FumaroleError([Diagnostic("K001", f"the body holds {count:,} objects; fumarole reads at most "
+                                        f"{MAX_BODY_OBJECTS:,} per session", file)])
+
+
+def _check_documents(text: str, file: str) -> None:
+    """Refuse a YAML body of more documents than the limit before reading any, at the first one too many."""
+    for count, start in enumerate(_DOCUMENT_START.finditer(text), start=1):
+        if count > MAX_BODY_OBJECTS:
+            line = text.count("\n", 0, start.start()) + 1
+            raise FumaroleError([Diagnostic("K001", f"more than {MAX_BODY_OBJECTS:,} YAML documents in one body "
+                                            "(fumarole's limit per session)", file, Span(line, 1))])
 
 
 def _policy_failure(exc: PolicyRuntimeError, loaded: LoadedBundle) -> FumaroleError:

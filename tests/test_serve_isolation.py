@@ -1,0 +1,185 @@
+"""A session that never yields, eats memory or fails can block nothing: not /healthz, other sessions, shutdown.
+
+The sessions here misbehave below the policy budget (a Python loop that checks
+nothing, an allocation in one call), so what stops them is the service's
+containment: a child process killed at the wall-clock limit, a data-segment
+cap.  Every failure is counted and visible.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+from serving_helpers import (
+    FAILING_POLICY,
+    ROOT,
+    admin_headers,
+    archive,
+    cluster_text,
+    make_service,
+    namespaces,
+    running,
+    write_bundle,
+)
+from test_serve_budgets import SPINNING_POLICY
+
+YAML = {"content-type": "application/yaml"}
+
+
+def spin_forever(*args, **kwargs):
+    """Holds the GIL and checks no budget: only killing its process stops it."""
+    while True:
+        pass
+
+
+def allocate_4_gib(*args, **kwargs):
+    return bytearray(4 << 30)
+
+
+def test_a_session_that_never_yields_is_killed_and_healthz_keeps_answering(tmp_path: Path, monkeypatch) -> None:
+    service = make_service(archive(write_bundle(tmp_path / "one", "1", namespaces())))
+    service.session_timeout = 0.5
+    healthz: list[float] = []
+    with running(service) as url, httpx.Client(base_url=url, timeout=60) as client:
+        assert client.post("/v1/sessions", content=cluster_text(), headers=YAML).status_code == 200
+        real_decide = service.decide
+        monkeypatch.setattr(service, "decide", spin_forever)
+        done = threading.Event()
+
+        def probe() -> None:
+            with httpx.Client(base_url=url, timeout=10) as prober:
+                while not done.is_set():
+                    started = time.monotonic()
+                    assert prober.get("/healthz").status_code == 200
+                    healthz.append(time.monotonic() - started)
+                    time.sleep(0.05)
+        prober = threading.Thread(target=probe)
+        prober.start()
+        started = time.monotonic()
+        stuck = client.post("/v1/sessions", content=cluster_text(), headers=YAML)
+        elapsed = time.monotonic() - started
+        done.set()
+        prober.join()
+        assert stuck.status_code == 500 and elapsed < 10
+        [diagnostic] = stuck.json()["diagnostics"]
+        assert diagnostic["code"] == "R001"
+        assert diagnostic["message"] == ("the session ran past --session-timeout (0.5 s) and was stopped after 1.5 s")
+        assert len(healthz) >= 5 and max(healthz) < 1.0  # answered all along, not after the kill
+        monkeypatch.setattr(service, "decide", real_decide)
+        assert client.post("/v1/sessions", content=cluster_text(), headers=YAML).status_code == 200
+        status = client.get("/v1/status").json()
+    assert status["counts"]["failedSessions"] == 1 and status["counts"]["sessions"] == 2
+    assert "error[R001]: the session ran past --session-timeout" in status["lastSessionError"]["error"]
+
+
+def test_a_session_past_its_memory_budget_fails_with_r001(tmp_path: Path, monkeypatch) -> None:
+    service = make_service(archive(write_bundle(tmp_path / "one", "1", namespaces())))
+    service.containment.memory_bytes = 256 << 20
+    monkeypatch.setattr(service, "decide", allocate_4_gib)
+    with running(service) as url, httpx.Client(base_url=url, timeout=60) as client:
+        answer = client.post("/v1/sessions", content=cluster_text(), headers=YAML)
+        metrics = client.get("/metrics").text
+    assert answer.status_code == 500
+    assert answer.json()["diagnostics"][0]["message"] == \
+        "the session ran out of its memory budget (256 MiB) and was stopped"
+    assert 'fumarole_sessions_total{outcome="error"} 1' in metrics
+
+
+def test_a_shadow_that_never_ends_neither_changes_the_answer_nor_holds_other_sessions(tmp_path: Path,
+                                                                                      monkeypatch) -> None:
+    service = make_service(archive(write_bundle(tmp_path / "one", "1", namespaces())))
+    service.session_timeout = 2
+    with running(service) as url, httpx.Client(base_url=url, timeout=60) as client:
+        plain = client.post("/v1/sessions", content=cluster_text(), headers=YAML).json()
+        assert client.put("/v1/bundles/shadow", content=archive(write_bundle(tmp_path / "s", "9", [])),
+                          headers=admin_headers()).status_code == 200
+        real_decide, shadow = service.decide, service.registry.shadow.loaded
+
+        def shadow_spins(loaded, cluster, clock=None, state=None):
+            if loaded is shadow:
+                spin_forever()
+            return real_decide(loaded, cluster, clock, state)
+        monkeypatch.setattr(service, "decide", shadow_spins)
+        answers: list[httpx.Response] = []
+        with_shadow = threading.Thread(
+            target=lambda: answers.append(httpx.post(url + "/v1/sessions", content=cluster_text(), headers=YAML,
+                                                     timeout=60)))
+        with_shadow.start()
+        time.sleep(1.0)  # the first request's shadow is spinning now
+        started = time.monotonic()
+        service.registry.shadow = None  # the next session has no shadow; it must not wait for the spinning one
+        other = client.post("/v1/sessions", content=cluster_text(), headers=YAML)
+        assert other.status_code == 200 and time.monotonic() - started < 1.5
+        with_shadow.join()
+    [answer] = answers
+    assert answer.status_code == 200 and answer.json()["decisions"] == plain["decisions"]
+    assert "ran past --session-timeout (2 s) and was stopped" in answer.json()["shadow"]["error"]
+
+
+def test_a_bundle_activated_without_smoke_run_that_fails_is_counted_and_shown(tmp_path: Path) -> None:
+    service = make_service(archive(write_bundle(tmp_path / "one", "1", namespaces())))
+    failing = archive(write_bundle(tmp_path / "failing", "2", [], FAILING_POLICY))
+    with running(service) as url, httpx.Client(base_url=url, timeout=60) as client:
+        assert client.post("/v1/sessions", content=cluster_text(), headers=YAML).status_code == 200
+        assert client.put("/v1/bundles/active", content=failing, headers=admin_headers()).status_code == 422
+        assert client.put("/v1/bundles/active?smoke=false", content=failing,
+                          headers=admin_headers()).status_code == 200
+        failed = [client.post("/v1/sessions", content=cluster_text(), headers=YAML) for _ in range(2)]
+        status = client.get("/v1/status").json()
+        metrics = client.get("/metrics").text
+    assert [f.status_code for f in failed] == [500, 500]
+    assert status["counts"]["failedSessions"] == 2 and status["counts"]["failedActivations"] == 1
+    assert status["lastSessionError"]["bundle"]["revision"] == "2"
+    assert "upload!/plugins/site.policy:" in status["lastSessionError"]["error"]
+    assert 'fumarole_sessions_total{outcome="error"} 2' in metrics
+
+
+def test_sigterm_ends_the_service_while_a_session_is_still_running(tmp_path: Path) -> None:
+    bundle = write_bundle(tmp_path / "spin", "1", [], SPINNING_POLICY)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "fumarole.runtime.cli.main", "serve", "--bundle", str(bundle), "--listen",
+         f"127.0.0.1:{port}", "--session-timeout", "600"],
+        cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(url + "/healthz").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert process.poll() is None and time.monotonic() < deadline, process.stderr.read().decode()
+            time.sleep(0.1)
+        spinning = threading.Thread(target=lambda: _ignore_transport_errors(
+            lambda: httpx.post(url + "/v1/sessions", content=cluster_text(), headers=YAML, timeout=60)))
+        spinning.start()
+        time.sleep(1.5)
+        assert httpx.get(url + "/healthz", timeout=5).status_code == 200  # the spinning session blocks nothing
+        started = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)
+        assert time.monotonic() - started < 15
+        spinning.join(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def _ignore_transport_errors(call) -> None:
+    try:
+        call()
+    except httpx.TransportError:
+        pass  # the service went away mid-request: what SIGTERM is for
