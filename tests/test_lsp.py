@@ -209,3 +209,18 @@ def test_a_newer_edit_cancels_the_running_check(client, tmp_path):
     assert [(d["code"], d["range"]["start"]["line"]) for d in published["diagnostics"]
             if d["severity"] == 1] == [("E101", 3)]
     assert "nada" in published["diagnostics"][0]["message"]
+
+
+@pytest.mark.parametrize("params", [None, "file.policy", {"textDocument": 5}, []])
+def test_a_request_with_params_of_the_wrong_shape_gets_an_error_answer(client, tmp_path, params):
+    with pytest.raises(RuntimeError) as refused:
+        client.request("textDocument/hover", params, timeout=20)
+    error = refused.value.args[0]
+    assert error["code"] == -32602 and "params of 'textDocument/hover' do not have its shape" in error["message"]
+    # the server reads on: the next request is answered
+    policy = tmp_path / "p.policy"
+    policy.write_text("plugin p\n")
+    client.notify("textDocument/didOpen", {"textDocument": {"uri": policy.as_uri(), "languageId": "fumarole",
+                                                             "version": 1, "text": "plugin p\n"}})
+    assert client.request("textDocument/hover", {"textDocument": {"uri": policy.as_uri()},
+                                                 "position": {"line": 0, "character": 0}}) is None

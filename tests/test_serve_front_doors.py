@@ -171,3 +171,18 @@ def test_sessions_over_huge_names_do_not_grow_the_log(tmp_path: Path):
         assert answer.status_code == 200, answer.text
         entry = client.get("/v1/decisions?since=0").json()["entries"][-1]
     assert entry["id"] == answer.json()["id"] and "omitted" in entry and "decisions" not in entry
+
+
+def test_an_unreadable_policy_in_an_upload_names_the_archive_not_the_compile_folder(tmp_path: Path):
+    state = tmp_path / "state"
+    service = make_service(archive(write_bundle(tmp_path / "one", "1", namespaces())), state=state)
+    broken = write_bundle(tmp_path / "two", "2", namespaces())
+    (broken / "plugins" / "site.policy").write_bytes(b"plugin namespace_gate\n\xff\n")
+    with running(service) as url, httpx.Client(base_url=url, timeout=60) as client:
+        refused = client.put("/v1/bundles/active", content=archive(broken),
+                             headers={"authorization": f"Bearer {TOKEN}"})
+    assert refused.status_code == 422
+    [d] = refused.json()["diagnostics"]
+    assert (d["code"], d["file"], d["line"], d["col"]) == ("F001", "upload!/plugins/site.policy", 2, 1)
+    assert d["message"].startswith("cannot read upload!/plugins/site.policy: not UTF-8")
+    assert str(state) not in json.dumps(refused.json())

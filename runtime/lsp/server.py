@@ -29,6 +29,7 @@ from fumarole.runtime.authoring.reporting import tool_version
 from fumarole.runtime.bundles.bundle import MANIFEST
 from fumarole.runtime.lsp import knowledge
 from fumarole.runtime.lsp.diagnostics import diagnostics_by_file
+from fumarole.runtime.lsp.protocol import AnsweringProtocol
 
 DEBOUNCE_SECONDS = 0.3
 log = logging.getLogger("fumarole.lsp")
@@ -62,7 +63,8 @@ def _place(place: knowledge.Place) -> T.Location:
 
 class FumaroleServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("fumarole", tool_version(), text_document_sync_kind=T.TextDocumentSyncKind.Full)
+        super().__init__("fumarole", tool_version(), text_document_sync_kind=T.TextDocumentSyncKind.Full,
+                         protocol_cls=AnsweringProtocol)
         self.strict = True
         self.pending: dict[str, asyncio.Task] = {}
         self.running: dict[str, threading.Event] = {}  # by document: how to cancel its running check

@@ -29,11 +29,11 @@ from urllib.parse import urlsplit
 
 import uvicorn
 from fumarole.policy_lang.diagnostics import FumaroleError
+from fumarole.runtime.ingest.strict_json import strict_json
 from fumarole.runtime.framework.namespace import PolicyRuntimeError
 from fumarole.runtime.serve.extender import PREFIX, VERBS, Extender
 from fumarole.runtime.serve.extender_codec import PayloadError
 from fumarole.runtime.serve.registry import Busy, diagnostics_json
-from fumarole.runtime.serve.json_body import strict_json
 from fumarole.runtime.serve.service import Service, session_failed
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool

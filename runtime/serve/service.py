@@ -40,9 +40,9 @@ from fumarole.runtime.ingest.kube import (
 )
 from fumarole.runtime.ingest.scheduler_options import SchedulerOptions, with_overrides
 from fumarole.runtime.ingest.source import NotText, decode
+from fumarole.runtime.ingest.strict_json import strict_json
 from fumarole.runtime.serve.contained import DEFAULT_MEMORY_BUDGET, Containment
 from fumarole.runtime.serve.decision_log import DecisionLog
-from fumarole.runtime.serve.json_body import strict_json
 from fumarole.runtime.serve.metrics import Metrics
 from fumarole.runtime.serve.registry import BundleRegistry, Revision, diagnostics_json
 

@@ -1,8 +1,9 @@
-"""JSON request bodies read as strictly as JSON cluster files: depth, duplicate keys, positions.
+"""JSON from the network read as strictly as JSON cluster files: depth, duplicate keys, positions.
 
-Both JSON front doors of ``fumarole serve`` -- session bodies sent as
-``application/json`` and the extender's Volcano structs -- go through
-:func:`strict_json` before anything looks at the document:
+The JSON front doors -- ``fumarole serve``'s session bodies sent as
+``application/json`` and the extender's Volcano structs, the API server's
+replies to ``fumarole snapshot`` -- go through :func:`strict_json` before
+anything looks at the document:
 
 - malformed JSON is K001 at the scanner's line:col;
 - nesting deeper than the YAML reader's limit (100) is K001, whether the C
