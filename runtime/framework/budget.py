@@ -311,6 +311,9 @@ class _Watchdog:
 
 
 _WATCHDOG = _Watchdog()
+# A forked child (serve runs each session in one, runtime/serve/contained.py) has only the thread that
+# forked: the watchdog thread and whatever its lock looked like stay behind, so the child starts afresh.
+os.register_at_fork(after_in_child=_WATCHDOG.__init__)
 
 
 def _resident_bytes() -> int | None:

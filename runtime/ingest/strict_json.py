@@ -51,7 +51,8 @@ def _duplicate(key: str, file: str, text: str) -> FumaroleError:
         load_all(text)
     except YamlError as exc:
         reason = exc.message.removeprefix("malformed YAML: ")
-        return _fail(f"malformed JSON: {reason}", file, text, exc.line, exc.col)
+        if reason.startswith("duplicate key"):  # (YAML refuses some JSON first, e.g. escaped surrogate pairs)
+            return _fail(f"malformed JSON: {reason}", file, text, exc.line, exc.col)
     return _fail(f"malformed JSON: duplicate key {key!r}", file, text)
 
 

@@ -132,7 +132,13 @@ class Containment:
                 os.close(write_end)
                 raise FumaroleError([Diagnostic("R001", f"the service is shutting down; the {what} did not run",
                                                 what)])
-            pid = os.fork()
+            try:
+                pid = os.fork()
+            except OSError as exc:  # no memory or no process slot left for a child
+                os.close(read_end)
+                os.close(write_end)
+                raise FumaroleError([Diagnostic("R001", f"the {what} could not start its process: "
+                                                f"{exc.strerror or exc}", what)]) from None
             if pid == 0:  # the child
                 os.close(read_end)
                 _child(work, write_end, self.memory_bytes)
