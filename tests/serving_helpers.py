@@ -144,7 +144,7 @@ class SoakResult:
 
 
 def soak(url: str, uploads: Sequence[tuple[bytes, bool]], clients: int = 4, deadline: float = 40.0,
-         at_least: float = 0.0, body_format: str = "yaml") -> SoakResult:
+         at_least: float = 0.0, body_format: str = "yaml", min_sessions: int = 0) -> SoakResult:
     """Run sessions from ``clients`` threads while ``uploads`` (archive, is_good) are PUT one after another
     (and for ``at_least`` seconds in all: with no uploads, a baseline).  The cluster is sent as
     YAML (what ``kubectl get -o yaml`` prints) or JSON (what a program would send)."""
@@ -192,6 +192,10 @@ def soak(url: str, uploads: Sequence[tuple[bytes, bool]], clients: int = 4, dead
                 else:
                     result.failures.append(f"upload (good={good}): {response.status_code} {response.text[:200]}")
         time.sleep(max(0.0, at_least - (time.perf_counter() - started)))
+        # and until ``min_sessions`` were answered (each session is a forked child: on a busy machine
+        # the uploads can end first), within the deadline
+        while len(result.sessions) < min_sessions and time.perf_counter() - started < deadline:
+            time.sleep(0.05)
     finally:
         stop.set()
         for thread in threads:

@@ -36,7 +36,7 @@ def test_soak_swaps_under_load(tmp_path: Path) -> None:
 
     service = make_service(initial, trusted=[key], state=tmp_path / "state")
     with running(service) as url:
-        result = soak(url, uploads, clients=CLIENTS, deadline=120.0)  # a hang guard, not a timing
+        result = soak(url, uploads, clients=CLIENTS, deadline=120.0, min_sessions=51)  # deadline: a hang guard
         status = httpx.get(url + "/v1/status").json()
         log = httpx.get(url + "/v1/decisions", params={"since": 0, "limit": 10000}).json()
         metrics = httpx.get(url + "/metrics").text
