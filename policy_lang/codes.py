@@ -99,6 +99,7 @@ _CODES = (
     Code("K102", "Pod names a PodGroup that does not exist"),
     Code("K103", "unknown field of a Kubernetes object"),
     Code("K104", "HyperNode names a node that does not exist"),
+    Code("K105", "Queue spec field outside Volcano's Queue API"),
     Code("K110", "invalid queue hierarchy"),
     Code("K111", "HyperNode claimed by two parents"),
     Code("K112", "HyperNode member names no HyperNode"),

@@ -42,7 +42,8 @@ def test_the_site_bundles_are_there():
     names = {folder.name for folder in BUNDLES}
     assert {"site-min-runtime", "site-protected-queues", "site-most-overused-first",
             "site-eviction-budget", "site-priority-guard", "site-shortest-run-first", "site-department-boundary",
-            "site-no-ping-pong", "site-non-preemptable-queue"} <= names
+            "site-no-ping-pong", "site-non-preemptable-queue", "site-last-checkpoint-first",
+            "site-eviction-patience", "site-node-weight", "site-gpu-model"} <= names
 
 
 SITE_BUNDLES = [f for f in BUNDLES if f.name.startswith("site-")]

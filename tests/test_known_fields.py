@@ -57,3 +57,32 @@ def test_fields_of_the_api_are_not_reported(cli, tmp_path):
                        "  serviceAccountName: x\n  volumes: []\nstatus: {phase: Pending, qosClass: Burstable}"))
     result = cli("check", "--strict", str(cluster))
     assert "K103" not in result.out, result.out
+
+
+QUEUE = """apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: dev}
+spec: {weight: 1, preemptable: false, wieght: 2}
+"""
+
+
+def test_an_extra_queue_spec_field_is_told_apart_from_a_misspelling(cli, tmp_path):
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(QUEUE)
+    result = cli("check", "--strict", str(cluster))
+    assert result.code == 1
+    assert (f"{cluster}:4:19: warning[K105]: field 'spec.preemptable' of Queue dev is not in Volcano's Queue "
+            "API: Volcano's plugins ignore it, a policy reads it as queue.spec['preemptable']") in result.out
+    assert f"{cluster}:4:39: error[K103]: unknown field 'spec.wieght' in Queue dev: fumarole ignores it" in result.out
+
+
+def test_a_queue_spec_field_a_checked_policy_reads_is_not_reported(cli, tmp_path):
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(QUEUE.replace(", wieght: 2", ""))
+    policy = tmp_path / "mark.policy"
+    policy.write_text('plugin mark\n\non preempt_candidate(preemptor, task) = '
+                      'task.queue.spec.get("preemptable", "") != "false"\n')
+    alone = cli("check", "--strict", str(cluster))
+    assert alone.code == 0 and "K105" in alone.out
+    together = cli("check", "--strict", str(cluster), str(policy))
+    assert together.code == 0 and "K105" not in together.out, together.out

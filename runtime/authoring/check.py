@@ -29,7 +29,8 @@ from fumarole.policy_lang.codes import ERRORS_WHEN_STRICT, STRICT_ONLY
 from fumarole.policy_lang.compiled import CompiledModule
 from fumarole.policy_lang.driver import compile_checked
 from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError, Span
-from fumarole.policy_lang.lint import never_matching
+from fumarole.policy_lang import ast as A
+from fumarole.policy_lang.lint import never_matching, walk
 from fumarole.runtime.authoring.victim_wiring import victim_wiring
 from fumarole.runtime.authoring.scenario_keys import unknown_keys
 from fumarole.runtime.bundles.bundle import (
@@ -170,6 +171,7 @@ class _Run:
         self.bundles_done: set[Path] = set()
         self.claimed: set[Path] = set()  # policy files checked as part of a bundle
         self.files: list[str] = []
+        self.spec_fields_read: set[str] = set()  # Queue spec fields a checked policy reads by name
 
     # -- gathering ---------------------------------------------------------------------------
     def add(self, path: Path) -> None:
@@ -270,6 +272,8 @@ class _Run:
         """Check policy files over a base; lint them when strict.  Returns the result for wiring."""
         result = check_sources(files, base.modules if base else None)
         self.diags += result.diagnostics
+        for checked in result.checked:
+            self.spec_fields_read |= spec_fields_read(checked.module)
         for file, _text in files:
             self._file(file)
         if self.strict:
@@ -415,7 +419,7 @@ class _Run:
                                        display(cluster_path))
             else:
                 cluster = cluster_from_objects(list(doc.get("objects") or []), file, text)
-            self.diags += cluster.warnings
+            self._cluster_warnings(cluster.warnings)
         except FumaroleError as err:
             self.diags += err.diagnostics
         except OSError as exc:
@@ -439,9 +443,14 @@ class _Run:
     def _cluster(self, path: Path) -> None:
         file = display(path)
         try:
-            self.diags += load_cluster(self.sources[file], file).warnings
+            self._cluster_warnings(load_cluster(self.sources[file], file).warnings)
         except FumaroleError as err:
             self.diags += err.diagnostics
+
+    def _cluster_warnings(self, warnings: list[Diagnostic]) -> None:
+        """A cluster's warnings, but a Queue spec field a checked policy reads is meant, not a stray (K105)."""
+        read = tuple(f"queue.spec[{key!r}]" for key in self.spec_fields_read)
+        self.diags += [d for d in warnings if not (d.code == "K105" and d.message.endswith(read))]
 
     def _hooks(self, path: Path) -> None:
         file = display(path)
@@ -450,6 +459,22 @@ class _Run:
             return
         for doc in docs:
             self.diags += schema_diagnostics(doc, "hooks.schema.json", file, "B001")
+
+
+def spec_fields_read(module: A.Module) -> set[str]:
+    """The Queue spec fields a policy reads by a literal name: ``queue.spec.get("x", ...)``, ``queue.spec["x"]``."""
+    out: set[str] = set()
+    for node in walk(module):
+        if isinstance(node, A.Call) and isinstance(node.func, A.Attr) and node.func.name == "get":
+            target, key = node.func.obj, node.args[0] if node.args else None
+        elif isinstance(node, A.Index):
+            target, key = node.obj, node.key
+        else:
+            continue
+        if (isinstance(target, A.Attr) and target.name == "spec" and isinstance(key, A.Literal)
+                and isinstance(key.value, str)):
+            out.add(key.value)
+    return out
 
 
 _KINDS_HINT = ("fumarole checks *.policy files, bundle folders (bundle.yaml), volcano-scheduler.conf files, "

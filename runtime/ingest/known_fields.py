@@ -9,10 +9,18 @@ checked against the API's own field names (Kubernetes v1.36, Volcano's
 unknown one is warning K103 at its place, with a did-you-mean; ``fumarole
 check --strict`` makes it an error.  Structures not listed (affinity terms,
 probes, volumes...) are not fumarole's to police and are left alone.
+
+A Queue's spec is the one place where an extra field can be meant: policies
+read every field of it (``queue.spec``), so a site can try a field Volcano
+has not adopted yet (``preemptable``, volcano-sh/volcano#5317).  There an
+unknown field close to one of the API's (a misspelling) is still K103; any
+other is warning K105, which says who reads it and stays a warning under
+``--strict``.
 """
 
 from __future__ import annotations
 
+import difflib
 from typing import Any, Iterator
 
 from fumarole.policy_lang.diagnostics import Diagnostic, Span, did_you_mean
@@ -81,6 +89,8 @@ SCHEMAS: dict[str, tuple[tuple[tuple[str, ...], frozenset[str]], ...]] = {
 
 
 _ALL_KNOWN = {kind: all_known(schema) for kind, schema in SCHEMAS.items()}
+# How alike a Queue spec field must be to a known one to count as its misspelling (wieght, parnet: 0.83).
+_MISSPELT = 0.8
 
 
 def _owners(obj: Any, path: tuple[str, ...]) -> Iterator[dict]:
@@ -114,8 +124,18 @@ def reported_unknown_fields(kind: str, obj: dict, file: str) -> list[Diagnostic]
                 if isinstance(key, str) and key not in known:
                     line, col = key_position(owner, key)
                     field = f"{where}.{key}" if where else key
-                    out.append(Diagnostic("K103", f"unknown field {field!r} in {kind} "
-                                          f"{obj.get('metadata', {}).get('name', '')}: fumarole ignores it",
-                                          file, Span(line, col), severity="warning",
+                    name = obj.get('metadata', {}).get('name', '')
+                    if kind == "Queue" and path == ("spec",) and not _misspelt(key, known):
+                        code, message = "K105", (f"field {field!r} of Queue {name} is not in Volcano's Queue "
+                                                 f"API: Volcano's plugins ignore it, a policy reads it as "
+                                                 f"queue.spec[{key!r}]")
+                    else:
+                        code, message = "K103", f"unknown field {field!r} in {kind} {name}: fumarole ignores it"
+                    out.append(Diagnostic(code, message, file, Span(line, col), severity="warning",
                                           hint=did_you_mean(key, known)))
     return out
+
+
+def _misspelt(key: str, known: frozenset[str]) -> bool:
+    """Whether ``key`` is most likely a misspelling of one of ``known``."""
+    return bool(difflib.get_close_matches(key, sorted(known), n=1, cutoff=_MISSPELT))
