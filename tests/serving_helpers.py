@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import socket
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -125,6 +129,34 @@ def running(service: Service, options: Options = Options(admin_token=TOKEN)) -> 
     """The service on an ephemeral loopback port; yields its base URL."""
     with Running(create_app(service, options)) as server:
         yield server.url
+
+
+@contextlib.contextmanager
+def serve_process(args: Sequence[str], ready_within: float = 60.0) -> Iterator[tuple[subprocess.Popen, str]]:
+    """`fumarole serve ARGS --listen` on a free loopback port, as its own process, once /healthz answers:
+    the process and its base URL.  Killed on the way out if the test left it running."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "fumarole.runtime.cli.main", "serve", *args, "--listen", f"127.0.0.1:{port}"],
+        cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + ready_within
+        while True:
+            try:
+                if httpx.get(url + "/healthz").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert process.poll() is None and time.monotonic() < deadline, process.stderr.read().decode()
+            time.sleep(0.1)
+        yield process, url
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
 
 
 def admin_headers() -> dict[str, str]:

@@ -11,7 +11,8 @@ from fractions import Fraction
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fumarole.runtime.api.constraints import ResourceList, strict_selector
+from fumarole.runtime.api.constraints import ResourceList
+from fumarole.runtime.api.labels import parse_selector
 
 # A site's configuration, as Volcano ships it: each plugin under its own name, its
 # arguments spelt as the plugin reads them.
@@ -86,12 +87,12 @@ def test_quota_arithmetic_is_exact_and_by_name():
 
 
 def test_selectors_kubernetes_refuses_select_nothing():
-    assert strict_selector(None) is None
-    assert strict_selector({"matchExpressions": [{"key": "a", "operator": "In", "values": []}]}) is None
-    assert strict_selector({"matchExpressions": [{"key": "a", "operator": "Exists", "values": ["x"]}]}) is None
-    assert strict_selector({"matchExpressions": [{"key": "a", "operator": "Gt", "values": ["1"]}]}) is None
-    assert strict_selector({}) == []
-    assert strict_selector({"matchLabels": {"a": "b"}}) == [("a", "In", ("b",))]
+    assert parse_selector(None, strict=True) is None
+    assert parse_selector({"matchExpressions": [{"key": "a", "operator": "In", "values": []}]}, strict=True) is None
+    assert parse_selector({"matchExpressions": [{"key": "a", "operator": "Exists", "values": ["x"]}]}, strict=True) is None
+    assert parse_selector({"matchExpressions": [{"key": "a", "operator": "Gt", "values": ["1"]}]}, strict=True) is None
+    assert parse_selector({}, strict=True) == []
+    assert parse_selector({"matchLabels": {"a": "b"}}, strict=True) == [("a", "In", ("b",))]
 
 
 _amounts = st.dictionaries(st.sampled_from(["cpu", "memory", "requests.cpu", "pods"]),
@@ -119,5 +120,5 @@ _selector = st.fixed_dictionaries({}, optional={"matchLabels": _anything, "match
 @settings(max_examples=80, deadline=None)
 @given(_selector | _anything)
 def test_any_selector_value_parses_or_selects_nothing(raw):
-    selector = strict_selector(raw)
+    selector = parse_selector(raw, strict=True)
     assert selector is None or isinstance(selector, list)

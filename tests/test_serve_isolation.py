@@ -8,11 +8,7 @@ cap.  Every failure is counted and visible.
 
 from __future__ import annotations
 
-import os
 import signal
-import socket
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -20,13 +16,13 @@ from pathlib import Path
 import httpx
 from serving_helpers import (
     FAILING_POLICY,
-    ROOT,
     admin_headers,
     archive,
     cluster_text,
     make_service,
     namespaces,
     running,
+    serve_process,
     write_bundle,
 )
 from test_serve_budgets import SPINNING_POLICY
@@ -144,24 +140,7 @@ def test_a_bundle_activated_without_smoke_run_that_fails_is_counted_and_shown(tm
 
 def test_sigterm_ends_the_service_while_a_session_is_still_running(tmp_path: Path) -> None:
     bundle = write_bundle(tmp_path / "spin", "1", [], SPINNING_POLICY)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "fumarole.runtime.cli.main", "serve", "--bundle", str(bundle), "--listen",
-         f"127.0.0.1:{port}", "--session-timeout", "600"],
-        cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(url + "/healthz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert process.poll() is None and time.monotonic() < deadline, process.stderr.read().decode()
-            time.sleep(0.1)
+    with serve_process(["--bundle", str(bundle), "--session-timeout", "600"]) as (process, url):
         spinning = threading.Thread(target=lambda: _ignore_transport_errors(
             lambda: httpx.post(url + "/v1/sessions", content=cluster_text(), headers=YAML, timeout=60)))
         spinning.start()
@@ -172,10 +151,6 @@ def test_sigterm_ends_the_service_while_a_session_is_still_running(tmp_path: Pat
         process.wait(timeout=30)
         assert time.monotonic() - started < 15
         spinning.join(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
 
 
 def _ignore_transport_errors(call) -> None:

@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -22,7 +18,6 @@ from fumarole.runtime.serve.watch import Watcher
 from serving_helpers import (
     FAILING_POLICY,
     GATE_POLICY,
-    ROOT,
     TOKEN,
     admin_headers,
     archive,
@@ -32,6 +27,7 @@ from serving_helpers import (
     namespaces,
     new_key,
     running,
+    serve_process,
     write_bundle,
 )
 
@@ -333,31 +329,14 @@ def test_signed_bundles_only_when_a_key_is_trusted(bundles) -> None:
 # -- the command ------------------------------------------------------------------------------
 
 def test_fumarole_serve_end_to_end(bundles, tmp_path) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
     (tmp_path / "token").write_text(TOKEN + "\n")
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "fumarole.runtime.cli.main", "serve", "--bundle", str(bundles["one"]), "--listen",
-         f"127.0.0.1:{port}", "--state-dir", str(tmp_path / "state"), "--admin-token-file", str(tmp_path / "token")],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 30
-        while True:
-            try:
-                if httpx.get(url + "/healthz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert process.poll() is None and time.time() < deadline, process.stderr.read().decode()
-            time.sleep(0.1)
+    args = ["--bundle", str(bundles["one"]), "--state-dir", str(tmp_path / "state"),
+            "--admin-token-file", str(tmp_path / "token")]
+    with serve_process(args, ready_within=30) as (process, url):
         assert httpx.post(url + "/v1/sessions", content=cluster_text(), headers=YAML).status_code == 200
         put = httpx.put(url + "/v1/bundles/active", content=archive(bundles["two"]), headers=admin_headers())
         assert put.status_code == 200
         assert httpx.get(url + "/v1/status").json()["active"]["revision"] == "2"
-    finally:
         process.terminate()
         process.wait(timeout=10)
     assert (tmp_path / "state" / "last-known-good.tar.gz").read_bytes() == archive(bundles["two"])

@@ -15,33 +15,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Mapping
 
-from fumarole.runtime.api.labels import Requirement, selects
+from fumarole.runtime.api.labels import Requirement, parse_selector, selects
 from fumarole.runtime.api.model import Task
 from fumarole.runtime.api.quantity import QuantityError, parse_quantity
 from fumarole.runtime.api.resource import EPS, Resource
-
-
-def strict_selector(raw: Any) -> list[Requirement] | None:
-    """metav1.LabelSelectorAsSelector, with its errors: None (select nothing) for a missing
-    selector, an unknown operator, In / NotIn without values or Exists / DoesNotExist with some."""
-    if not isinstance(raw, dict):
-        return None
-    labels = raw.get("matchLabels")
-    out: list[Requirement] = [(str(k), "In", (str(v),)) for k, v in (labels if isinstance(labels, dict) else {}).items()]
-    expressions = raw.get("matchExpressions")
-    for expr in expressions if isinstance(expressions, list) else []:
-        if not isinstance(expr, dict):
-            return None
-        raw_values = expr.get("values") or []
-        if not isinstance(raw_values, list):
-            return None
-        op, values = expr.get("operator"), tuple(str(v) for v in raw_values)
-        if op in ("In", "NotIn") and not values or op in ("Exists", "DoesNotExist") and values:
-            return None
-        if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
-            return None
-        out.append((str(expr.get("key")), op, values))
-    return out
 
 
 @dataclass(frozen=True)
@@ -67,7 +44,7 @@ class DisruptionBudget:
 def disruption_budget(obj: Mapping) -> DisruptionBudget:
     """The budget of a validated PodDisruptionBudget object."""
     meta, spec, status = obj.get("metadata") or {}, obj.get("spec") or {}, obj.get("status") or {}
-    selector = strict_selector(spec.get("selector"))
+    selector = parse_selector(spec.get("selector"), strict=True)
     return DisruptionBudget(str(meta.get("namespace") or "default"), str(meta.get("name")),
                             int(status.get("disruptionsAllowed") or 0),
                             frozenset(str(name) for name in status.get("disruptedPods") or {}),

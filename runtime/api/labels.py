@@ -11,8 +11,14 @@ from typing import Any
 Requirement = tuple[str, str, tuple[str, ...]]
 
 
-def parse_selector(raw: Any) -> list[Requirement] | None:
-    """metav1.LabelSelectorAsSelector: absent -> nothing, {} -> everything, bad operator -> nothing."""
+def parse_selector(raw: Any, strict: bool = False) -> list[Requirement] | None:
+    """metav1.LabelSelectorAsSelector: absent -> nothing, {} -> everything, bad operator -> nothing.
+
+    ``strict`` adds the rest of its validation, for objects the API server did
+    not check for us (a PodDisruptionBudget's selector): In / NotIn without
+    values, Exists / DoesNotExist with some, or a malformed expression select
+    nothing.
+    """
     if not isinstance(raw, dict):
         return None
     labels = raw.get("matchLabels")
@@ -22,7 +28,13 @@ def parse_selector(raw: Any) -> list[Requirement] | None:
         op = expr.get("operator") if isinstance(expr, dict) else None
         if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
             return None
-        reqs.append((str(expr.get("key")), op, tuple(str(v) for v in expr.get("values") or [])))
+        raw_values = expr.get("values") or []
+        if strict and not isinstance(raw_values, list):
+            return None
+        values = tuple(str(v) for v in raw_values)
+        if strict and (op in ("In", "NotIn") and not values or op in ("Exists", "DoesNotExist") and values):
+            return None
+        reqs.append((str(expr.get("key")), op, values))
     return reqs
 
 
