@@ -1085,8 +1085,11 @@ class Vectorizer:
         free = []
         for node in _walk_expr(e):
             if isinstance(node, A.Name):
+                ref = self.base.info.refs.get(id(node))
+                if ref is None:  # a built-in called by name (`len`): nothing per node to hand over
+                    continue
                 kind = self._kind_of_name(node)
-                py = self.base.info.refs[id(node)].py
+                py = ref.py
                 if kind in (FAILS, NAMES, BATCH, NODEMAP):
                     raise NotVectorisable(f"'{node.id}' has no per-node value here", node.span)
                 if kind in (NODE, VECTOR, RESOURCES) and py not in free:

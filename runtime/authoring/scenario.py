@@ -129,6 +129,8 @@ def decisions_as_expect(decisions: Decisions) -> dict[str, Any]:
         "pipelined": {job: sorted({node for _pod, node in tasks}) for job, tasks in decisions.pipelined.items()},
         "podGroupPhase": dict(decisions.phases),
         "taskStatusCount": {job: counts for job, counts in decisions.status_counts.items() if counts},
+        **({"bindAnnotations": {pod: dict(values) for pod, values in decisions.bind_annotations.items()}}
+           if decisions.bind_annotations else {}),
     }
 
 
@@ -149,6 +151,11 @@ def compare_expect(expect: dict, decisions: Decisions) -> str | None:
         if got_counts != want_counts:
             return (f"bindCountsPerHyperNode: expected {want_counts}, got {got_counts} "
                     f"({_fmt(dict(per_hyper_node))})")
+    for pod, values in (expect.get("bindAnnotations") or {}).items():
+        got = decisions.bind_annotations.get(pod, {})
+        want = {str(k): str(v) for k, v in (values or {}).items()}
+        if want != got:
+            return f"bindAnnotations[{pod}]: expected {_fmt(want)}, got {_fmt(got)}"
     want_evicted = Counter(expect.get("evicted") or [])
     got_evicted = Counter(pod for pod, _ in decisions.evictions)
     if want_evicted != got_evicted:

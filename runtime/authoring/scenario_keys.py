@@ -32,6 +32,7 @@ SCENARIO_KEYS = frozenset({
 EXPECT_KEYS = frozenset({
     "binds", "bindCount", "evicted", "pipelined", "podGroupPhase", "taskStatusCount",
     "bindCountsPerHyperNode",             # cases-scope: binds per HyperNode
+    "bindAnnotations",                    # the annotations a bind writes (deviceshare's device assignment)
 })
 
 # Each `expectHooks` entry: its `hook` and the fields that hook reads (FORMAT.md, cases-scope/README.md).

@@ -46,6 +46,9 @@ def render_table(session: Session, decisions: Decisions) -> str:
                 [(p, n, decisions.node_hyper_nodes.get(n) or "-") for p, n in decisions.binds])
     else:
         section("Binds", ("POD", "NODE"), [(p, n) for p, n in decisions.binds])
+    if decisions.bind_annotations:
+        section("Bind annotations", ("POD", "ANNOTATION", "VALUE"),
+                [(p, k, v) for p, values in decisions.bind_annotations.items() for k, v in sorted(values.items())])
     section("Pipelined", ("POD", "NODE", "PODGROUP"),
             [(p, n, j) for j, tasks in sorted(decisions.pipelined.items()) for p, n in tasks])
     section("Evictions", ("POD", "REASON"), [(p, r) for p, r in decisions.evictions])

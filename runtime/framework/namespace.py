@@ -27,6 +27,7 @@ from fumarole.runtime.framework import vector_lib as _vector_module
 from fumarole.runtime.framework.budget import budget_of
 from fumarole.runtime.framework.policy_error import PolicyRuntimeError
 from fumarole.runtime.api import constraints as _limits_module
+from fumarole.runtime.api import devices as _devices_module
 from fumarole.runtime.k8s import plugins as _k8s_module
 
 __all__ = ["PolicyRuntimeError", "namespace"]
@@ -160,6 +161,8 @@ def namespace() -> dict:
         "_math": SimpleNamespace(floor=math.floor),
         "_eviction": _library(_eviction_module, ("Eviction", "VictimBundle")),
         "_limits": _library(_limits_module, ("queue_has_affinity", "queue_node_groups", "node_group_limits")),
+        "_dev": _library(_devices_module, ("gpu_share_cards", "pod_gpu_memory", "pod_gpu_number",
+                                            "pod_gpu_indexes")),
         "_V": _library(_vector_module, _public_functions(_vector_module)),
         "_div": _div,
         "_str": _str,

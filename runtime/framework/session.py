@@ -160,6 +160,7 @@ class Decisions:
 
     def __init__(self) -> None:
         self.binds: list[tuple[str, str]] = []
+        self.bind_annotations: dict[str, dict[str, str]] = {}  # pod -> what its bind writes (a device assignment)
         self.evictions: list[tuple[str, str]] = []
         self.enqueued: list[str] = []
         self.phases: dict[str, str] = {}
@@ -209,9 +210,11 @@ class Session:
                 self.topology.recover_allocated(job)
             self.action_names = list(bundle.config.actions)
             self.now = time.time() if now is None else now
+            self.stamp_time = self.now  # the clock for annotation stamps (schema: stamp_time)
             self.decisions = Decisions()
             # Tasks evicted in this session and not given back (Volcano's Releasing ones it chose).
             self.evicting: dict[str, Task] = {}
+            self.pod_annotations: dict[str, dict[str, str]] = {}  # task uid -> annotations its bind carries
             self.predicate_start_index = self.process_state.predicate_start_index
             self.k8s = K8sView(self.node_list, PodCounts(self.node_list) if engine == "fast" else None)
             if engine not in ENGINES:
@@ -509,6 +512,9 @@ class Session:
 
     def bind(self, task: Task) -> None:
         self.decisions.binds.append((task.key, task.node_name))
+        carried = self.pod_annotations.get(task.uid)
+        if carried:
+            self.decisions.bind_annotations[task.key] = dict(carried)
         if self.observer is not None:
             self.observer.bound(task)
         job = self.jobs.get(task.job_id)
@@ -671,6 +677,20 @@ class Session:
         condition = {"type": kind, "status": status, "transitionID": self.uid, "reason": reason,
                      "lastTransitionTime": old.get("lastTransitionTime") if unchanged else self.now}
         job.conditions = [c for c in job.conditions if c.get("type") != kind] + [condition]
+
+    def set_bind_annotations(self, task: Task, values: dict[str, str]) -> None:
+        """Volcano's MergePodAnnotations: what the task's bind will write to the pod."""
+        self.pod_annotations.setdefault(task.uid, {}).update(values)
+
+    def delete_bind_annotations(self, task: Task, keys: list[str]) -> None:
+        """Volcano's DeletePodAnnotations, for the annotations this session set."""
+        carried = self.pod_annotations.get(task.uid)
+        if carried:
+            for key in keys:
+                carried.pop(key, None)
+
+    def bind_annotations_of(self, task: Task) -> dict[str, str]:
+        return dict(self.pod_annotations.get(task.uid) or {})
 
     def fit_error(self, reason: str) -> FitError:
         if self.observer is not None:

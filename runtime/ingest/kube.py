@@ -216,6 +216,16 @@ def _task_status(phase: str, deleting: bool, node_name: str) -> str:
     return UNKNOWN
 
 
+def _check_limits(spec: dict, reader: _Reader, where: str) -> None:
+    """Container limits must be quantities too: deviceshare reads its requests from them."""
+    for group in ("containers", "initContainers"):
+        containers = spec.get(group)
+        for i, container in enumerate(containers if isinstance(containers, list) else ()):
+            resources = container.get("resources") if isinstance(container, dict) else None
+            if isinstance(resources, dict) and "limits" in resources:
+                reader.resources(resources, "limits", f"{where}.spec.{group}[{i}].resources")
+
+
 def task_from_pod(pod: dict, reader: _Reader | None = None) -> Task:
     """Volcano's NewTaskInfo for one Pod object."""
     meta, spec, status = _mapping(pod, "metadata"), _mapping(pod, "spec"), _mapping(pod, "status")
@@ -223,6 +233,8 @@ def task_from_pod(pod: dict, reader: _Reader | None = None) -> Task:
     name, namespace = str(meta.get("name") or ""), str(meta.get("namespace") or "default")
     group = annotations.get(GROUP_NAME) or ""
     request = pod_request(spec, reader, f"Pod {namespace}/{name}")
+    if reader is not None:
+        _check_limits(spec, reader, f"Pod {namespace}/{name}")
     priority = spec.get("priority")
     task_priority = 1 if priority is None else int(priority)
     override = annotations.get(TASK_PRIORITY)

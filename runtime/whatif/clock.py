@@ -151,7 +151,7 @@ def _apply(decisions: Decisions, live: LiveCluster, now: float, recorder: Record
     """The decisions as the cluster sees them after the session: binds, evictions, nominations, phases."""
     recorder.session(now, decisions)
     for key, node in decisions.binds:
-        live.bind(key, node, now)
+        live.bind(key, node, now, decisions.bind_annotations.get(key))
     for key, _reason in decisions.evictions:
         live.evict(key, now)
     for tasks in decisions.pipelined.values():

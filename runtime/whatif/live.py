@@ -31,6 +31,7 @@ class LiveTask:
     releasing_until: float | None = None  # while terminating after an eviction
     succeeded: bool = False
     incarnation: int = 0  # times the job controller recreated the pod
+    bind_annotations: tuple[str, ...] = ()  # keys its binds wrote, which a recreated pod does not have
 
     @property
     def finishes(self) -> float | None:
@@ -197,13 +198,19 @@ class LiveCluster:
         task.started, task.releasing_until = None, None
         meta = dict(task.pod["metadata"])
         meta.pop("deletionTimestamp", None)
+        if task.bind_annotations:
+            meta["annotations"] = {k: v for k, v in (meta.get("annotations") or {}).items()
+                                   if k not in task.bind_annotations}
+            task.bind_annotations = ()
         meta["uid"] = f"{meta.get('uid') or task.key}~{task.incarnation}"
         meta["creationTimestamp"] = rfc3339(self.start + now)
         spec = {k: v for k, v in task.pod.get("spec", {}).items() if k != "nodeName"}
         task.pod = {**task.pod, "metadata": meta, "spec": spec, "status": {"phase": "Pending"}}
 
     # -- the sessions' decisions ------------------------------------------------------------
-    def bind(self, key: str, node: str, now: float) -> None:
+    def bind(self, key: str, node: str, now: float, annotations: dict[str, str] | None = None) -> None:
+        """The pod runs on the node from now; the annotations the bind carries (a device
+        assignment) are the pod's from then on, so later sessions see what it holds."""
         self.version += 1
         task = self.task(key)
         job = self.jobs[task.job]
@@ -212,6 +219,11 @@ class LiveCluster:
             job.first_bound = now
         status = {"phase": "Running", "startTime": rfc3339(self.start + now)}
         task.pod = {**task.pod, "spec": {**task.pod.get("spec", {}), "nodeName": node}, "status": status}
+        if annotations:
+            task.bind_annotations = tuple(sorted({*task.bind_annotations, *annotations}))
+            meta = task.pod.get("metadata", {})
+            task.pod = {**task.pod, "metadata": {**meta, "annotations": {**(meta.get("annotations") or {}),
+                                                                           **annotations}}}
 
     def evict(self, key: str, now: float) -> None:
         task = self.task(key)
