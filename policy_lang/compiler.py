@@ -269,6 +269,7 @@ class Compiler:
     def _def(self, decl: A.FuncDef) -> py.FunctionDef:
         fn = self._function(f"f_{decl.name}", [self.info.pynames[id(p)] for p in decl.params], decl.name_span)
         fn.body.extend(self._nonlocals(decl))
+        fn.body.extend(self.call_charge(decl))
         self.hook = None
         if isinstance(decl.body, tuple):
             fn.body.extend(self.block(decl.body))
@@ -426,10 +427,11 @@ class Compiler:
             orelse = [node]
         return orelse
 
-    def _step(self, span) -> py.stmt:
-        """One step of the budget: ``_B.left -= 1`` and, once it is spent, ``_B.spent()``."""
+    def _step(self, span, steps: py.expr | None = None) -> py.stmt:
+        """One step (or ``steps``) of the budget: ``_B.left -= 1``; :meth:`_step_check` then calls
+        ``_B.spent()`` once it is spent."""
         return self.at(py.AugAssign(target=py.Attribute(value=_load("_B"), attr="left", ctx=py.Store()),
-                                    op=py.Sub(), value=_const(1)), span)
+                                    op=py.Sub(), value=_const(1) if steps is None else steps), span)
 
     def _step_check(self, span) -> py.stmt:
         spent = py.Compare(left=_attr(_load("_B"), "left"), ops=[py.Lt()], comparators=[_const(0)])
@@ -452,6 +454,21 @@ class Compiler:
         info = self.info.calls.get(id(node))
         return info is not None and (info.kind in ("def", "value", "dispatch") or
                                      (info.kind == "container" and info.name == "append"))
+
+    def call_charge(self, decl: A.FuncDef, steps: py.expr | None = None) -> list[py.stmt]:
+        """The charge at the entry of a definition that calls definitions or function values: a
+        step (or ``steps``: a batch form's lanes) per call.  A chain of definitions each calling the
+        next twice makes 2^n calls without any loop; a leaf definition is left uncharged, as every
+        call of it comes from a charged caller (a loop, a hook or a charged definition)."""
+        if not _contains(decl.body, self._calls_a_function):
+            return []
+        return [self._step(decl.name_span, steps), self._step_check(decl.name_span)]
+
+    def _calls_a_function(self, node: object) -> bool:
+        if not isinstance(node, A.Call):
+            return False
+        info = self.info.calls.get(id(node))
+        return info is not None and info.kind in ("def", "value")
 
     def _st_For(self, s: A.For) -> list[py.stmt]:
         var = self.info.pynames[id(s)]
@@ -627,8 +644,8 @@ class Compiler:
                 values = [obj] + [self.ex(given[p.name]) for p in info.sig.params if p.name in given]
                 return template(info.py, values)
             return _call(_attr(obj, info.py), *args, keywords=keywords)
-        if kind == "value":
-            return _call(self.ex(e.func), *args, keywords=keywords)
+        if kind == "value":  # a step per call, as a definition calling others
+            return _call(_call(_attr(_load("_B"), "called"), self.ex(e.func)), *args, keywords=keywords)
         return _call(template(info.py), *args, keywords=keywords)
 
 

@@ -69,6 +69,9 @@ SCALAR, NODE, VECTOR, RESOURCES, FAILS, NAMES, BATCH, NODEMAP = "S", "N", "V", "
 # The node-level hooks the fast engine asks over many nodes at once.
 BATCH_HOOKS = ("predicate", "node_order", "batch_node_order")
 _LANE_KINDS = (NODE, VECTOR, RESOURCES, FAILS, NAMES)
+# What one call of a batch form costs beyond its lanes, in steps of per-node code: the array
+# set-up (masks, memo look-ups, the result) takes as long as about this many loop iterations.
+BATCH_CALL_STEPS = 100
 # Methods and functions with effects: a rule calling them has no batch form.
 _EFFECT_TYPES = frozenset({"Statement", "PriorityQueue", "PredicateHelper"})
 _EFFECT_NAMES = frozenset({"statement", "predicate_helper", "priority_queue", "pod_view", "add", "remove",
@@ -201,12 +204,13 @@ class Vectorizer:
 
     # -- functions ------------------------------------------------------------------------------
     def _with_module(self, m: CheckedModule, body: Callable[[], object]):
-        saved = self.base.info
-        self.base.info = m
+        """``body()`` with the per-node compiler's tables, and the file its positions name, of ``m``."""
+        saved = self.base.info, self.base.file
+        self.base.info, self.base.file = m, ("" if m is self.base.c else m.module.file)
         try:
             return body()
         finally:
-            self.base.info = saved
+            self.base.info, self.base.file = saved
 
     def _hook(self, hook, m: CheckedModule) -> str:
         decl = hook.decl
@@ -232,7 +236,7 @@ class Vectorizer:
         if decl.returns.name == "FitError":
             result = "fits"
         try:
-            self._function(m, name, params, kinds, decl.body, result, decl.span)
+            self._function(m, name, params, kinds, decl.body, result, decl.span, decl)
         except NotVectorisable as exc:
             del self.defs[key]
             self.failed[key] = exc.reason
@@ -241,7 +245,7 @@ class Vectorizer:
         return name
 
     def _function(self, m: CheckedModule, name: str, params: list[str], kinds: tuple[str, ...],
-                  body, result: str, span) -> None:
+                  body, result: str, span, definition: A.FuncDef | None = None) -> None:
         lane = next((p for p, k in zip(params, kinds) if k == NODE), None)
         dom = "_N" if lane else None
         args = [("_N" if k == NODE else p) for p, k in zip(params, kinds)]
@@ -267,6 +271,11 @@ class Vectorizer:
                 prologue.append(_assign("_fail", _call("_V.none_failed", _name(dom))))
         if lane is not None:
             prologue.append(_assign(lane, _name("_N")))
+        if definition is not None:  # charged as the per-node form's calls would be, and its own set-up
+            steps = _const(BATCH_CALL_STEPS)
+            if dom is not None:
+                steps = P.BinOp(left=_call("len", _name(dom)), op=P.Add(), right=steps)
+            prologue += self._with_module(m, lambda: self.base.call_charge(definition, steps))
         func = P.FunctionDef(name=name, args=P.arguments(posonlyargs=[], args=[P.arg(arg=a) for a in args],
                                                           kwonlyargs=[], kw_defaults=[], defaults=[]),
                              body=prologue + stmts, decorator_list=[], returns=None, type_params=[])

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast as py
 import re
+import subprocess
+import sys
 import time
 
 import pytest
@@ -238,6 +240,8 @@ def test_string_repetition_of_unknown_type_ends_with_a_positioned_error(cli, roo
     assert result.code == 2 and "Traceback" not in result.err
     assert "x.policy:9:9: error[R001]: policy failed while running: `*` is not defined for string and int" \
         in result.err
+
+
 GROWING = ["s = s + s", "l = l + l", "n += len(l.copy())", "n += len(str(l))", "n += len(m.keys())",
            "m = {i: i for i in l}", "n += 1 if n in l else 0", "l.append(n)", "n += len(split(s, \"a\"))",
            "n += len(m.copy()) + len(m.values())", "n += 1 if l == l.copy() else 0"]
@@ -254,3 +258,64 @@ def test_any_loop_of_growing_operations_ends_in_a_budget(statements):
     with pytest.raises(PolicyRuntimeError, match="step budget of one invocation|size budget|memory budget"):
         hook()
     assert time.monotonic() - started < 20
+
+
+# d30 makes 2^30 calls and not one loop; so does e30, and its batch form (the fast engine's) too.
+CHAIN = "def d0(x: int) -> int = x\n" + "".join(f"def d{i}(x: int) -> int = d{i - 1}(x) + d{i - 1}(x)\n"
+                                                 for i in range(1, 31))
+NODE_CHAIN = "def e0(node: Node) -> float = node.idle.cpu\n" + "".join(
+    f"def e{i}(node: Node) -> float = e{i - 1}(node) + e{i - 1}(node)\n" for i in range(1, 31))
+
+
+def test_a_chain_of_definitions_calling_each_other_twice_is_charged():
+    """Each definition that calls others is a step per call."""
+    library = compile_sources([("x.policy", f"plugin x\n\n{CHAIN}\non open:\n    let n = d30(1)\n")])
+    hook = library.plugins["x"].instantiate(_Runtime(StepBudget(hook_steps=1_000_000)), None, {})["open"]
+    started = time.monotonic()
+    with pytest.raises(PolicyRuntimeError, match=HOOK_BUDGET):
+        hook()
+    assert time.monotonic() - started < 20
+
+
+def test_function_values_calling_each_other_twice_are_charged():
+    lets = "".join(f"    let f{i} = fn(x: int) => f{i - 1}(x) + f{i - 1}(x)\n" for i in range(1, 31))
+    hook = open_hook("let f0 = fn(x: int) => x\n" + lets + "    let n = f30(1)",
+                     StepBudget(hook_steps=1_000_000))
+    started = time.monotonic()
+    with pytest.raises(PolicyRuntimeError, match=HOOK_BUDGET):
+        hook()
+    assert time.monotonic() - started < 20
+
+
+SITE_AFTER_PREDICATES = ("apiVersion: fumarole/v1\nkind: PolicyBundle\nmetadata: {name: b}\nuses: [volcano]\n"
+                         "sources: [plugins/*.policy]\nactions: [enqueue, allocate]\n"
+                         "tiers:\n- plugins: [{name: priority}, {name: gang}]\n"
+                         "- plugins: [{name: predicates}, {name: proportion}, {name: nodeorder}, {name: x}]\n")
+
+
+@pytest.mark.parametrize("hook_body, lines, engine", [
+    ("    fail \"never\" when d30(1) < 0\n", range(4, 34), "fast"),  # any definition of the chain
+    ("    fail \"never\" when e30(node) < 0\n", range(35, 65), "fast"),
+    ("    fail \"never\" when e30(node) < 0\n", range(35, 65), "reference"),
+    ("    let n = 0\n    while true:\n        n += 1\n", range(66, 69), "fast"),
+])
+def test_a_predicate_that_never_ends_is_refused_where_it_spends_the_budget(root, tmp_path, hook_body, lines, engine):
+    """The session's deadline ends a predicate that never ends, calls alone or a loop, and names the
+    site's own line.  Its batch scan of the nodes runs the site's hook lane by lane; that scan's
+    fallback to the node-by-node one must not retry a spent budget: the retry would trip it at
+    once in the predicates plugin, which runs first, and name that instead."""
+    bundle = tmp_path / "b"
+    (bundle / "plugins").mkdir(parents=True)
+    (bundle / "bundle.yaml").write_text(SITE_AFTER_PREDICATES)
+    (bundle / "plugins/x.policy").write_text(f"plugin x\n\n{CHAIN}{NODE_CHAIN}\non predicate(task, node):\n"
+                                             f"{hook_body}")
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, "-m", "fumarole.runtime.cli.main", "run", "--engine", engine,
+                             str(root / "examples/cluster.yaml"), "--bundle", str(bundle), "--session-timeout", "1"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and time.monotonic() - started < 30, result.stderr
+    found = re.fullmatch(r".*/x\.policy:(\d+):(\d+): error\[R001\]: policy failed while running: (.*)\n", result.stderr)
+    assert found, result.stderr
+    assert int(found[1]) in lines
+    assert "ran past its deadline (1 s, --session-timeout)" in found[3] \
+        or "the step budget of one invocation of hook 'predicate' ran out" in found[3]  # a machine's speed

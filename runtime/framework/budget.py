@@ -1,8 +1,10 @@
 """The budget every policy runs on, so that every policy ends, in time and in memory.
 
-A *step* is one unit of work a policy asks for: one loop iteration, and one
-item or character that an operation builds, copies, scans or compares -- a
-``+`` of strings or lists, ``copy()``, ``keys()``, ``values()``, ``range``,
+A *step* is one unit of work a policy asks for: one loop iteration, one call
+of a function value or of a definition that calls others (a chain of
+definitions each calling the next twice makes 2^n calls without a loop), and
+one item or character that an operation builds, copies, scans or compares --
+a ``+`` of strings or lists, ``copy()``, ``keys()``, ``values()``, ``range``,
 ``str``, ``split``, a comprehension's items, ``in`` over a list or string,
 ``==`` of lists or maps, ``sum``/``max``/``min`` of a list.  So one step costs
 bounded time whatever the values' sizes, and the steps a session has bound
@@ -14,7 +16,8 @@ types the checker could not tell goes through :meth:`StepBudget.operate`,
 which charges and refuses at run time what the typed operators would.
 
 The limits (each ends the session with a PolicyRuntimeError naming it and the
-policy position: R001):
+policy position: R001; steps, time and memory with its :class:`BudgetExhausted`,
+which no fallback retries, so the position is where the budget was spent):
 
 * **steps**: ``session_steps`` for the whole session; ``hook_steps`` for one
   invocation of a plugin hook, everything it calls included; ``action_steps``
@@ -53,7 +56,7 @@ from typing import Any, Sized
 
 from fumarole.policy_lang.compiled import ACTION_HOOK_PREFIX, BATCH_HOOK_PREFIX, PLUGIN_HOOK_PREFIX
 from fumarole.runtime.api.resource import Resource
-from fumarole.runtime.framework.policy_error import PolicyRuntimeError
+from fumarole.runtime.framework.policy_error import BudgetExhausted, PolicyRuntimeError
 
 HOOK_STEPS = 10_000_000  # one plugin hook invocation, with everything it calls
 ACTION_STEPS = 500_000_000  # one action's execute, with the plugin hooks it calls
@@ -104,9 +107,9 @@ class StepBudget:
         self.left = self._granted = 0  # nothing more is granted if a limit below raises
         now = time.monotonic()
         if self.deadline is not None and now >= self.deadline:
-            raise PolicyRuntimeError(f"the session ran past its deadline ({self.timeout:g} s, --session-timeout)")
+            raise BudgetExhausted(f"the session ran past its deadline ({self.timeout:g} s, --session-timeout)")
         if self.used > self.session_steps:
-            raise PolicyRuntimeError(f"the session's step budget ran out ({self.session_steps:,} steps: loop "
+            raise BudgetExhausted(f"the session's step budget ran out ({self.session_steps:,} steps: loop "
                                      "iterations and items built); a policy must terminate")
         hook, action = _running_invocations()
         self._hook.check(hook, before, self.used)
@@ -129,7 +132,7 @@ class StepBudget:
         if self._memory_start is None or resident is None:
             return
         if resident + coming - self._memory_start > self.memory_bytes:  # type: ignore[operator]
-            raise PolicyRuntimeError(f"the session's memory budget ran out ({self.memory_bytes / 2 ** 20:,.0f} MiB "
+            raise BudgetExhausted(f"the session's memory budget ran out ({self.memory_bytes / 2 ** 20:,.0f} MiB "
                                      "beyond what the process held when it started); a policy keeps too much")
 
     def _sized(self, items: int, what: str) -> None:
@@ -206,6 +209,13 @@ class StepBudget:
         self._sized(len(written), "str(): a string")
         return written
 
+    def called(self, function: Any) -> Any:
+        """A function value about to be called: one step (calls can multiply without any loop)."""
+        self.left -= 1
+        if self.left < 0:
+            self.spent()
+        return function
+
     def multiply(self, left: int, right: int) -> int:
         """``left * right`` of integers, refused when the product could pass INTEGER_BITS bits."""
         if left.bit_length() + right.bit_length() > INTEGER_BITS:
@@ -247,7 +257,7 @@ class _Invocation:
             self.frame, self.start = frame, before
         if frame is not None and used - self.start > self.limit:
             name = frame.f_code.co_name.split("_", 2)[2]  # _hook_NAME, _bh_NAME or _action_NAME
-            raise PolicyRuntimeError(f"the step budget of one invocation of {self.what} '{name}' ran out "
+            raise BudgetExhausted(f"the step budget of one invocation of {self.what} '{name}' ran out "
                                      f"({self.limit:,} steps: loop iterations and items built); "
                                      "a policy must terminate")
 

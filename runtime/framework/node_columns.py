@@ -25,6 +25,7 @@ import numpy as np
 
 from fumarole.runtime.api.model import Node
 from fumarole.runtime.api.resource import Resource
+from fumarole.runtime.framework.policy_error import NOT_RETRIED
 from fumarole.runtime.k8s import plugins as k8s
 
 # Resource-valued node attributes (runtime/schema.yaml) and how to read them from a node.
@@ -248,6 +249,8 @@ class NodeColumns:
                 for row in rows:
                     values[row] = one_row(self.nodes[row])
                 return
+            except NOT_RETRIED:  # a spent budget: the batch form would trip it again elsewhere
+                raise
             except Exception:  # noqa: BLE001 - per-node code may raise where the batch form gives IEEE values
                 pass
         picked = np.fromiter(rows, dtype=np.intp, count=len(rows))

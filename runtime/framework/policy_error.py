@@ -9,3 +9,17 @@ class PolicyRuntimeError(Exception):
     def __init__(self, message: str, file: str = "", line: int = 0, col: int = 0) -> None:
         super().__init__(message)
         self.message, self.file, self.line, self.col = message, file, line, col
+
+
+class BudgetExhausted(PolicyRuntimeError):
+    """The session's steps, time or memory ran out where this was raised.
+
+    Unlike any other policy failure, running the same work again another way
+    cannot succeed: the budget stays spent, so a retry (the per-node code a
+    batch form falls back to) would only trip it again at its own first step,
+    and the error would name that place instead of the one that spent it.
+    """
+
+
+# What a fallback from a batch form to per-node code lets through instead of retrying.
+NOT_RETRIED = (BudgetExhausted, MemoryError)

@@ -18,6 +18,7 @@ from fumarole.runtime.api.fit import FitError, FitErrors
 from fumarole.runtime.api.model import Node, Task
 from fumarole.runtime.ingest.scheduler_options import DEFAULT_OPTIONS, SchedulerOptions
 from fumarole.runtime.framework.node_columns import NodeBatch, NodeColumns, as_batch
+from fumarole.runtime.framework.policy_error import NOT_RETRIED
 from fumarole.runtime.framework.vector_lib import memo_key
 
 
@@ -84,6 +85,8 @@ class PredicateHelper:
                 try:
                     return self._predicate_batch(task, nodes, batch, check, batch_check, wanted, key, cached,
                                                  use_cache)
+                except NOT_RETRIED:  # a spent budget: the per-node scan would trip it at its own first step
+                    raise
                 except Exception:  # noqa: BLE001 - the per-node scan raises it again, at its policy line
                     pass
         start = ssn.predicate_start_index

@@ -51,6 +51,7 @@ from fumarole.runtime.framework.batch_dispatch import BATCH_COMBINATORS
 from fumarole.runtime.framework.budget import StepBudget
 from fumarole.runtime.framework.namespace import PolicyRuntimeError
 from fumarole.runtime.framework.node_columns import NodeColumns, as_batch, as_value
+from fumarole.runtime.framework.policy_error import NOT_RETRIED
 from fumarole.runtime.framework.predicate_helper import PredicateHelper
 from fumarole.runtime.framework.priority_queue import PriorityQueue
 from fumarole.runtime.framework.process_state import PROCESS_STATE_HOOK, ProcessState
@@ -434,6 +435,8 @@ class Session:
                 call[i] = batch_arg
             try:
                 return as_value(batch(*call))
+            except NOT_RETRIED:  # a spent budget: the per-node code would trip it at its own first step
+                raise
             except Exception:  # noqa: BLE001 - the per-node code raises it again, at its policy line
                 return per_node(*args)
         return run
