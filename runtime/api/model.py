@@ -98,6 +98,23 @@ class Job:
         "network_topology", "sub_group_policies", "sub_jobs", "task_to_sub_job", "min_sub_jobs",
         "allocated_hyper_node", "best_effort_tasks",
     )
+    # Set from the PodGroup by keyword (runtime/ingest/kube.py, job_from_pod_group).
+    uid: str
+    name: str
+    namespace: str
+    queue: str
+    min_available: int
+    task_min_available: dict[str, int]
+    task_min_available_total: int
+    priority: int
+    priority_class: str
+    creation: float
+    min_resources: Resource | None
+    preemptable: bool
+    phase: str
+    pod_group: dict
+    annotations: dict
+    labels: dict
 
     def __init__(self, **fields: Any) -> None:
         self.network_topology: NetworkTopology | None = None
@@ -481,6 +498,21 @@ class Queue:
 
     __slots__ = ("uid", "name", "weight", "capability", "deserved", "guarantee", "priority",
                  "parent", "reclaimable", "state", "annotations", "labels", "creation", "raw")
+    # Set from the Queue object by keyword (runtime/ingest/kube.py, queue_from_object).
+    uid: str
+    name: str
+    weight: int
+    capability: Resource | None
+    deserved: Resource | None
+    guarantee: Resource | None
+    priority: int
+    parent: str
+    reclaimable: bool
+    state: str
+    annotations: dict
+    labels: dict
+    creation: float
+    raw: dict
 
     def __init__(self, **fields: Any) -> None:
         for name, value in fields.items():

@@ -406,7 +406,9 @@ def greater_partly_relevant(l: Resource, r: Resource | None, req: Resource) -> l
 def diff(l: Resource, r: Resource, mode: str = ZERO) -> tuple[Resource, Resource]:
     """(increased, decreased) per dimension; with INFINITY a missing scalar is -1 (unbounded)."""
     default = 0.0 if mode == ZERO else -1.0
-    inc, dec = Resource(scalars={}), Resource(scalars={})
+    inc_scalars: dict[str, float] = {}
+    dec_scalars: dict[str, float] = {}
+    inc, dec = Resource(scalars=inc_scalars), Resource(scalars=dec_scalars)
     if l.milli_cpu > r.milli_cpu:
         inc.milli_cpu = l.milli_cpu - r.milli_cpu
     else:
@@ -419,13 +421,13 @@ def diff(l: Resource, r: Resource, mode: str = ZERO) -> tuple[Resource, Resource
     for name in list(ls) + [n for n in rs if n not in ls]:
         lv, rv = ls.get(name, default), rs.get(name, default)
         if lv == -1:
-            inc.scalars[name] = -1.0
+            inc_scalars[name] = -1.0
         elif rv == -1:
-            dec.scalars[name] = -1.0
+            dec_scalars[name] = -1.0
         elif lv > rv:
-            inc.scalars[name] = lv - rv
+            inc_scalars[name] = lv - rv
         else:
-            dec.scalars[name] = rv - lv
+            dec_scalars[name] = rv - lv
     return inc, dec
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 import uuid
 from types import SimpleNamespace
-from typing import Any, Callable, Mapping, Protocol
+from typing import Any, Callable, Mapping, Protocol, Sequence, cast
 
 from fumarole.policy_lang.compiled import STATE_VIEW
 from fumarole.runtime.api.constraints import (
@@ -678,7 +678,7 @@ class Session:
         old = next((c for c in job.conditions if c.get("type") == kind), None)
         unchanged = old is not None and old.get("status") == status and old.get("reason") == reason
         condition = {"type": kind, "status": status, "transitionID": self.uid, "reason": reason,
-                     "lastTransitionTime": old.get("lastTransitionTime") if unchanged else self.now}
+                     "lastTransitionTime": old.get("lastTransitionTime") if old is not None and unchanged else self.now}
         job.conditions = [c for c in job.conditions if c.get("type") != kind] + [condition]
 
     def set_bind_annotations(self, task: Task, values: dict[str, str]) -> None:
@@ -708,6 +708,7 @@ class Session:
         job = self.jobs.get(task.job_id)
         errors = job.fit_errors.get(task.uid) if job is not None else None
         nodes = self.node_list
+        kept: Sequence[int]
         if errors is None:
             kept = range(len(nodes))
         else:
@@ -780,8 +781,8 @@ class Session:
         unresolvable, anti-affinity conflicts are not.  The fast engine reads its answer for every
         node from the counts per domain (domain_counts); the reference engine scans the pods."""
         reasons = self._counted_reasons(domain_counts.affinity_reasons, task, view, node)
-        if reasons is not None:
-            return _k8s_failure(reasons[self.columns.rows[node.name]])
+        if reasons is not None:  # answered from the counts: the fast engine's columns exist
+            return _k8s_failure(reasons[cast(NodeColumns, self.columns).rows[node.name]])
         return _k8s_failure(self.k8s.pod_affinity_failure(task, node, view.placed if view is not None else None))
 
     def topology_spread_failure(self, task: Task, node: Node, view: PodView | None = None) -> FitError | None:
@@ -790,8 +791,8 @@ class Session:
         if not has_hard_spread_constraints(task):
             return None
         reasons = self._counted_reasons(domain_counts.spread_reasons, task, view, node)
-        if reasons is not None:
-            return _k8s_failure(reasons[self.columns.rows[node.name]])
+        if reasons is not None:  # answered from the counts: the fast engine's columns exist
+            return _k8s_failure(reasons[cast(NodeColumns, self.columns).rows[node.name]])
         return _k8s_failure(self.k8s.topology_spread_failure(task, node, view.placed if view is not None else None))
 
     def _counted_reasons(self, rows: domain_counts.Rows, task: Task, view: PodView | None, node: Node | None = None):

@@ -96,8 +96,8 @@ class Topology:
         top_tier = max([1] + [s.tier + 1 for s in specs])
         top = HyperNode(CLUSTER_TOP, top_tier)
         top.children = [h for h in self.by_name.values() if h.parent is None]
-        for child in top.children:
-            child.parent = top
+        for root in top.children:
+            root.parent = top
         self.by_name[CLUSTER_TOP] = top
         names[CLUSTER_TOP] = {n.name for n in nodes}
         for name, hyper_node in self.by_name.items():
