@@ -8,10 +8,11 @@ function, so the combination is the same either way.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, cast
 
 import numpy as np
 
+from fumarole.runtime.framework.batch_forms import BatchForm, RowLocalBatchForm
 from fumarole.runtime.framework.node_columns import NodeBatch, NodeMap
 from fumarole.runtime.framework.vector_lib import row_memo
 
@@ -37,8 +38,8 @@ def first_failure(fns: list[Callable]) -> Callable:
         for fn in fns:
             batch = getattr(fn, "batch", None)
             guard = getattr(batch, "guard", None)
-            if guard is not None and not guard(*_with_node(args, at, None)):
-                out |= row_memo(dom, batch, lambda *a, fn=fn: fn(*a) is not None, at, args, True)
+            if guard is not None and not guard(*_with_node(args, at, None)):  # a guard: a batch form
+                out |= row_memo(dom, cast(BatchForm, batch), lambda *a, fn=fn: fn(*a) is not None, at, args, True)
                 continue
             if batch is not None:
                 out |= np.asarray(batch(*args), dtype=bool)
@@ -55,8 +56,9 @@ def first_failure(fns: list[Callable]) -> Callable:
             if guard is None or guard(*args):
                 return False
         return True
-    fails.row_local = row_local
-    return fails
+    form = cast(RowLocalBatchForm, fails)  # a function, with the attribute hung on it here
+    form.row_local = row_local
+    return form
 
 
 def sum_(fns: list[Callable]) -> Callable:

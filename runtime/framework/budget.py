@@ -52,6 +52,7 @@ import threading
 import time
 import weakref
 from itertools import islice
+from types import FrameType
 from typing import Any, Sized
 
 from fumarole.policy_lang.compiled import ACTION_HOOK_PREFIX, BATCH_HOOK_PREFIX, PLUGIN_HOOK_PREFIX
@@ -128,11 +129,11 @@ class StepBudget:
 
     def _check_memory(self, coming: int) -> None:
         """Refuse when resident memory (plus ``coming`` bytes about to be built) passes the budget."""
-        resident = _resident_bytes()
-        if self._memory_start is None or resident is None:
+        resident, start, limit = _resident_bytes(), self._memory_start, self.memory_bytes
+        if start is None or limit is None or resident is None:  # no budget, or no /proc to read
             return
-        if resident + coming - self._memory_start > self.memory_bytes:  # type: ignore[operator]
-            raise BudgetExhausted(f"the session's memory budget ran out ({self.memory_bytes / 2 ** 20:,.0f} MiB "
+        if resident + coming - start > limit:
+            raise BudgetExhausted(f"the session's memory budget ran out ({limit / 2 ** 20:,.0f} MiB "
                                      "beyond what the process held when it started); a policy keeps too much")
 
     def _sized(self, items: int, what: str) -> None:
@@ -265,7 +266,7 @@ class _Invocation:
 def _running_invocations() -> tuple[Any, Any]:
     """The frames of the outermost plugin hook and the outermost action on the call stack (or None)."""
     hook = action = None
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     while frame is not None:
         code = frame.f_code
         if code.co_filename.startswith("<policy "):
@@ -289,6 +290,10 @@ class _Watchdog:
     _REPEATS = 200
 
     def __init__(self) -> None:
+        self.start_afresh()
+
+    def start_afresh(self) -> None:
+        """No thread and nothing due (also what a forked child starts from)."""
         self._lock = threading.Condition()
         self._due: list[tuple[float, int, weakref.ref, float, int]] = []
         self._order = 0
@@ -323,7 +328,7 @@ class _Watchdog:
 _WATCHDOG = _Watchdog()
 # A forked child (serve runs each session in one, runtime/serve/contained.py) has only the thread that
 # forked: the watchdog thread and whatever its lock looked like stay behind, so the child starts afresh.
-os.register_at_fork(after_in_child=_WATCHDOG.__init__)
+os.register_at_fork(after_in_child=_WATCHDOG.start_afresh)
 
 
 def _resident_bytes() -> int | None:

@@ -77,37 +77,37 @@ class _ResourceLibrary:
     greater_partly_relevant = staticmethod(R.greater_partly_relevant)
 
     @staticmethod
-    def insufficient(l: Resource, r: Resource) -> list[str]:
+    def insufficient(l: R.Resource, r: R.Resource) -> list[str]:
         return R.less_equal_with_names(l, r, R.ZERO)[1]
 
     @staticmethod
-    def within_requested(l: Resource | None, r: Resource | None, req: Resource) -> bool:
+    def within_requested(l: R.Resource | None, r: R.Resource | None, req: R.Resource) -> bool:
         return R.less_equal_with_dimension(l, r, req)[0]
 
     @staticmethod
-    def exceeding_requested(l: Resource | None, r: Resource | None, req: Resource) -> list[str]:
+    def exceeding_requested(l: R.Resource | None, r: R.Resource | None, req: R.Resource) -> list[str]:
         return R.less_equal_with_dimension(l, r, req)[1]
 
     @staticmethod
-    def increased(l: Resource, r: Resource) -> Resource:
+    def increased(l: R.Resource, r: R.Resource) -> R.Resource:
         return R.diff(l, r, R.ZERO)[0]
 
     @staticmethod
-    def decreased(l: Resource, r: Resource) -> Resource:
+    def decreased(l: R.Resource, r: R.Resource) -> R.Resource:
         return R.diff(l, r, R.ZERO)[1]
 
     @staticmethod
-    def min_dimension(l: Resource, r: Resource, mode: str) -> Resource:
+    def min_dimension(l: R.Resource, r: R.Resource, mode: str) -> R.Resource:
         return l.clone().min_dimension(r, mode)
 
     @staticmethod
-    def has_dimension(r: Resource, name: str) -> bool:
+    def has_dimension(r: R.Resource, name: str) -> bool:
         if name in ("cpu", "memory"):
             return True
         return r.scalars is not None and name in r.scalars
 
     @staticmethod
-    def with_value(r: Resource, name: str, value: float) -> Resource:
+    def with_value(r: R.Resource, name: str, value: float) -> R.Resource:
         out = r.clone()
         if name == "cpu":
             out.milli_cpu = value

@@ -19,7 +19,7 @@ floats are), integer facts are exact below 2**53.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Collection, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -49,6 +49,7 @@ BOOL_ATTRIBUTES: dict[str, Callable[[Node], bool]] = {
     "unschedulable": lambda n: bool(n.unschedulable),
 }
 # Attributes a session never changes: read once, never again when a row is touched.
+_NO_SCALARS: Mapping[str, float] = {}  # a Resource's absent scalar map, read as an empty one
 STATIC_ATTRIBUTES = frozenset({"allocatable", "capacity", "max_task_num", "unschedulable"})
 
 
@@ -70,11 +71,12 @@ class ResourceColumns:
         self.memory[row] = res.memory
         scalars = res.scalars
         self.none[row] = scalars is None
+        known = _NO_SCALARS if scalars is None else scalars
         for name in self.scalars:
-            present = bool(scalars) and name in scalars
-            self.scalars[name][row] = scalars[name] if present else 0.0
+            present = name in known
+            self.scalars[name][row] = known[name] if present else 0.0
             self.has[name][row] = present
-        for name, amount in (scalars or {}).items():
+        for name, amount in known.items():
             if name not in self.scalars:
                 size = len(self.cpu)
                 self.scalars[name] = np.zeros(size)
@@ -176,7 +178,7 @@ class NodeColumns:
             worked_out[stale] = len(self.log)
         return values[rows].tolist()
 
-    def touched_since(self, position: int) -> "Iterable[int]":
+    def touched_since(self, position: int) -> "Collection[int]":
         """The rows logged from ``position`` on (every row for -1)."""
         return range(len(self.nodes)) if position < 0 else set(self.log[position:])
 
@@ -198,9 +200,9 @@ class NodeColumns:
                 column.write(row, read(nodes[row]))
         else:
             values = self.numbers[name] if name in self.numbers else self.flags[name]
-            read = NUMERIC_ATTRIBUTES.get(name) or BOOL_ATTRIBUTES[name]
+            read_value = NUMERIC_ATTRIBUTES.get(name) or BOOL_ATTRIBUTES[name]
             for row in self.touched_since(position):
-                values[row] = read(nodes[row])
+                values[row] = read_value(nodes[row])
         self._current[name] = end
         return True
 
@@ -405,31 +407,32 @@ class NodeMap:
         return NodeMap(self.batch, self.column.copy())
 
 
+def _forgets_rows(method: Callable[..., Any]) -> Callable[..., Any]:
+    """One of list's mutators on a NodeList: the list changes, so its rows no longer say its nodes."""
+    def changed(self: "NodeList", *args: Any, **kwargs: Any) -> Any:
+        self.rows = None
+        return method(self, *args, **kwargs)
+    changed.__name__ = method.__name__
+    return changed
+
+
 class NodeList(list):
     """A ``list[Node]`` the fast engine built from a batch: batch forms read it without looking
     each node up again.  A list that changes (a policy's ``append``) forgets its rows."""
 
     rows: np.ndarray | None = None
 
-    def _changed(method):  # noqa: N805 - wraps list's mutators below
-        def changed(self, *args, **kwargs):
-            self.rows = None
-            return method(self, *args, **kwargs)
-        changed.__name__ = method.__name__
-        return changed
-
-    append = _changed(list.append)
-    extend = _changed(list.extend)
-    insert = _changed(list.insert)
-    pop = _changed(list.pop)
-    remove = _changed(list.remove)
-    clear = _changed(list.clear)
-    sort = _changed(list.sort)
-    reverse = _changed(list.reverse)
-    __setitem__ = _changed(list.__setitem__)
-    __delitem__ = _changed(list.__delitem__)
-    __iadd__ = _changed(list.__iadd__)
-    del _changed
+    append = _forgets_rows(list.append)
+    extend = _forgets_rows(list.extend)
+    insert = _forgets_rows(list.insert)
+    pop = _forgets_rows(list.pop)
+    remove = _forgets_rows(list.remove)
+    clear = _forgets_rows(list.clear)
+    sort = _forgets_rows(list.sort)
+    reverse = _forgets_rows(list.reverse)
+    __setitem__ = _forgets_rows(list.__setitem__)
+    __delitem__ = _forgets_rows(list.__delitem__)
+    __iadd__ = _forgets_rows(list.__iadd__)
 
 
 def as_batch(columns: NodeColumns, value) -> NodeBatch | None:

@@ -183,7 +183,8 @@ class PredicateHelper:
             for name, failure in found.items():
                 if failure is None:
                     raise AssertionError(f"batch and per-node predicates disagree on {task.key} / {name}")
-            errors.nodes = {name: found[name] if name in found else cached[name] for name in names}
+            reused = cached if cached is not None else {}  # a name not asked again was cached
+            errors.nodes = {name: found[name] if name in found else reused[name] for name in names}
             if use_cache:
                 self.cache.setdefault(key, {}).update(found)
         # The rotated order of rows in order wraps once at most: as many rows as their span are

@@ -9,7 +9,7 @@ lane by lane through its per-node code: the answer is the same, only slower.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import numpy as np
 
@@ -147,8 +147,9 @@ def _vector(res, n: int) -> ResourceVector:
     if isinstance(res, ResourceVector):
         return res
     scalars = res.scalars or {}
-    return ResourceVector(res.milli_cpu, res.memory, dict(scalars), {k: True for k in scalars},
-                          res.scalars is None)
+    # Plain values stand where columns would: numpy broadcasts them against every lane.
+    has = cast(dict[str, np.ndarray], {k: True for k in scalars})
+    return ResourceVector(res.milli_cpu, res.memory, dict(scalars), has, cast(np.ndarray, res.scalars is None))
 
 
 def _lanes_of(*values) -> int:
