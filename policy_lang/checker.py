@@ -587,6 +587,7 @@ class Checker:
 
     def _stmt_Return(self, stmt: A.Return, scope: _Scope) -> None:
         ctx = self.ctx
+        want: Type | None
         if ctx.hook is None:
             want = ctx.returns or VOID
             if stmt.value is None:
@@ -641,6 +642,7 @@ class Checker:
 
     def _stmt_Victim(self, stmt: A.Victim, scope: _Scope) -> None:
         self._require_kind(("victims",), "victim", stmt.span)
+        assert stmt.value is not None, "a one-line `victim when` rule is expanded before checking"
         got = self.expr(stmt.value, scope, Type("Task"))
         self.expect(got, Type("Task"), stmt.value.span, "a victim", stmt.value)
 
@@ -651,6 +653,7 @@ class Checker:
     def _stmt_Fail(self, stmt: A.Fail, scope: _Scope) -> None:
         if self._require_kind(("failure",), "fail", stmt.span):
             hook = self.ctx.hook
+            assert hook is not None  # _require_kind found one
             if stmt.code and hook.name == "job_valid":
                 self.error("E120", "job_valid failures take no code: write `fail \"reason\"`", stmt.span)
         got = self.expr(stmt.message, scope, STRING)
@@ -876,6 +879,7 @@ class Checker:
             self.error("E101", f"unknown attribute '{e.name}' of {obj_t.name}", e.name_span,
                        self._hint(e.name, candidates))
             return None
+        assert info is not None  # it has the attribute
         if info.params:
             bindings = dict(zip(info.params, obj_t.args))
             attr = AttrInfo(attr.name, substitute(attr.type, bindings), attr.py, attr.writable, attr.doc)
@@ -1114,6 +1118,7 @@ class Checker:
                     sig = self._def_sig(name, ref)
                     self.out.calls[id(e)] = CallInfo("def", ref.py, sig, name)
                 else:
+                    assert ref.sig is not None  # a dispatcher's or function's reference carries its signature
                     sig = ref.sig
                     self.out.calls[id(e)] = CallInfo(ref.kind, ref.py, sig, name)
                     self._check_literal_format(sig, e)
@@ -1222,6 +1227,7 @@ class Checker:
             for a in e.args:
                 self.expr(a, scope)
             return UNKNOWN
+        assert info is not None  # it has the method
         if info.params:
             bindings = dict(zip(info.params, obj_t.args))
             sig = FuncSig(sig.name, tuple(Param(p.name, substitute(p.type, bindings), p.optional) for p in sig.params),
@@ -1342,8 +1348,8 @@ class Checker:
             name = pending.pop()
             if self.declared_at[name] >= place:
                 path = [name]
-                while parents[path[-1]] is not None:
-                    path.append(parents[path[-1]])
+                while (parent := parents[path[-1]]) is not None:
+                    path.append(parent)
                 return path[::-1]
             if name in self.out.defs:
                 for used in self.reaches.get(name, {}):
@@ -1356,12 +1362,12 @@ class Checker:
         for name, decl in self.out.args.items():
             if name not in self.used_names and not name.startswith("_"):
                 self.warn("W200", f"argument '{name}' is never used", decl.span)
-        for name, decl in self.out.defs.items():
+        for name, func in self.out.defs.items():
             if name not in self.used_names and self.module.kind != "module":
-                self.warn("W201", f"definition '{name}' is never used", decl.name_span)
-        for name, decl in self.out.consts.items():
+                self.warn("W201", f"definition '{name}' is never used", func.name_span)
+        for name, const in self.out.consts.items():
             if name not in self.used_names and self.module.kind != "module":
-                self.warn("W201", f"definition '{name}' is never used", decl.span)
+                self.warn("W201", f"definition '{name}' is never used", const.span)
 
 
 def strongly_connected(graph: dict[str, list[str]]) -> list[list[str]]:

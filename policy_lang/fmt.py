@@ -17,6 +17,7 @@ idempotent because the layout depends only on the tree, the comments and the
 from __future__ import annotations
 
 from dataclasses import fields, is_dataclass
+from typing import Sequence
 
 from . import ast as A
 from .diagnostics import Diagnostic, FumaroleError, Span
@@ -127,7 +128,7 @@ def _ambiguous_postfix(e: A.Expr, at_least: int) -> bool:
     return at_least == UNARY and isinstance(e, A.Unary) and e.op == "-"
 
 
-def _bracketed(open_: str, items: list[Doc], close: str, trailing_comma: bool = True) -> Doc:
+def _bracketed(open_: str, items: Sequence[Doc], close: str, trailing_comma: bool = True) -> Doc:
     if not items:
         return open_ + close
     body: list[Doc] = []
@@ -412,8 +413,8 @@ class _Printer:
         elif isinstance(s, A.For):
             self._compound(line, (f"for {s.var} in ", expr(s.iter, top=True)), s.body, level, first)
         elif isinstance(s, A.Drain):
-            cond = (" while ", expr(s.cond, top=True)) if s.cond is not None else ""
-            self._compound(line, (f"drain {s.var} from ", expr(s.queue, top=True), cond), s.body, level, first)
+            while_ = (" while ", expr(s.cond, top=True)) if s.cond is not None else ""
+            self._compound(line, (f"drain {s.var} from ", expr(s.queue, top=True), while_), s.body, level, first)
         elif isinstance(s, A.While):
             self._compound(line, ("while ", expr(s.cond, top=True)), s.body, level, first)
         else:

@@ -43,6 +43,7 @@ def _span(meta) -> Span:
 
 
 def _tok_span(tok: Token) -> Span:
+    assert tok.line is not None and tok.column is not None  # the lexer positions every token
     return Span(tok.line, tok.column, tok.end_line or tok.line, tok.end_column or tok.column + len(tok))
 
 
@@ -72,6 +73,7 @@ class _LiteralError(Exception):
 def unescape(tok: Token) -> str:
     """The text of a string literal token, its escapes decoded; a bad escape raises _LiteralError."""
     text = str(tok)
+    assert tok.line is not None and tok.column is not None  # the lexer positions every token
     out: list[str] = []
     i, end = 1, len(text) - 1
     while i < end:
@@ -512,6 +514,7 @@ def _dedent_line(text: str) -> int:
 
 def _syntax_diagnostic(exc: UnexpectedInput, file: str, text: str) -> Diagnostic:
     if isinstance(exc, UnexpectedCharacters):
+        assert exc.pos_in_stream is not None  # the lexer says where it stopped
         char = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else "?"
         return Diagnostic("P001", f"unexpected character {char!r}", file, Span(exc.line, exc.column))
     if isinstance(exc, UnexpectedEOF):

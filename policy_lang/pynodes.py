@@ -17,7 +17,7 @@ def store(name: str) -> py.Name:
     return py.Name(id=name, ctx=py.Store())
 
 
-def const(value: object) -> py.Constant:
+def const(value: str | bytes | bool | int | float | complex | None) -> py.Constant:
     return py.Constant(value=value)
 
 
