@@ -7,11 +7,20 @@ Nodes compare by identity (``eq=False``) so later stages can key side tables
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional, Union
+from typing import TYPE_CHECKING, Optional, TypeVar, Union
 
 from .diagnostics import Span
 
-node = dataclass(frozen=True, eq=False)
+if TYPE_CHECKING:
+    # `node` is dataclass() with two settings fixed; said so, type checkers see each node's fields.
+    from typing_extensions import dataclass_transform
+
+    _Node = TypeVar("_Node")
+
+    @dataclass_transform(frozen_default=True, eq_default=False)
+    def node(cls: type[_Node]) -> type[_Node]: ...
+else:
+    node = dataclass(frozen=True, eq=False)
 
 
 # ---- types ----------------------------------------------------------------

@@ -76,7 +76,7 @@ class _Expander:
         for decl in module.decls:
             what = {A.ArgDecl: "argument", A.StateDecl: "state", A.ConstDecl: "constant",
                     A.FuncDef: "definition", A.Use: "module"}.get(type(decl))
-            if what:
+            if what and not isinstance(decl, A.HookDef):  # every kind named above has a name
                 self.module_names[decl.name] = (what, decl.span)
         self.library = set(env.globals) | set(env.functions) | set(env.dispatch)
 
@@ -113,7 +113,7 @@ class _Expander:
                     self.error("E161", f"`victim when` is a rule over candidates: hook '{hook.names[0]}' has none",
                                stmt.span, "write it in preemptable, reclaimable, victim_tasks or a candidate hook")
                 return replace(hook, body=_without(hook.body, found))
-            return replace(hook, body=self._block(hook, rules, found))
+            return replace(hook, body=self._block(hook, hook.body, rules, found))
         if rules is not None and rules.form == "candidate":
             condition = self._condition(hook.body, rules, self._locals(hook, ()))
             if condition is not hook.body:
@@ -138,28 +138,30 @@ class _Expander:
         self.changed = True
         return replace(hook, body=(replace(body[0], keys=keys),))
 
-    def _block(self, hook: A.HookDef, rules: _Rules, found: list[A.Stmt]) -> tuple[A.Stmt, ...]:
-        """The hook body with its rules gathered into one loop (or chain of returns) at the last rule."""
-        top = [s for s in hook.body if _is_rule(s)]
+    def _block(self, hook: A.HookDef, body: tuple[A.Stmt, ...], rules: _Rules, found: list[A.Stmt]
+               ) -> tuple[A.Stmt, ...]:
+        """The hook's block ``body`` with its rules gathered into one loop (or chain of returns) at the last rule."""
+        top = [s for s in body if _is_rule(s)]
         nested = [s for s in found if not any(s is t for t in top)]
         for stmt in nested:
             self.error("E161", "`victim when` belongs at the top of the hook body, not inside a block",
                        stmt.span, "move it out, or write `victim <task> when ...` in a loop of your own")
         if nested:
-            hook = replace(hook, body=_without(hook.body, nested))
+            body = _without(body, nested)
+            hook = replace(hook, body=body)
         for stmt in top:
             if not isinstance(stmt, A.When):
                 self.error("E161", "a bare `victim` needs the candidate or a condition",
                            stmt.span, "write `victim when <condition>` or `victim <task>`")
         rules_here = [s for s in top if isinstance(s, A.When)]
-        last = max((i for i, s in enumerate(hook.body) if any(s is r for r in top)), default=-1)
-        before = [s for s in hook.body[:last] if not _is_rule(s)]
+        last = max((i for i, s in enumerate(body) if any(s is r for r in top)), default=-1)
+        before = [s for s in body[:last] if not _is_rule(s)]
         scope = self._locals(hook, before)
         conditions = [self._condition(rule.cond, rules, scope) for rule in rules_here]
         expanded = self._loop(rules, rules_here, conditions) if rules_here else ()
-        body = [s for s in hook.body[:last] if not _is_rule(s)] + list(expanded) + \
-            [s for s in hook.body[last + 1:] if not _is_rule(s)]
-        return tuple(body) or (A.Pass(hook.span),)
+        gathered = [s for s in body[:last] if not _is_rule(s)] + list(expanded) + \
+            [s for s in body[last + 1:] if not _is_rule(s)]
+        return tuple(gathered) or (A.Pass(hook.span),)
 
     def _loop(self, rules: _Rules, found: list[A.When], conditions: list[A.Expr]) -> tuple[A.Stmt, ...]:
         if rules.form == "candidate":  # any rule allows the candidate
@@ -336,7 +338,7 @@ class _Guards:
             key = _key(path)
             if key not in narrowed and key not in (k for k, _ in guards) and path is not tested:
                 guards.append((key, path))
-        tested_key = _key(tested) if tested is not None and e.op == "!=" else None
+        tested_key = _key(tested) if tested is not None and isinstance(e, A.Binary) and e.op == "!=" else None
         out = e
         for _key_text, path in reversed(guards):
             check = A.Binary("!=", _copy(path), A.Literal("none", None, path.span, "none"), path.span)
@@ -370,7 +372,8 @@ class _Guards:
         return found
 
     def _nullable_prefixes(self, chain: list[A.Attr]) -> list[A.Expr]:
-        out, current = [], TASK
+        out: list[A.Expr] = []
+        current = TASK
         for attr in chain:
             info = self.owner.env.types.get(current.required.name)
             spec = info.attributes.get(attr.name) if info else None
