@@ -126,6 +126,24 @@ class _Function:
         self.seed: dict[str, str] = {}  # kinds an earlier pass found for locals
         self.fit_errors: dict[str, A.Call] = {}  # a per-node fit error local -> the hook call it holds
 
+    @property
+    def batch(self) -> str:
+        """``dom`` where the code being emitted runs over the lanes of a batch (there it is set)."""
+        assert self.dom is not None, "lane code outside a form over nodes"
+        return self.dom
+
+
+def _receiver(call: A.Call) -> A.Expr:
+    """The object a method is called on (asked of calls the checker found methods: ``obj.name(...)``)."""
+    assert isinstance(call.func, A.Attr), "a method call's callee is an attribute"
+    return call.func.obj
+
+
+def _callee(call: A.Call) -> str:
+    """The name a function or dispatcher is called by (asked of calls the checker found to be one)."""
+    assert isinstance(call.func, A.Name), "a function's callee is its name"
+    return call.func.id
+
 
 class Vectorizer:
     """Emits the batch forms of one compiled module (inside its ``__build__``)."""
@@ -134,11 +152,17 @@ class Vectorizer:
         self.base = compiler  # the per-node compiler: tables and the code of node-independent expressions
         self.defs: dict[tuple[str, tuple[str, ...]], str] = {}  # (def python name, argument kinds) -> batch name
         self.emitted: list[P.stmt] = []
-        self.failed: dict[str, str] = {}
+        self.failed: dict[tuple[str, tuple[str, ...]], str] = {}  # same keys: why each failed
         self.fn: _Function | None = None
         self.modules = [compiler.c, *compiler.c.uses]
         self.row_local: dict[tuple[str, str], bool] = {}  # (module, def) -> body is row-local
         self._rl_hooks: tuple[list[str], list[str]] | None = None  # a node check's (params, hooks it asks)
+
+    @property
+    def current(self) -> _Function:
+        """The function whose body is being vectorised (asked only while one is)."""
+        assert self.fn is not None, "vectorising outside a function body"
+        return self.fn
 
     # -- entry points ------------------------------------------------------------------------
     def emit(self) -> tuple[list[P.stmt], list[Fallback]]:
@@ -278,7 +302,8 @@ class Vectorizer:
             prologue += self._with_module(m, lambda: self.base.call_charge(definition, steps))
         func = P.FunctionDef(name=name, args=P.arguments(posonlyargs=[], args=[P.arg(arg=a) for a in args],
                                                           kwonlyargs=[], kw_defaults=[], defaults=[]),
-                             body=prologue + stmts, decorator_list=[], returns=None, type_params=[])
+                             body=prologue + stmts, decorator_list=[], returns=None,
+                             type_params=[])  # type: ignore[call-arg,unused-ignore]  # 3.12's field: older Pythons take and ignore it
         self.emitted.append(func)
 
     def _body(self, fn: _Function, body) -> list[P.stmt]:
@@ -295,7 +320,7 @@ class Vectorizer:
             self.fn = saved
 
     def _end(self) -> P.stmt:
-        fn = self.fn
+        fn = self.current
         if fn.dom is None:
             return P.Return(value=_const(None))
         if fn.result == "fails":
@@ -325,7 +350,7 @@ class Vectorizer:
         return self._if(list(s.branches), s.orelse, s)
 
     def _if(self, branches, orelse, s) -> list[P.stmt]:
-        fn = self.fn
+        fn = self.current
         conds = [self.ex(c) for c, _ in branches]
         if all(k == SCALAR for _, k in conds):
             node: P.stmt | None = None
@@ -345,9 +370,9 @@ class Vectorizer:
             # evaluated once, and its negation only when something reads it.
             needs_rest = at + 1 < len(branches) or bool(orelse)
             if needs_rest and not isinstance(lanes, P.Name):
-                cond = self._temp("_c")
-                out.append(_assign(cond, lanes))
-                lanes = _name(cond)
+                cond_name = self._temp("_c")
+                out.append(_assign(cond_name, lanes))
+                lanes = _name(cond_name)
             taken = self._temp("_m")
             out.append(_assign(taken, _call("_V.both", rest, lanes) if rest is not None else lanes))
             fn.mask = _name(taken)
@@ -368,19 +393,19 @@ class Vectorizer:
         return self.block(body)
 
     def _temp(self, base: str) -> str:
-        self.fn.temp += 1
-        return f"{base}{self.fn.temp}"
+        self.current.temp += 1
+        return f"{base}{self.current.temp}"
 
     def _lanes(self, node: P.expr, kind: str) -> P.expr:
         """A condition as a lane mask (a scalar one broadcast)."""
         if kind == SCALAR:
-            return _call("_V.broadcast", node, _name(self.fn.dom))
+            return _call("_V.broadcast", node, _name(self.current.batch))
         if kind not in (VECTOR, FAILS):
             raise NotVectorisable("a condition that is not a truth value per node")
         return node
 
     def _effective_mask(self) -> P.expr | None:
-        fn = self.fn
+        fn = self.current
         if fn.live:
             return _call("_V.both", fn.mask, _name("_live")) if fn.mask is not None else _name("_live")
         return fn.mask
@@ -391,7 +416,7 @@ class Vectorizer:
     def _st_Let(self, s: A.Let) -> list[P.stmt]:
         node, kind = self.ex(s.value)
         py = self._local(s)
-        self.fn.kinds[py] = self._join(self.fn.seed.get(py, kind), kind)
+        self.current.kinds[py] = self._join(self.current.seed.get(py, kind), kind)
         self._remember_fit_error(py, kind, s.value)
         return [_assign(py, node)]
 
@@ -399,9 +424,9 @@ class Vectorizer:
         """A local now holding a per-node fit error made by a call: its lanes' statuses can be asked
         again (_fit_error_attr); any other value forgets it."""
         if kind == FAILS and isinstance(value, A.Call):
-            self.fn.fit_errors[py] = value
+            self.current.fit_errors[py] = value
         else:
-            self.fn.fit_errors.pop(py, None)
+            self.current.fit_errors.pop(py, None)
 
     def _st_Assign(self, s: A.Assign) -> list[P.stmt]:
         return self._assign_to(s.target, s.value, None, s)
@@ -410,7 +435,7 @@ class Vectorizer:
         return self._assign_to(s.target, s.value, s.op, s)
 
     def _assign_to(self, target, value_expr, op, s) -> list[P.stmt]:
-        fn = self.fn
+        fn = self.current
         value, kind = self.ex(value_expr)
         if isinstance(target, A.Index):
             return self._assign_lane_entry(target, value, kind, op, s)
@@ -440,28 +465,28 @@ class Vectorizer:
         return b
 
     def _assign_lane_entry(self, target: A.Index, value, kind, op, s) -> list[P.stmt]:
-        fn = self.fn
+        fn = self.current
         mapping, mkind = self.ex(target.obj)
         key, kkind = self.ex(target.key)
         if mkind == SCALAR and kkind == SCALAR and kind == SCALAR and fn.mask is None:
             # An entry of an ordinary map, outside any per-node choice: as the per-node form does it.
             if op is not None:
-                current = P.Subscript(value=mapping, slice=key, ctx=P.Load())
+                current: P.expr = P.Subscript(value=mapping, slice=key, ctx=P.Load())
                 value = self.base._arith(op, self.base.t(target), self.base.t(s.value), current, value)
             return [P.Assign(targets=[P.Subscript(value=mapping, slice=key, ctx=P.Store())], value=value)]
         if mkind != NODEMAP or kkind != NODE:
             raise NotVectorisable("only a per-node map entry can change in a loop over nodes", s.span)
         if op is not None:
-            current = _call("_V.map_lanes", mapping, _name(fn.dom), _const(None))
+            current = _call("_V.map_lanes", mapping, _name(fn.batch), _const(None))
             value, kind = self._binary(op, current, VECTOR, value, kind, Type("float"), s)
-        return [P.Expr(value=_call("_V.map_store", mapping, _name(fn.dom), self._effective_mask() or
+        return [P.Expr(value=_call("_V.map_store", mapping, _name(fn.batch), self._effective_mask() or
                                    _const(None), value))]
 
     def _st_Fail(self, s: A.Fail) -> list[P.stmt]:
-        fn = self.fn
+        fn = self.current
         if fn.result != "fails":
             raise NotVectorisable("fail outside a failure hook", s.span)
-        fails = _const(True)
+        fails: P.expr = _const(True)
         if self.base.t(s.message).name == "FitError":
             node, kind = self.ex(s.message)
             if kind not in (FAILS, SCALAR):
@@ -469,20 +494,21 @@ class Vectorizer:
             fails = node if kind == FAILS else _call("_V.is_set", node)
         mask = self._effective_mask()
         return [_assign("_fail", _call("_V.fail", _name("_fail"), mask if mask is not None else _const(None),
-                                       fails, _name(fn.dom)))]
+                                       fails, _name(fn.batch)))]
 
     def _st_Return(self, s: A.Return) -> list[P.stmt]:
-        fn = self.fn
+        fn = self.current
         if fn.result == "fails":
             if s.value is not None:
                 raise NotVectorisable("a failure hook returning a value", s.span)
             if fn.mask is None:
                 return [P.Return(value=_name("_fail"))]
             fn.live = True
-            return [_assign("_live", _call("_V.retire", _name("_live"), fn.mask, _name(fn.dom)))]
+            return [_assign("_live", _call("_V.retire", _name("_live"), fn.mask, _name(fn.batch)))]
         if s.value is None:
             raise NotVectorisable("a return without a value", s.span)
         t = self.base.t(s.value)
+        node: P.expr
         if fn.result == "fits" and t.name == "FitError" and not t.optional:
             node, kind = _const(True), SCALAR  # a certain failure: its message is the per-node form's
         else:
@@ -493,10 +519,10 @@ class Vectorizer:
         value = self._result_value(node, kind, s.value)
         return [P.Assign(targets=[P.Tuple(elts=[_store("_res"), _store("_live")], ctx=P.Store())],
                          value=_call("_V.returned", _name("_res"), _name("_live"), fn.mask, value,
-                                     _name(fn.dom)))]
+                                     _name(fn.batch)))]
 
     def _result_value(self, node, kind, expr) -> P.expr:
-        if self.fn.result == "fits":
+        if self.current.result == "fits":
             # A FitError? result counts only as "fails or not": its message is the per-node form's.
             if self.base.t(expr).name == "none":
                 return _const(False)
@@ -510,7 +536,7 @@ class Vectorizer:
         return node
 
     def _return(self, node, kind, expr) -> P.stmt:
-        fn = self.fn
+        fn = self.current
         if fn.dom is None:
             return P.Return(value=node)
         value = self._result_value(node, kind, expr)
@@ -518,17 +544,17 @@ class Vectorizer:
                                     value, _name(fn.dom)))
 
     def _st_Break(self, s) -> list[P.stmt]:
-        if self.fn.mask is not None:
+        if self.current.mask is not None:
             raise NotVectorisable("a break that depends on the node", s.span)
         return [P.Break()]
 
     def _st_Continue(self, s) -> list[P.stmt]:
-        if self.fn.mask is not None:
+        if self.current.mask is not None:
             raise NotVectorisable("a continue that depends on the node", s.span)
         return [P.Continue()]
 
     def _st_For(self, s: A.For) -> list[P.stmt]:
-        fn = self.fn
+        fn = self.current
         it, kind = self.ex(s.iter)
         var = self._local(s)
         if kind == SCALAR:
@@ -553,7 +579,7 @@ class Vectorizer:
         finally:
             self.fn = fn
         fn.temp = inner.temp
-        return [_assign(inner.dom, it), _assign(var, _name(inner.dom))] + body
+        return [_assign(inner.batch, it), _assign(var, _name(inner.batch))] + body
 
     def _loop_body_is_lanewise(self, body) -> None:
         for s in body:
@@ -579,9 +605,9 @@ class Vectorizer:
         ref = self.base.info.refs.get(id(e))
         if ref is None or ref.kind not in ("local", "hookparam"):
             return SCALAR
-        if ref.py == self.fn.lane:
+        if ref.py == self.current.lane:
             return NODE
-        return self.fn.kinds.get(ref.py, SCALAR)
+        return self.current.kinds.get(ref.py, SCALAR)
 
     def _depends(self, e) -> bool:
         """Does the expression involve a per-node value, a node list or a per-node map?"""
@@ -593,13 +619,13 @@ class Vectorizer:
     def _ex_Name(self, e: A.Name):
         kind = self._kind_of_name(e)
         if kind == NODE:  # the node of each lane: the batch itself
-            return _name(self.fn.dom), kind
+            return _name(self.current.batch), kind
         return _name(self.base.info.refs[id(e)].py), kind
 
     def _ex_Attr(self, e: A.Attr):
         obj, kind = self.ex(e.obj)
         if kind == NODE:
-            return _call("_V.node_attr", _name(self.fn.dom), _const(e.name), self._delayed(e)), \
+            return _call("_V.node_attr", _name(self.current.batch), _const(e.name), self._delayed(e)), \
                 self._kind_for(self.base.t(e))
         if kind == RESOURCES and e.name in ("cpu", "memory"):
             return _call("_V.resource_get", obj, _const(e.name)), VECTOR
@@ -613,7 +639,7 @@ class Vectorizer:
         """``failure.unresolvable`` (any attribute) of a local holding a per-node fit error: a batch
         form knows only which lanes fail, so the call that made it is asked again node by node, for
         the failing lanes alone; the others have no fit error (false)."""
-        source = self.fn.fit_errors.get(self.base.info.refs[id(e.obj)].py)
+        source = self.current.fit_errors.get(self.base.info.refs[id(e.obj)].py)
         if source is None:
             raise NotVectorisable(f"'.{e.name}' of a fit error over nodes", e.span)
         free, values = self._lane_values(source)
@@ -624,7 +650,7 @@ class Vectorizer:
                               P.Attribute(value=_name("_f"), attr=e.name, ctx=P.Load())]))
         lane = P.Lambda(args=P.arguments(posonlyargs=[], args=[P.arg(arg=p) for p in free], kwonlyargs=[],
                                          kw_defaults=[], defaults=[]), body=P.Call(status, [self._scalar(source)], []))
-        return _call("_V.per_lane", lane, _name(self.fn.dom), mask, _const(VECTOR), *values), VECTOR
+        return _call("_V.per_lane", lane, _name(self.current.batch), mask, _const(VECTOR), *values), VECTOR
 
     def _kind_for(self, t: Type) -> str:
         if t.name == "Resource":
@@ -666,8 +692,8 @@ class Vectorizer:
             return _call("_V.both" if op == "and" else "_V.either", left, right), VECTOR
         if op in ("==", "!=") and (lt.name == "none" or rt.name == "none"):
             other, kind = (right, rk) if lt.name == "none" else (left, lk)
-            test = other if kind == FAILS else _call("_V.is_set", other)
-            return (test if op == "!=" else _call("_V.negate", test)), VECTOR
+            is_set = other if kind == FAILS else _call("_V.is_set", other)
+            return (is_set if op == "!=" else _call("_V.negate", is_set)), VECTOR
         if lk == RESOURCES or rk == RESOURCES:
             if op in ("<=", "<", "+", "-"):
                 return _call("_V.resources", _const(op), left, right), (VECTOR if op in ("<=", "<") else RESOURCES)
@@ -707,11 +733,12 @@ class Vectorizer:
     def _comprehension(self, e, body: Callable[[], tuple]):
         it, kind = self.ex(e.iter)
         if kind != BATCH or not isinstance(e.iter, A.Name):
-            if self.fn.dom is not None:
+            if self.current.dom is not None:
                 return None
             raise NotVectorisable("a comprehension over something other than a node list", e.span)
         var = self.base.info.pynames[id(e)]
-        outer = self.fn
+        outer = self.current
+        assert isinstance(it, P.Name)  # a node list named by the policy is a Python local
         inner = _Function(var, it.id, outer.kinds)
         inner.temp, inner.result = outer.temp, outer.result
         self.fn = inner
@@ -727,9 +754,9 @@ class Vectorizer:
             if ek != NODE:
                 raise NotVectorisable("a list of per-node values", e.span)
             if e.cond is None:
-                return _name(self.fn.dom), BATCH
+                return _name(self.current.dom), BATCH
             cond, ck = self.ex(e.cond)
-            return _call("_V.subset", _name(self.fn.dom), self._lanes(cond, ck)), BATCH
+            return _call("_V.subset", _name(self.current.dom), self._lanes(cond, ck)), BATCH
         result = self._comprehension(e, lanes)
         return result if result is not None else self._per_lane(e)
 
@@ -741,7 +768,7 @@ class Vectorizer:
             value, vk = self.ex(e.value)
             if vk not in (SCALAR, VECTOR):
                 raise NotVectorisable("a map of per-node values that are not numbers", e.span)
-            return _call("_V.node_map", _name(self.fn.dom), value), NODEMAP
+            return _call("_V.node_map", _name(self.current.dom), value), NODEMAP
         result = self._comprehension(e, lanes)
         return result if result is not None else self._per_lane(e)
 
@@ -749,7 +776,7 @@ class Vectorizer:
         obj, ok = self.ex(e.obj)
         key, kk = self.ex(e.key)
         if ok == NODEMAP and kk == NODE:
-            return _call("_V.map_lanes", obj, _name(self.fn.dom), _const(None)), VECTOR
+            return _call("_V.map_lanes", obj, _name(self.current.batch), _const(None)), VECTOR
         if ok == BATCH and kk == SCALAR:
             return P.Subscript(value=obj, slice=key, ctx=P.Load()), SCALAR
         return self._per_lane(e)
@@ -758,21 +785,21 @@ class Vectorizer:
         info = self.base.info.calls.get(id(e))
         kind = info.kind
         name = info.name or getattr(e.func, "id", "") or getattr(e.func, "name", "")
-        if name in _EFFECT_NAMES or (kind == "method" and self.base.t(e.func.obj).name in _EFFECT_TYPES):
+        if name in _EFFECT_NAMES or (kind == "method" and self.base.t(_receiver(e)).name in _EFFECT_TYPES):
             raise NotVectorisable(f"'{name}' has an effect", e.span)
         args = [self.ex(a) for a in e.args]
         if e.kwargs:
             return self._per_lane(e)
         if kind == "container":
-            obj, ok = self.ex(e.func.obj)
+            obj, ok = self.ex(_receiver(e))
             if ok == NODEMAP and name == "get" and args and args[0][1] == NODE:
                 default = args[1][0] if len(args) > 1 else _const(None)
-                return _call("_V.map_lanes", obj, _name(self.fn.dom), default), VECTOR
+                return _call("_V.map_lanes", obj, _name(self.current.batch), default), VECTOR
             if ok == NODEMAP and name in ("values", "keys"):
                 return _call(P.Attribute(value=obj, attr=name, ctx=P.Load())), SCALAR
             if ok == SCALAR and name == "get" and args and args[0][1] == NODE:
                 default = args[1][0] if len(args) > 1 else _const(None)
-                return _call("_V.dict_lanes", obj, _name(self.fn.dom), default), VECTOR
+                return _call("_V.dict_lanes", obj, _name(self.current.batch), default), VECTOR
             return self._per_lane(e)
         if kind == "builtin":
             if name == "len" and args[0][1] in (BATCH, NODEMAP):
@@ -796,7 +823,7 @@ class Vectorizer:
             return self._call_dispatch(e, info, args)
         if kind == "function" and info.py == "_math.floor" and args[0][1] == VECTOR:
             return _call("_V.floor", args[0][0]), VECTOR
-        if kind in ("function", "method") and self.fn.dom is not None:
+        if kind in ("function", "method") and self.current.dom is not None:
             return self._library(e, info, args)
         if kind == "function":
             # Over a node list: the library's batch form, else the per-node code reading the batch as a
@@ -813,7 +840,7 @@ class Vectorizer:
         call = self.base.info.calls.get(id(e)) if isinstance(e, A.Call) else None
         if call is None or call.kind != "container" or call.name != "values":
             return None
-        obj, kind = self.ex(e.func.obj)
+        obj, kind = self.ex(_receiver(e))
         return obj if kind == NODEMAP else None
 
     def _call_def(self, e: A.Call, info, args):
@@ -832,17 +859,17 @@ class Vectorizer:
         except NotVectorisable:
             if over_maps:  # the per-node code, reading each per-node map as a map
                 return self._scalar(e), self._result_kind(self.base.t(e), kinds)
-            if self.fn.dom is None:
+            if self.current.dom is None:
                 raise
             return self._per_lane(e)
         call_args = [n for n, _ in args]
         if not any(k == NODE for k in norm) and any(k in _LANE_KINDS for k in norm):
-            call_args.append(_name(self.fn.dom))
+            call_args.append(_name(self.current.batch))
         returns = owner.def_types[info.name].args[-1] if owner.def_types.get(info.name) else Type("unknown")
         if (norm.count(NODE) == 1 and set(norm) <= {NODE, SCALAR} and returns.name in _ROW_LOCAL_RESULTS
                 and not returns.optional and self._is_row_local(owner, decl)):
             # A row-local definition of one node: memoised over every row (see the module docstring).
-            return _call("_V.row_memo", _name(self.fn.dom), _name(batch), _name(info.py), _const(norm.index(NODE)),
+            return _call("_V.row_memo", _name(self.current.batch), _name(batch), _name(info.py), _const(norm.index(NODE)),
                          P.Tuple(elts=call_args, ctx=P.Load()), _const(returns.name == "bool")), VECTOR
         return _call(batch, *call_args), self._result_kind(returns, norm)
 
@@ -920,7 +947,7 @@ class Vectorizer:
         names = [self.base.info.refs.get(id(a)) if isinstance(a, A.Name) else None for a in e.args]
         if self.base.t(e).name != "FitError" or [r.py if r else None for r in names] != params:
             return False
-        name = info.name or e.func.id
+        name = info.name or _callee(e)
         if name not in hooks:
             hooks.append(name)
         return True
@@ -940,7 +967,7 @@ class Vectorizer:
                 continue
             call = info.calls.get(id(node))
             if call is None or call.name in _EFFECT_NAMES or call.kind in ("dispatch", "container") or (
-                    call.kind == "method" and self.base.t(node.func.obj).name in _EFFECT_TYPES):
+                    call.kind == "method" and self.base.t(_receiver(node)).name in _EFFECT_TYPES):
                 return False
             if call.kind == "def" and call.name not in seen:
                 owner = next((m for m in self.modules if call.name in m.defs and f"f_{call.name}" == call.py), None)
@@ -1028,7 +1055,7 @@ class Vectorizer:
             return (info.py.startswith("_math.") or info.py in ROW_LOCAL_LIBRARY
                     or self._rl_hooks is not None and (info.py.startswith("_res.") or info.py in _CHECK_LIBRARY))
         if info.kind == "method":
-            return self.base.t(e.func.obj).name == "Resource" and info.name == "get" and self._rl_expr(e.func.obj)
+            return self.base.t(_receiver(e)).name == "Resource" and info.name == "get" and self._rl_expr(_receiver(e))
         if info.kind == "def":
             owner = next((m for m in self.modules if info.name in m.defs and f"f_{info.name}" == info.py), None)
             return owner is not None and self._is_row_local(owner, owner.defs[info.name])
@@ -1048,8 +1075,8 @@ class Vectorizer:
     def _call_dispatch(self, e: A.Call, info, args):
         kinds = [k for _, k in args]
         positions = P.Tuple(elts=[_const(i) for i, k in enumerate(kinds) if k in (NODE, BATCH)], ctx=P.Load())
-        values = [(_name(self.fn.dom) if k == NODE else n) for n, k in args]
-        dispatcher = P.Attribute(value=_name("_H"), attr=info.name or e.func.id, ctx=P.Load())
+        values = [(_name(self.current.batch) if k == NODE else n) for n, k in args]
+        dispatcher = P.Attribute(value=_name("_H"), attr=info.name or _callee(e), ctx=P.Load())
         result = _call("_V.dispatch", dispatcher, positions, P.Tuple(elts=values, ctx=P.Load()))
         t = self.base.t(e)
         if NODE in kinds:
@@ -1062,8 +1089,8 @@ class Vectorizer:
         """A standard-library call with per-node arguments: its batch form if the runtime has one,
         else lane by lane through the per-node code of the call."""
         if info.kind == "method":
-            key = f"{self.base.t(e.func.obj).name}.{info.name}"
-            obj, ok = self.ex(e.func.obj)
+            key = f"{self.base.t(_receiver(e)).name}.{info.name}"
+            obj, ok = self.ex(_receiver(e))
             if key == "Resource.get" and ok == RESOURCES and args[0][1] == SCALAR:  # any name, one column
                 return _call("_V.resource_get", obj, args[0][0]), VECTOR
             if ok != SCALAR:
@@ -1088,7 +1115,7 @@ class Vectorizer:
 
     def _lane_values(self, e) -> tuple[list[str], list[P.expr]]:
         """The per-node names ``e`` reads (a lambda's parameters) and what holds them in the batch."""
-        fn = self.fn
+        fn = self.current
         if fn.dom is None:
             raise NotVectorisable("an expression over a node list with no lane-wise form", e.span)
         free = []
@@ -1107,7 +1134,7 @@ class Vectorizer:
 
     def _per_lane(self, e):
         """The expression's per-node code, run for each lane (the fallback of last resort)."""
-        fn = self.fn
+        fn = self.current
         free, values = self._lane_values(e)
         code = self._scalar(e)
         lam = P.Lambda(args=P.arguments(posonlyargs=[], args=[P.arg(arg=p) for p in free], kwonlyargs=[],
