@@ -44,7 +44,7 @@ class Literal:
     """int, float, string, bool, none or duration (seconds, as float)."""
 
     kind: str
-    value: object
+    value: int | float | str | bool | None
     span: Span
     text: str = ""
 
@@ -331,3 +331,9 @@ class Module:
     file: str
     span: Span
     source: str = field(repr=False, default="")
+
+
+def receiver(call: Call) -> Expr:
+    """The object a method is called on (asked of calls the checker found methods: ``obj.name(...)``)."""
+    assert isinstance(call.func, Attr), "a method call's callee is an attribute"
+    return call.func.obj

@@ -30,7 +30,7 @@ import copy
 import re
 from dataclasses import fields, is_dataclass
 from functools import lru_cache
-from typing import Callable
+from typing import Callable, Sequence, TypeVar, Union
 
 from . import ast as A
 from .checker import CheckedModule, HookInfo
@@ -62,6 +62,7 @@ _CODE_STATUS = {"unschedulable": "Unschedulable", "unresolvable": "Unschedulable
 def _store_form(target: py.expr) -> py.expr:
     """The same target expression in store context (``x``, ``x[k]``, ``x.a``)."""
     target = copy.deepcopy(target)
+    assert isinstance(target, (py.Name, py.Subscript, py.Attribute)), "a policy assigns names, entries and attributes"
     target.ctx = py.Store()
     return target
 
@@ -107,7 +108,7 @@ class _Fill(py.NodeTransformer):
         return copy.deepcopy(self.values[int(match.group(1))])
 
 
-def template(text: str, values: list[py.expr] = ()) -> py.expr:
+def template(text: str, values: Sequence[py.expr] = ()) -> py.expr:
     """The schema expression ``text`` with ``{N}`` replaced by the node ``values[N]``."""
     return _Fill(list(values)).visit(copy.deepcopy(_parsed_template(text)))
 
@@ -121,7 +122,8 @@ def _default_value(t: Type) -> py.expr:
         return py.List(elts=[], ctx=py.Load())
     if t.name == "Resource":
         return _call(_attr(_load("_res"), "Resource"))
-    return _const({"int": 0, "float": 0.0, "bool": False, "string": ""}.get(t.name))
+    zeros: dict[str, int | float | bool | str] = {"int": 0, "float": 0.0, "bool": False, "string": ""}
+    return _const(zeros.get(t.name))
 
 
 def _contains(node: object, wanted: Callable[[object], bool]) -> bool:
@@ -140,6 +142,9 @@ def _contains(node: object, wanted: Callable[[object], bool]) -> bool:
 
 class UncheckedType(AssertionError):
     """The checker let through an expression without a known type: a checker bug, never compiled."""
+
+
+_Placed = TypeVar("_Placed", bound=Union[py.stmt, py.expr])  # a node given a line of its own
 
 
 class Compiler:
@@ -166,7 +171,7 @@ class Compiler:
                                 f"the checker left this {type(e).__name__} {'untyped' if found is None else 'of unknown type'}")
         return found
 
-    def at(self, node: py.AST, span=None) -> py.AST:
+    def at(self, node: _Placed, span=None) -> _Placed:
         """Give ``node`` its own line number in the code object, mapped back to ``span``."""
         self.line_map.append((span.line, span.col) if span is not None else (0, 0))
         self.file_map.append(self.file)
@@ -225,7 +230,7 @@ class Compiler:
             # The fast engine's batch forms of node-level rules (policy_lang/vectorize.py).
             batch, fallbacks = batch_forms(self)
             body.extend(self.at(stmt) for stmt in batch)
-        keys: list[py.expr] = [_const(n) for n in hooks]
+        keys: list[py.expr | None] = [_const(n) for n in hooks]
         values: list[py.expr] = [_load(fn) for fn in hooks.values()]
         if c.process_states:  # what the session saves at close (runtime/framework/process_state.py)
             saved = self._state_map(c.process_states)
@@ -320,7 +325,8 @@ class Compiler:
         return None
 
     def _key_order(self, name: str, decl: A.HookDef, param: str) -> py.FunctionDef:
-        order: A.OrderBy = decl.body[0]
+        order = decl.body[0] if isinstance(decl.body, tuple) else None
+        assert isinstance(order, A.OrderBy), "a key order hook's body is one order by"
         fn = self._function(name, ["_l", "_r"], decl.name_span)
         for key, desc in order.keys:
             # The key expression is emitted once per side, with the parameter renamed.
@@ -390,6 +396,7 @@ class Compiler:
         return [self.at(py.Pass(), s.span)]
 
     def _st_Victim(self, s: A.Victim) -> list[py.stmt]:
+        assert s.value is not None, "a one-line `victim when` rule is expanded before compiling"
         value = self.ex(s.value)
         if self.probe is not None:  # record which rule picked which task
             value = _call("_pick", _const(self.probe(self.info.module.file, s.value, s)), value)
@@ -411,7 +418,7 @@ class Compiler:
             return [self.at(py.Expr(value=extend), s.span), self.at(stop, s.span)]
         code = s.code or _DEFAULT_FAIL_CODE.get(self.hook.name if self.hook else "", "error")
         entry = py.Tuple(elts=[_const(_CODE_STATUS[code]), self.ex(s.message)], ctx=py.Load())
-        out = [self.at(py.Expr(value=_call(_attr(statuses, "append"), entry)), s.span)]
+        out: list[py.stmt] = [self.at(py.Expr(value=_call(_attr(statuses, "append"), entry)), s.span)]
         if code != "unschedulable":
             out.append(self.at(py.Return(value=_call("_FitError", _load("_statuses"))), s.span))
         return out
@@ -618,6 +625,7 @@ class Compiler:
 
     def _ex_Call(self, e: A.Call) -> py.expr:
         info = self.info.calls.get(id(e))
+        assert info is not None, "the checker records every call it accepts"
         kind = info.kind
         if kind == "builtin":
             args = [self.ex(a) for a in e.args]
@@ -629,7 +637,7 @@ class Compiler:
                 return _call(info.name, _call(_attr(_load("_B"), "each"), args[0]))
             return _call(info.name, *args)
         if kind == "container":
-            obj = self.ex(e.func.obj)
+            obj = self.ex(A.receiver(e))
             args = [self.ex(a) for a in e.args] + [self.ex(v) for _, v, _ in e.kwargs]
             if info.name in ("keys", "values", "copy"):  # a new list or map: one step per item
                 return _call(_attr(_load("_B"), info.name), obj)
@@ -638,8 +646,9 @@ class Compiler:
             return _call(_attr(obj, info.name), *args)
         args, keywords = self._args(e, info.sig)
         if kind == "method":
-            obj = self.ex(e.func.obj)
+            obj = self.ex(A.receiver(e))
             if "{" in info.py:
+                assert info.sig is not None, "a method has a signature"
                 given = self._given(e, info.sig)
                 values = [obj] + [self.ex(given[p.name]) for p in info.sig.params if p.name in given]
                 return template(info.py, values)

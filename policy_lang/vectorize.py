@@ -133,12 +133,6 @@ class _Function:
         return self.dom
 
 
-def _receiver(call: A.Call) -> A.Expr:
-    """The object a method is called on (asked of calls the checker found methods: ``obj.name(...)``)."""
-    assert isinstance(call.func, A.Attr), "a method call's callee is an attribute"
-    return call.func.obj
-
-
 def _callee(call: A.Call) -> str:
     """The name a function or dispatcher is called by (asked of calls the checker found to be one)."""
     assert isinstance(call.func, A.Name), "a function's callee is its name"
@@ -785,13 +779,13 @@ class Vectorizer:
         info = self.base.info.calls.get(id(e))
         kind = info.kind
         name = info.name or getattr(e.func, "id", "") or getattr(e.func, "name", "")
-        if name in _EFFECT_NAMES or (kind == "method" and self.base.t(_receiver(e)).name in _EFFECT_TYPES):
+        if name in _EFFECT_NAMES or (kind == "method" and self.base.t(A.receiver(e)).name in _EFFECT_TYPES):
             raise NotVectorisable(f"'{name}' has an effect", e.span)
         args = [self.ex(a) for a in e.args]
         if e.kwargs:
             return self._per_lane(e)
         if kind == "container":
-            obj, ok = self.ex(_receiver(e))
+            obj, ok = self.ex(A.receiver(e))
             if ok == NODEMAP and name == "get" and args and args[0][1] == NODE:
                 default = args[1][0] if len(args) > 1 else _const(None)
                 return _call("_V.map_lanes", obj, _name(self.current.batch), default), VECTOR
@@ -840,7 +834,7 @@ class Vectorizer:
         call = self.base.info.calls.get(id(e)) if isinstance(e, A.Call) else None
         if call is None or call.kind != "container" or call.name != "values":
             return None
-        obj, kind = self.ex(_receiver(e))
+        obj, kind = self.ex(A.receiver(e))
         return obj if kind == NODEMAP else None
 
     def _call_def(self, e: A.Call, info, args):
@@ -967,7 +961,7 @@ class Vectorizer:
                 continue
             call = info.calls.get(id(node))
             if call is None or call.name in _EFFECT_NAMES or call.kind in ("dispatch", "container") or (
-                    call.kind == "method" and self.base.t(_receiver(node)).name in _EFFECT_TYPES):
+                    call.kind == "method" and self.base.t(A.receiver(node)).name in _EFFECT_TYPES):
                 return False
             if call.kind == "def" and call.name not in seen:
                 owner = next((m for m in self.modules if call.name in m.defs and f"f_{call.name}" == call.py), None)
@@ -1055,7 +1049,7 @@ class Vectorizer:
             return (info.py.startswith("_math.") or info.py in ROW_LOCAL_LIBRARY
                     or self._rl_hooks is not None and (info.py.startswith("_res.") or info.py in _CHECK_LIBRARY))
         if info.kind == "method":
-            return self.base.t(_receiver(e)).name == "Resource" and info.name == "get" and self._rl_expr(_receiver(e))
+            return self.base.t(A.receiver(e)).name == "Resource" and info.name == "get" and self._rl_expr(A.receiver(e))
         if info.kind == "def":
             owner = next((m for m in self.modules if info.name in m.defs and f"f_{info.name}" == info.py), None)
             return owner is not None and self._is_row_local(owner, owner.defs[info.name])
@@ -1089,8 +1083,8 @@ class Vectorizer:
         """A standard-library call with per-node arguments: its batch form if the runtime has one,
         else lane by lane through the per-node code of the call."""
         if info.kind == "method":
-            key = f"{self.base.t(_receiver(e)).name}.{info.name}"
-            obj, ok = self.ex(_receiver(e))
+            key = f"{self.base.t(A.receiver(e)).name}.{info.name}"
+            obj, ok = self.ex(A.receiver(e))
             if key == "Resource.get" and ok == RESOURCES and args[0][1] == SCALAR:  # any name, one column
                 return _call("_V.resource_get", obj, args[0][0]), VECTOR
             if ok != SCALAR:
