@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast as py
 from dataclasses import dataclass, field
+from types import CodeType
 from typing import Callable
 
 from . import ast as A
@@ -35,7 +36,7 @@ class CompiledModule:
     name: str
     file: str
     tree: py.Module | None = field(repr=False)  # None when read from the compile cache: see `syntax_tree`
-    code: object
+    code: CodeType
     line_map: list[tuple[int, int]]
     hooks: tuple[str, ...]
     args: dict[str, A.ArgDecl] = field(default_factory=dict)

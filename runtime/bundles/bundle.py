@@ -370,7 +370,9 @@ def _literal_default(expr, type_name: str) -> Any:
     from fumarole.policy_lang import ast as A
 
     if isinstance(expr, A.Literal):
-        return float(expr.value) if type_name == "float" and expr.kind == "int" else expr.value
+        if type_name == "float" and expr.kind == "int" and isinstance(expr.value, int):  # an int literal's value is one
+            return float(expr.value)
+        return expr.value
     if isinstance(expr, A.Unary):
         return -_literal_default(expr.operand, type_name)
     if isinstance(expr, A.ListLit):

@@ -125,7 +125,8 @@ def all_known(schema: tuple[tuple[tuple[str, ...], frozenset[str]], ...]) -> Pre
 
     Keys that are not text are never reported, so a mapping with one is left to the generic walk.
     """
-    out, constants = _Source(), {}
+    out = _Source()
+    constants: dict[str, Any] = {}
     _known_lines(out, "v0", _known_tree(schema), 1, constants)
     return _compiled("all_known", out, constants)
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, AnyStr
 
 import orjson
 
@@ -58,7 +58,7 @@ def plain_json(text: str) -> list[Any] | None:
     return [doc]
 
 
-def _keys(json_text: str | bytes) -> int | None:
+def _keys(json_text: AnyStr) -> int | None:
     """How many keys a JSON text has: the '":' not escaped by an odd run of backslashes.
     None when some '":' follows a run of backslashes too long to count quickly (each run
     length costs a pass over the text: a hostile text must not make that quadratic)."""

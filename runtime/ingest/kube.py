@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from fumarole.policy_lang.diagnostics import (
     Diagnostic,
@@ -140,7 +140,7 @@ def _requests_key(spec: dict) -> tuple | None:
     containers = spec.get("containers") or ()
     if not isinstance(containers, list):
         return None
-    key = []
+    key: list[tuple] = []
     for container in containers:
         resources = container.get("resources") if isinstance(container, dict) else None
         requests = resources.get("requests") if isinstance(resources, dict) else None
@@ -459,12 +459,12 @@ class Cluster:
             all_jobs[job.uid] = job
         for task in self._fresh_tasks(options.scheduler_names):
             if task.node_name and task.status not in COMPLETED_STATUS:
-                node = nodes.get(task.node_name)
-                if node is not None and task.key not in node.tasks:
-                    node.add_task(task)
-            job = all_jobs.get(task.job_id)
-            if job is not None:
-                job.add_task(task)
+                holder = nodes.get(task.node_name)
+                if holder is not None and task.key not in holder.tasks:
+                    holder.add_task(task)
+            owner = all_jobs.get(task.job_id)
+            if owner is not None:
+                owner.add_task(task)
         for node in nodes.values():
             node.view_pods = dict(node.tasks)
         jobs = {uid: job for uid, job in all_jobs.items() if job.queue in queues}
@@ -703,6 +703,7 @@ def _mistyped(value: Any, tree: dict, label: str = "") -> Iterator[tuple[Any, An
     """(container, key, dotted path, expected type) of every value under ``value`` of the wrong type;
     what lies under a mistyped value is not looked at."""
     for segment, (type_name, subtree) in tree.items():
+        items: Iterable[tuple[Any, Any]]
         if segment == "*":
             items = enumerate(value) if isinstance(value, list) else value.items() if isinstance(value, dict) else ()
         elif isinstance(value, dict) and value.get(segment) is not None:  # null: unset, as Kubernetes reads it

@@ -21,12 +21,17 @@ class PosDict(dict):
     """A dict with ``pos`` (its own position) and ``key_pos`` / ``value_pos`` per key."""
 
     __slots__ = ("pos", "key_pos", "value_pos")
+    pos: Position
+    key_pos: dict[Any, Position]
+    value_pos: dict[Any, Position]
 
 
 class PosList(list):
     """A list with ``pos`` (its own position) and ``item_pos`` per index."""
 
     __slots__ = ("pos", "item_pos")
+    pos: Position
+    item_pos: list[Position]
 
 
 Position = tuple[int, int]
@@ -138,12 +143,14 @@ class _Builder:
         tag = event.tag
         if tag not in (None, "!", _MAP_TAG if mapping else _SEQ_TAG):
             raise YamlError(f"malformed YAML: unsupported tag {tag!r} on a collection", *_at(event.start_mark))
-        obj: PosDict | PosList = PosDict() if mapping else PosList()
-        obj.pos = _at(event.start_mark)
+        obj: PosDict | PosList
         if mapping:
+            obj = PosDict()
             obj.key_pos, obj.value_pos = {}, {}
         else:
+            obj = PosList()
             obj.item_pos = []
+        obj.pos = _at(event.start_mark)
         self._place(obj, event.start_mark)
         if event.anchor is not None:
             self.open_anchors.add(event.anchor)
