@@ -60,7 +60,7 @@ _DATA_MODULES = frozenset(f"fumarole.policy_lang.{m}" for m in
 _CHECKER = "fumarole.policy_lang.checker"
 
 
-def _checked_class() -> type:
+def _checked_class() -> type[CheckedModule]:
     return import_module(_CHECKER).CheckedModule
 
 

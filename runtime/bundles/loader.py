@@ -89,9 +89,10 @@ def archive_label(file: str, folder: str, source: str) -> str:
 
 def _relabel(err: FumaroleError, folder: str, source: str) -> FumaroleError:
     """Name the archive's files as ``ARCHIVE!/path`` everywhere: the compile folder is the service's business."""
-    def hide(text: str | None) -> str | None:
-        return text.replace(folder + "/", f"{source}!/").replace(folder, f"{source}!") if text else text
-    diags = [replace(d, file=archive_label(d.file, folder, source), message=hide(d.message), hint=hide(d.hint))
+    def hide(text: str) -> str:
+        return text.replace(folder + "/", f"{source}!/").replace(folder, f"{source}!")
+    diags = [replace(d, file=archive_label(d.file, folder, source), message=hide(d.message),
+                     hint=hide(d.hint) if d.hint else d.hint)
              for d in err.diagnostics]
     return FumaroleError(diags, {archive_label(k, folder, source): v for k, v in err.sources.items()})
 

@@ -31,7 +31,8 @@ def add_output_option(parser: argparse.ArgumentParser, formats: Sequence[str]) -
 
     action = parser.add_argument("-o", "--output", "--format", dest="format", type=output_format, default=human,
                                  metavar="FORMAT", help=f"{' | '.join(formats)} (default {human})")
-    action.completion_choices = tuple(formats)  # read by fumarole completion
+    # read by fumarole completion; an attribute of ours on argparse's Action, which declares none
+    action.completion_choices = tuple(formats)  # type: ignore[attr-defined]
 
 
 def session_time(value: str) -> float:

@@ -83,16 +83,23 @@ ENGINES = ("fast", "reference")  # how node-level rules run: batch forms over no
 
 
 class CompiledBundle(Protocol):
-    """What a session runs: a bundle's wiring and compiled policies (``bundles.bundle.Bundle``)."""
+    """What a session runs: a bundle's wiring and compiled policies (``bundles.bundle.Bundle``,
+    immutable: a session only reads them)."""
 
-    name: str
-    config: SchedulerConfig
-    scheduler_options: SchedulerOptions
-    tiers: tuple[tuple[PluginEntry, ...], ...]
-    dispatch: Mapping[str, Mapping[str, str]]
-    hook_gates: Mapping[str, str | list[str] | None]
-    action_arguments: Mapping[str, Mapping[str, Any]]
-
+    @property
+    def name(self) -> str: ...
+    @property
+    def config(self) -> SchedulerConfig: ...
+    @property
+    def scheduler_options(self) -> SchedulerOptions: ...
+    @property
+    def tiers(self) -> tuple[tuple[PluginEntry, ...], ...]: ...
+    @property
+    def dispatch(self) -> Mapping[str, Mapping[str, str]]: ...
+    @property
+    def hook_gates(self) -> Mapping[str, str | list[str] | None]: ...
+    @property
+    def action_arguments(self) -> Mapping[str, Mapping[str, Any]]: ...
     @property
     def plugins(self) -> Mapping[str, Any]: ...
     @property

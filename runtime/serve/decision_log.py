@@ -53,14 +53,14 @@ class DecisionLog:
             while len(self._entries) > self._capacity or self._total_bytes > self._max_total_bytes:
                 self._total_bytes -= self._entries.popleft()[1]
             if self._path is not None:
-                self._write(line)
+                self._write(self._path, line)
             return entry["id"]
 
-    def _write(self, line: str) -> None:
+    def _write(self, path: Path, line: str) -> None:
         try:
-            if self._path.exists() and self._path.stat().st_size > self._max_file_bytes:
-                self._path.replace(self._path.with_name(self._path.name + ".1"))
-            with self._path.open("a") as handle:
+            if path.exists() and path.stat().st_size > self._max_file_bytes:
+                path.replace(path.with_name(path.name + ".1"))
+            with path.open("a") as handle:
                 handle.write(line + "\n")
         except OSError:
             pass  # the log on disk is best effort; the in-memory log and the session are not affected

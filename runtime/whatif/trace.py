@@ -282,7 +282,8 @@ def _submit(item: dict, at: float, reader: _TraceReader) -> Event | None:
 
 def _replicas(template: dict, replicas: int, group: str, namespace: str) -> list[dict]:
     """The template's pods: names suffixed -0, -1, ... when replicated, in the PodGroup's namespace and group."""
-    meta = template.get("metadata") if isinstance(template.get("metadata"), dict) else {}
+    given = template.get("metadata")
+    meta = given if isinstance(given, dict) else {}
     name = str(meta.get("name") or group)
     pods = []
     for i in range(replicas):
