@@ -148,13 +148,16 @@ def _not_runnable(*_args: Any) -> dict:
     raise RuntimeError("a library of signatures (fumarole check) cannot run")
 
 
+_NO_CODE = compile("", "<signature only>", "exec")  # a signature library's modules are never run
+
+
 def signature_library(checked: Iterable[CheckedModule], sources: dict[str, str]) -> Library:
     """A Library with each policy's name, hooks and typed arguments, and no code: enough for wiring checks."""
     tables: dict[str, dict[str, CompiledPolicy]] = {"plugin": {}, "action": {}, "module": {}}
     for c in checked:
         m = c.module
         if m.kind in tables:
-            signature = CompiledModule(m.kind, m.name, m.file, "", None, [], tuple(h.name for h in c.hooks),
+            signature = CompiledModule(m.kind, m.name, m.file, None, _NO_CODE, [], tuple(h.name for h in c.hooks),
                                        dict(c.args), dict(c.arg_types))
             tables[m.kind][m.name] = CompiledPolicy(signature, _not_runnable)
     return Library(tables["plugin"], tables["action"], tables["module"], {}, sources)
@@ -352,7 +355,8 @@ class _Run:
         checked = (base.checked if base else []) + result.checked
         config, config_diags = read_config(manifest_config_document(doc), file)
         config_diags += manifest_scheduler_options(doc, file)[1]
-        metadata = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+        given = doc.get("metadata")
+        metadata = given if isinstance(given, dict) else {}
         before = len(self.diags)
         self._wiring(config, checked, _unparsed(files, result), file, str(metadata.get("name", "")),
                      str(metadata.get("revision", "")), doc.get("hooks"))
@@ -447,7 +451,7 @@ class _Run:
         except FumaroleError as err:
             self.diags += err.diagnostics
 
-    def _cluster_warnings(self, warnings: list[Diagnostic]) -> None:
+    def _cluster_warnings(self, warnings: Sequence[Diagnostic]) -> None:
         """A cluster's warnings, but a Queue spec field a checked policy reads is meant, not a stray (K105)."""
         read = tuple(f"queue.spec[{key!r}]" for key in self.spec_fields_read)
         self.diags += [d for d in warnings if not (d.code == "K105" and d.message.endswith(read))]

@@ -168,14 +168,14 @@ def compare_expect(expect: dict, decisions: Decisions) -> str | None:
             if node not in nodes:
                 return f"pipelined[{job}]: {pod} is pipelined on {node}, expected one of {list(nodes)}"
     for job, phase in (expect.get("podGroupPhase") or {}).items():
-        got = decisions.phases.get(job)
-        if got != phase:
-            return f"podGroupPhase[{job}]: expected {phase}, got {got}"
+        got_phase = decisions.phases.get(job)
+        if got_phase != phase:
+            return f"podGroupPhase[{job}]: expected {phase}, got {got_phase}"
     for job, counts in (expect.get("taskStatusCount") or {}).items():
-        got_counts = decisions.status_counts.get(job, {})
+        got_statuses = decisions.status_counts.get(job, {})
         for status, count in counts.items():
-            if got_counts.get(status, 0) != count:
-                return f"taskStatusCount[{job}][{status}]: expected {count}, got {got_counts.get(status, 0)}"
+            if got_statuses.get(status, 0) != count:
+                return f"taskStatusCount[{job}][{status}]: expected {count}, got {got_statuses.get(status, 0)}"
     return None
 
 

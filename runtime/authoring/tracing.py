@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import Any, Callable
 
 from fumarole.runtime.api.model import PENDING, Job, Node, Queue, Task
@@ -324,7 +325,7 @@ class Tracer:
 
     def _policy_frame(self) -> tuple[str, Where | None]:
         """The action running and the innermost policy line on the stack (the caller of the session)."""
-        frame = sys._getframe(2)
+        frame: FrameType | None = sys._getframe(2)
         innermost: Where | None = None
         action = ""
         while frame is not None:

@@ -103,18 +103,20 @@ class LiveCluster:
     def apply(self, event: Event, now: float) -> None:
         self.version += 1
         if event.kind == "submit":
+            assert event.pod_group is not None  # a submit event carries its PodGroup (trace.py reads it so)
             job = self._add_job(self._stamped(event.pod_group, now), now)
             for spec in event.tasks:
                 pod = self._stamped(spec.pod, now)
                 key = f"{pod['metadata'].get('namespace') or 'default'}/{pod['metadata']['name']}"
                 self._add_task(job, LiveTask(key, job.uid, pod, pod_request(pod.get("spec") or {}), spec.run_time))
         elif event.kind == "delete":
-            job = self.jobs.get(event.target)
-            if job is not None:
-                job.deleted = now
-                self._remove(job)
-                self.gone.append(job)
+            deleted = self.jobs.get(event.target)
+            if deleted is not None:
+                deleted.deleted = now
+                self._remove(deleted)
+                self.gone.append(deleted)
         elif event.kind == "addNode":
+            assert event.node is not None  # an addNode event carries its Node (trace.py reads it so)
             self.nodes[event.node["metadata"]["name"]] = event.node
         elif event.kind == "removeNode":
             if self.nodes.pop(event.target, None) is not None:

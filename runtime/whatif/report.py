@@ -138,7 +138,7 @@ class _Report:
                 taken = [e for e in run.evictions if e["queue"] == queue]
                 largest = max(largest, len(taken))
                 xs = [0.0] + [self.unit.of(e["t"]) for e in taken] + [self.unit.of(self.end)]
-                ys = [0] + list(range(1, len(taken) + 1)) + [len(taken)]
+                ys: list[float] = [0, *range(1, len(taken) + 1), len(taken)]
                 traces.append(_line(xs, ys, queue, self.colours.get(queue, "#444"), hoverinfo="skip"))
                 traces.append({"type": "scatter", "mode": "markers", "x": xs[1:-1], "y": ys[1:-1], "name": queue,
                                "showlegend": False, "marker": {"color": self.colours.get(queue, "#444"), "size": 8},
@@ -237,7 +237,7 @@ def render_report(runs: list[Recording], summaries: list[dict]) -> str:
     for name in PLOTS:
         parts.append(f"<h3>{_TITLES[name]}</h3>{getattr(report, name)()}")
     for queue in report.queues:
-        rows = _figure_rows(summaries, lambda s, q=queue: s["queues"].get(q, {}), unit)
+        rows = _figure_rows(summaries, lambda s: s["queues"].get(queue, {}), unit)  # called at once: no late binding
         rows.append(("mean share of deserved", [s["queues"].get(queue, {}).get("meanShare") for s in summaries]))
         parts.append(_table(f"Queue {queue}", rows, runs))
     parts.append(_ping_pong(summaries, runs, unit))

@@ -56,7 +56,8 @@ def _job(at: float, name: str, queue: str, replicas: int, cpu: float, memory_gi:
 
 
 def _arrivals(rng: random.Random, mean_gap: float, start: float, end: float) -> list[float]:
-    times, t = [], start
+    times: list[float] = []
+    t = start
     while True:
         t += rng.expovariate(1.0 / mean_gap)
         if t >= end:
@@ -125,8 +126,9 @@ def synth_trace(shape: str, seed: int = 1, nodes: int = 10, duration: float = 4 
 def parse_distribution(text: str) -> Callable[[random.Random], float] | None:
     """``fixed:D``, ``uniform:A,B`` or ``exp:MEAN`` (durations as in traces) as a sampler; None if malformed."""
     kind, _, args = text.partition(":")
-    values = [seconds(a) for a in args.split(",")] if args else []
-    if kind not in DISTRIBUTIONS or not values or any(v is None for v in values):
+    given = [seconds(a) for a in args.split(",")] if args else []
+    values = [v for v in given if v is not None]
+    if kind not in DISTRIBUTIONS or not values or len(values) < len(given):
         return None
     if kind == "fixed" and len(values) == 1:
         return lambda rng: values[0]
