@@ -281,8 +281,8 @@ def main(argv: Sequence[str] | None = None, one_shot: bool = False) -> int:
         return EXIT_ERROR
     if extras:
         # run and serve take Volcano's flags (O001 / O003 among them); every other command its own.
-        error = unknown_flags_error(extras, argv, args.known_flags) if hasattr(args, "known_flags") else None
-        print((error or unknown_arguments_error(extras, argv, args.command_parser)).render(), file=sys.stderr)
+        unknown = unknown_flags_error(extras, argv, args.known_flags) if hasattr(args, "known_flags") else None
+        print((unknown or unknown_arguments_error(extras, argv, args.command_parser)).render(), file=sys.stderr)
         return EXIT_ERROR
     args.argv, args.one_shot = argv, one_shot
     return _guarded(args.func, args)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from fumarole.policy_lang.diagnostics import FumaroleError
 from fumarole.runtime.cli.exit_codes import EXIT_OK
@@ -98,8 +99,9 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         doc = yaml.safe_load(archive.files.get(MANIFEST, b"")) or {}
     except yaml.YAMLError:
         doc = {}
-    meta = doc.get("metadata") if isinstance(doc, dict) and isinstance(doc.get("metadata"), dict) else {}
-    info = {"name": meta.get("name"), "revision": None if meta.get("revision") is None else str(meta["revision"]),
+    given = doc.get("metadata") if isinstance(doc, dict) else None
+    meta = given if isinstance(given, dict) else {}
+    info: dict[str, Any] = {"name": meta.get("name"), "revision": None if meta.get("revision") is None else str(meta["revision"]),
             "digest": archive.digest, "files": dict(archive.manifest["files"]),
             "signature": {k: v for k, v in archive.signature.items() if k != "signature"} if archive.signature
             else None}
@@ -186,6 +188,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if watcher is not None:
         watcher.start()
     active = registry.active
+    assert active is not None  # the service started with a bundle or raised
     print(f"fumarole: serving {active.bundle.name} revision {active.bundle.revision or '-'} ({active.digest}) "
           f"on http://{args.listen}", file=sys.stderr)
     def on_exit() -> None:

@@ -18,7 +18,7 @@ import json
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
 from fumarole.runtime.authoring.coverage import (
@@ -122,7 +122,7 @@ def _failure_text(r: CaseResult) -> str:
 
 def _as_json(results: list[CaseResult], files: list | None, threshold: float | None) -> dict:
     failed = sum(1 for r in results if not r.outcome.passed)
-    out = {
+    out: dict[str, Any] = {
         "cases": [{"name": r.outcome.name, "file": r.outcome.file, "line": r.outcome.line,
                    "passed": r.outcome.passed, "difference": r.outcome.difference or None,
                    "explanation": r.explanation, "seconds": round(r.seconds, 4)} for r in results],

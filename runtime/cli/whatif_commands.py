@@ -121,6 +121,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         bar.close()
     metrics = write_outputs(Path(args.out), runs)
     for run, summary in zip(runs, [metrics, metrics.get("compare")]):
+        assert summary is not None  # a second run is compared with the first
         overall = summary["overall"]
         wait = overall["waitSeconds"]["p95"]
         stopped = "" if run.stopped in ("played out", "until") else f" (stopped: {run.stopped})"

@@ -159,7 +159,7 @@ def type_before_dot(text: str, path: Path, line: int, dot_col: int) -> Type | No
     checked = _checked("\n".join(lines) + "\n", path)
     if checked is None:
         return None
-    best: tuple[int, Type] | None = None
+    best: tuple[tuple[int, int], Type] | None = None
     for node in _expressions(checked.module):
         span = node.span
         if span.end_line == line + 1 and span.end_col == dot_col + 1 and id(node) in checked.types:
@@ -274,13 +274,14 @@ def hover_policy(text: str, path: Path, line: int, col: int) -> str | None:
         return hook_doc(word)
     if prefix.endswith("."):
         owner = type_before_dot(text, path, line, start - 1)
-        info = env.types.get(owner.required.name) if owner is not None else None
+        owner_name = owner.required.name if owner is not None else ""
+        info = env.types.get(owner_name) if owner is not None else None
         if info is not None and word in info.attributes:
             attr = info.attributes[word]
-            return f"`{owner.required.name}.{word}: {attr.type}`\n\n{attr.doc}".rstrip()
+            return f"`{owner_name}.{word}: {attr.type}`\n\n{attr.doc}".rstrip()
         if info is not None and word in info.methods:
             method = info.methods[word]
-            return f"`{owner.required.name}.{word}(...) -> {method.returns}`\n\n{method.doc}".rstrip()
+            return f"`{owner_name}.{word}(...) -> {method.returns}`\n\n{method.doc}".rstrip()
         return None
     if word in env.globals:
         return f"`{word}: {env.globals[word].type}`\n\n{env.globals[word].doc}".rstrip()
