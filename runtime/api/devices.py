@@ -112,4 +112,5 @@ def pod_gpu_indexes(task: Any) -> list[int]:
     if text is None:
         return []
     ids = [atoi(part) for part in text.split(",")]
-    return [] if None in ids else ids  # type: ignore[misc]
+    numbers = [i for i in ids if i is not None]
+    return numbers if len(numbers) == len(ids) else []
