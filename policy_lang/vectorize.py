@@ -290,7 +290,7 @@ class Vectorizer:
         if lane is not None:
             prologue.append(_assign(lane, _name("_N")))
         if definition is not None:  # charged as the per-node form's calls would be, and its own set-up
-            steps = _const(BATCH_CALL_STEPS)
+            steps: P.expr = _const(BATCH_CALL_STEPS)
             if dom is not None:
                 steps = P.BinOp(left=_call("len", _name(dom)), op=P.Add(), right=steps)
             prologue += self._with_module(m, lambda: self.base.call_charge(definition, steps))
