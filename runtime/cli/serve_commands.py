@@ -101,7 +101,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         doc = {}
     given = doc.get("metadata") if isinstance(doc, dict) else None
     meta = given if isinstance(given, dict) else {}
-    info: dict[str, Any] = {"name": meta.get("name"), "revision": None if meta.get("revision") is None else str(meta["revision"]),
+    info: dict[str, Any] = {
+            "name": meta.get("name"), "revision": None if meta.get("revision") is None else str(meta["revision"]),
             "digest": archive.digest, "files": dict(archive.manifest["files"]),
             "signature": {k: v for k, v in archive.signature.items() if k != "signature"} if archive.signature
             else None}
