@@ -36,7 +36,7 @@ import threading
 import time
 from typing import Any, Callable
 
-from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError
+from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
 
 MiB = 1024 * 1024
 DEFAULT_MEMORY_BUDGET = 2048 * MiB  # per session, beyond what the service holds (serve --session-memory)
@@ -131,14 +131,14 @@ class Containment:
                 os.close(read_end)
                 os.close(write_end)
                 raise FumaroleError([Diagnostic("R001", f"the service is shutting down; the {what} did not run",
-                                                what)])
+                                                what, span=NO_POSITION)])
             try:
                 pid = os.fork()
             except OSError as exc:  # no memory or no process slot left for a child
                 os.close(read_end)
                 os.close(write_end)
                 raise FumaroleError([Diagnostic("R001", f"the {what} could not start its process: "
-                                                f"{exc.strerror or exc}", what)]) from None
+                                                f"{exc.strerror or exc}", what, span=NO_POSITION)]) from None
             if pid == 0:  # the child
                 os.close(read_end)
                 _child(work, write_end, self.memory_bytes)
@@ -173,10 +173,10 @@ class Containment:
         if timed_out:
             raise FumaroleError([Diagnostic(
                 "R001", f"the {what} ran past --session-timeout ({self.wall_seconds:g} s) and was stopped "
-                f"after {self.hard_limit():g} s", what)])
+                f"after {self.hard_limit():g} s", what, span=NO_POSITION)])
         if not data:
             raise FumaroleError([Diagnostic("R001", f"the {what} ended abnormally (its process was killed, "
-                                            "possibly for memory) and was not answered", what)])
+                                            "possibly for memory) and was not answered", what, span=NO_POSITION)])
         kind, payload = pickle.loads(data)
         if kind == "value":
             return payload
@@ -185,8 +185,8 @@ class Containment:
         if kind == "memory":
             budget = f"{self.memory_bytes // MiB} MiB" if self.memory_bytes else "the memory available"
             raise FumaroleError([Diagnostic("R001", f"the {what} ran out of its memory budget ({budget}) "
-                                            "and was stopped", what)])
-        raise FumaroleError([Diagnostic("F004", f"internal error in the {what}: {payload}", what)])
+                                            "and was stopped", what, span=NO_POSITION)])
+        raise FumaroleError([Diagnostic("F004", f"internal error in the {what}: {payload}", what, span=NO_POSITION)])
 
     def stop(self) -> None:
         """Kill every running child and refuse new work (the service is shutting down)."""

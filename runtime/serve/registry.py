@@ -12,7 +12,9 @@ active.  One activation runs at a time: a concurrent one is refused at once
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import logging
+import re
 import threading
 import time
 from pathlib import Path
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError
+from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
 from fumarole.runtime.bundles.archive import DEFAULT_LIMITS, Limits
 from fumarole.runtime.bundles.bundle import Bundle
 from fumarole.runtime.bundles.loader import LoadedBundle, load_artifact
@@ -35,8 +37,24 @@ class Busy(Exception):
     """Another activation, rollback or shadow change is in progress."""
 
 
-def _iso(stamp: float) -> str:
+def iso_time(stamp: float) -> str:
+    """RFC 3339 in UTC with milliseconds: how every time the service reports is written."""
     return _dt.datetime.fromtimestamp(stamp, _dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def logfmt(fields: dict[str, Any]) -> str:
+    """One log line of ``key=value`` pairs (values with spaces or quotes quoted as JSON strings), the
+    absent ones left out: a line an operator reads and a log pipeline splits."""
+    parts = []
+    for key, value in fields.items():
+        if value is None or value == "":
+            continue
+        text = str(value)
+        parts.append(f"{key}={json.dumps(text) if _NEEDS_QUOTES.search(text) else text}")
+    return " ".join(parts)
+
+
+_NEEDS_QUOTES = re.compile(r'[\s"=]')
 
 
 def diagnostics_json(diagnostics: Sequence[Diagnostic]) -> list[dict[str, Any]]:
@@ -65,7 +83,7 @@ class Revision:
         return {"name": self.bundle.name, "revision": self.bundle.revision, "digest": self.digest}
 
     def describe(self) -> dict[str, Any]:
-        return {**self.stamp(), "activatedAt": _iso(self.activated_at), "source": self.loaded.source,
+        return {**self.stamp(), "activatedAt": iso_time(self.activated_at), "source": self.loaded.source,
                 "signedBy": self.loaded.signed_by}
 
 
@@ -101,16 +119,22 @@ class BundleRegistry:
         except Exception as exc:  # noqa: BLE001 - a bundle that breaks the compiler is refused, not a 500
             log.exception("compiling %s failed", source)
             raise FumaroleError([Diagnostic("F004", f"internal error while compiling the bundle: "
-                                            f"{type(exc).__name__}: {exc}", source)]) from None
+                                            f"{type(exc).__name__}: {exc}", source, span=NO_POSITION)]) from None
 
     def _record(self, source: str, outcome: str, digest: str | None = None,
-                diagnostics: Sequence[Diagnostic] = ()) -> None:
-        self.last_attempt = {"at": _iso(time.time()), "source": source, "outcome": outcome, "digest": digest,
+                diagnostics: Sequence[Diagnostic] = (), origin: str = "") -> None:
+        """The last attempt, for /v1/status, and one log line for the operator."""
+        at = iso_time(time.time())
+        self.last_attempt = {"at": at, "source": source, "outcome": outcome, "digest": digest,
                              "diagnostics": diagnostics_json(diagnostics)}
+        fields = {"event": "bundle", "outcome": outcome, "origin": origin, "source": source, "digest": digest,
+                  "at": at, "diagnostics": len(diagnostics),
+                  "first": diagnostics[0].headline() if diagnostics else None}
+        log.info(logfmt(fields))
 
     def record_failure(self, source: str, origin: str, err: FumaroleError) -> None:
         """A bundle that could not be activated (or not even read): status and metrics say so."""
-        self._record(source, "rejected", None, err.diagnostics)
+        self._record(source, "rejected", None, err.diagnostics, origin)
         self.metrics.activation_failures.inc(origin=origin)
 
     def activate(self, data: bytes, source: str, origin: str = "upload", persist: bool = True,
@@ -125,7 +149,7 @@ class BundleRegistry:
             try:
                 loaded = self._load(data, source)
                 if self.active is not None and loaded.digest == self.active.digest:
-                    self._record(source, "unchanged", loaded.digest)
+                    self._record(source, "unchanged", loaded.digest, origin=origin)
                     return "unchanged", self.active
                 if smoke and self.smoke is not None:
                     self.smoke(loaded)
@@ -139,7 +163,7 @@ class BundleRegistry:
                 self._previous = (self._previous + [self.active])[-self._keep:]
             self.active = revision
             self.metrics.swaps.inc(kind="activate")
-            self._record(source, "activated", loaded.digest)
+            self._record(source, "activated", loaded.digest, origin=origin)
             return "activated", revision
         finally:
             self.metrics.activation_seconds.observe(time.perf_counter() - started)
@@ -150,14 +174,17 @@ class BundleRegistry:
         self._exclusive()
         try:
             if not self._previous:
-                raise FumaroleError([Diagnostic("S010", "no previous revision to roll back to", "rollback")])
+                err = FumaroleError([Diagnostic("S010", "no previous revision to roll back to", "rollback", span=NO_POSITION)])
+                log.info(logfmt({"event": "bundle", "outcome": "rollback refused", "origin": "rollback",
+                                 "at": iso_time(time.time()), "first": err.diagnostics[0].headline()}))
+                raise err
             target = self._previous[-1]
             if self.state is not None:
                 self.state.save_last_known_good(target.loaded.archive)
             self._previous.pop()
             self.active = Revision(target.loaded, time.time())
             self.metrics.swaps.inc(kind="rollback")
-            self._record("rollback", "activated", target.digest)
+            self._record("rollback", "rolled back", target.digest, origin="rollback")
             return self.active
         finally:
             self._lock.release()
@@ -167,6 +194,9 @@ class BundleRegistry:
         self._exclusive()
         try:
             self.shadow = None if data is None else Revision(self._load(data, source), time.time())
+            log.info(logfmt({"event": "shadow", "outcome": "installed" if self.shadow else "removed",
+                             "source": source, "digest": self.shadow.digest if self.shadow else None,
+                             "at": iso_time(time.time())}))
             return self.shadow
         finally:
             self._lock.release()

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError, Span
+from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError, Span
 from fumarole.runtime.authoring.scenario import decisions_as_expect
 from fumarole.runtime.bundles.loader import LoadedBundle, source_bytes
 from fumarole.runtime.framework.budget import StepBudget
@@ -44,7 +44,7 @@ from fumarole.runtime.ingest.strict_json import strict_json
 from fumarole.runtime.serve.contained import DEFAULT_MEMORY_BUDGET, Containment
 from fumarole.runtime.serve.decision_log import DecisionLog
 from fumarole.runtime.serve.metrics import Metrics
-from fumarole.runtime.serve.registry import BundleRegistry, Revision, diagnostics_json
+from fumarole.runtime.serve.registry import BundleRegistry, Revision, diagnostics_json, iso_time
 
 if TYPE_CHECKING:
     from fumarole.runtime.serve.watch import Watcher
@@ -76,7 +76,7 @@ def parse_cluster(body: bytes, content_type: str, file: str = "request") -> Clus
     except (TypeError, AttributeError, ValueError, KeyError) as exc:
         # a well-formed document of the wrong shape (a list where a mapping belongs, ...)
         raise FumaroleError([Diagnostic("K000", f"malformed Kubernetes objects: {type(exc).__name__}: {exc}",
-                                        file)]) from None
+                                        file, span=NO_POSITION)]) from None
 
 
 def _items(obj: Any) -> int:
@@ -88,7 +88,7 @@ def _items(obj: Any) -> int:
 def _check_count(count: int, file: str) -> None:
     if count > MAX_BODY_OBJECTS:
         raise FumaroleError([Diagnostic("K001", f"the body holds {count:,} objects; fumarole reads at most "
-                                        f"{MAX_BODY_OBJECTS:,} per session", file)])
+                                        f"{MAX_BODY_OBJECTS:,} per session", file, span=NO_POSITION)])
 
 
 def _check_documents(text: str, file: str) -> None:
@@ -186,7 +186,7 @@ class Service:
         attempt = self.registry.last_attempt
         detail = f" (last attempt: {attempt['source']})" if attempt else ""
         return FumaroleError([Diagnostic("S020", f"no valid bundle to serve{detail}", "fumarole serve",
-                                         hint="give --bundle, --watch, or a --state-dir holding a last-known-good")])
+                                         hint="give --bundle, --watch, or a --state-dir holding a last-known-good", span=NO_POSITION)])
 
     # -- sessions ------------------------------------------------------------------
     def options(self, loaded: LoadedBundle) -> SchedulerOptions:
@@ -231,7 +231,7 @@ class Service:
         try:
             clock = parse_time(now) if now else None
         except (ValueError, OverflowError):
-            raise FumaroleError([Diagnostic("K001", f"now={now!r} is not an RFC 3339 time", "request")]) from None
+            raise FumaroleError([Diagnostic("K001", f"now={now!r} is not an RFC 3339 time", "request", span=NO_POSITION)]) from None
         if isinstance(cluster, Cluster):
             source: ClusterSource = lambda: cluster  # noqa: E731
         else:
@@ -243,7 +243,7 @@ class Service:
         except FumaroleError as err:  # the session did not close, so it saved no process state
             if session_failed(err):
                 self.metrics.sessions.inc(outcome="error")
-                self.last_session_error = {"at": time.time(), "bundle": self.registry.active.stamp(),
+                self.last_session_error = {"at": iso_time(time.time()), "bundle": self.registry.active.stamp(),
                                            "error": err.diagnostics[0].headline()}
             else:
                 self.metrics.sessions.inc(outcome="rejected")
@@ -272,7 +272,7 @@ class Service:
         self.last_input = source
         self.metrics.sessions.inc(outcome="ok")
         self.metrics.session_seconds.observe(elapsed)
-        entry: dict[str, Any] = {"time": time.time(), "bundle": revision.stamp(), "decisions": decisions,
+        entry: dict[str, Any] = {"time": iso_time(time.time()), "bundle": revision.stamp(), "decisions": decisions,
                                  "durationMs": round(elapsed * 1000, 3)}
         return revision, entry, warnings, started_from
 
@@ -293,7 +293,7 @@ class Service:
             out["error"] = err.diagnostics[0].headline()
         if "error" in out:
             self.metrics.shadow_failures.inc()
-            self.last_shadow_error = {"at": time.time(), "bundle": shadow.stamp(), "error": out["error"]}
+            self.last_shadow_error = {"at": iso_time(time.time()), "bundle": shadow.stamp(), "error": out["error"]}
         return out
 
     def status(self) -> dict[str, Any]:

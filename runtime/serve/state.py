@@ -16,7 +16,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError
+from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
 
 LAST_KNOWN_GOOD = "last-known-good.tar.gz"
 DECISIONS = "decisions.jsonl"
@@ -60,7 +60,7 @@ class StateDir:
             (path / COMPILE).mkdir()
         except OSError as exc:
             raise FumaroleError([Diagnostic("S004", f"cannot use state folder {path}: {exc.strerror}",
-                                            str(path))]) from None
+                                            str(path), span=NO_POSITION)]) from None
         return cls(path)
 
     @property
@@ -81,7 +81,7 @@ class StateDir:
         except OSError as exc:
             raise FumaroleError([Diagnostic("S005", f"cannot persist the bundle: {exc.strerror or exc}",
                                             str(self.last_known_good_path),
-                                            hint="the previous bundle stays active")]) from None
+                                            hint="the previous bundle stays active", span=NO_POSITION)]) from None
 
     def last_known_good(self) -> bytes | None:
         try:
@@ -90,4 +90,4 @@ class StateDir:
             return None
         except OSError as exc:
             raise FumaroleError([Diagnostic("S003", f"cannot read the last-known-good bundle: {exc.strerror}",
-                                            str(self.last_known_good_path))]) from None
+                                            str(self.last_known_good_path), span=NO_POSITION)]) from None

@@ -47,15 +47,11 @@ class Watcher:
         if fingerprint == self._seen:
             return
         try:
-            outcome, revision = self.registry.activate(data, source, origin="watch")
+            self.registry.activate(data, source, origin="watch")
         except Busy:
             return  # another change is running: look again next time
-        except FumaroleError as err:
+        except FumaroleError as err:  # the registry logged the outcome; here, the whole diagnostic
             log.warning("watched bundle not activated:\n%s", err.render())
-        else:
-            if outcome == "activated":
-                log.warning("activated %s revision %s (%s) from %s", revision.bundle.name,
-                            revision.bundle.revision, revision.digest, self.path)
         self._seen = fingerprint
 
     def _run(self) -> None:
