@@ -95,6 +95,7 @@ _CODES = (
     Code("K005", "not a Kubernetes object"),
     Code("K006", "duplicate object"),
     Code("K007", "a field of the wrong type"),
+    Code("K008", "empty cluster input"),
     Code("K101", "PodGroup names a queue that does not exist"),
     Code("K102", "Pod names a PodGroup that does not exist"),
     Code("K103", "unknown field of a Kubernetes object"),

@@ -11,11 +11,13 @@ for fresh Task / Job / Queue / Node objects, as Volcano's cache snapshot does.
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import dataclass, field
+import difflib
+from dataclasses import dataclass, field, fields
 from typing import Any, Iterable, Iterator
 
 from fumarole.policy_lang.diagnostics import (
     Diagnostic,
+    NO_POSITION,
     FumaroleError,
     Span,
     did_you_mean,
@@ -413,6 +415,12 @@ class Cluster:
     built: "BuiltModels | None" = field(default=None, compare=False, repr=False)
     disruption_budgets: tuple = ()  # policy/v1 PodDisruptionBudget objects (the pdb plugin)
 
+    @property
+    def is_empty(self) -> bool:
+        """No object of any kind was read (every field of objects is empty)."""
+        return not any(getattr(self, f.name) for f in fields(self)
+                       if f.name not in ("warnings", "file", "built"))
+
     def warnings_for(self, options: SchedulerOptions) -> tuple:
         """The warnings, with the queue of a PodGroup naming none taken from ``--default-queue``."""
         if options.default_queue == DEFAULT_QUEUE:
@@ -557,7 +565,41 @@ def load_cluster(text: str, file: str = "<cluster>") -> Cluster:
     again with positions, so every diagnostic still names its line and column.
     """
     with gc_paused():
-        return _load_cluster(text, file)
+        cluster = _load_cluster(text, file)
+    if cluster.is_empty:
+        # kubectl refuses such a file ("no objects passed"); a session on it would decide nothing, silently.
+        raise FumaroleError([Diagnostic("K008", "the cluster holds no objects", file, NO_POSITION,
+                                        hint="a cluster dump is Kubernetes objects (Nodes, Pods, PodGroups, "
+                                             "Queues...), one YAML document each or a kind: List")],
+                            {file: text})
+    return cluster
+
+
+def _has_containers(pod: dict, reader: _Reader) -> bool:
+    """Kubernetes requires spec.containers, with at least one container: the API server rejects a
+    pod without.  Read leniently, a pod whose `containers:` is misspelt would request nothing and
+    move other jobs around; so it is an error, at the misspelling where there is one."""
+    spec = _mapping(pod, "spec")
+    containers = spec.get("containers")
+    if isinstance(containers, list) and containers:
+        return True
+    meta = pod["metadata"]
+    name = f"{meta.get('namespace') or 'default'}/{meta['name']}"
+    if "containers" in spec:
+        reader.fail("K004", f"spec.containers of Pod {name} is empty: Kubernetes requires at least one "
+                    "container", spec, "containers")
+        return False
+    near = difflib.get_close_matches("containers", [k for k in spec if isinstance(k, str)], n=1, cutoff=0.6)
+    if near:
+        line, col = key_position(spec, near[0])
+        reader.diagnostics.append(Diagnostic(
+            "K004", f"Pod {name} has no spec.containers: Kubernetes requires at least one container",
+            reader.file, Span(line, col), hint=f"did you mean 'containers' for {near[0]!r}?"))
+    else:
+        reader.fail("K004", f"Pod {name} has no spec.containers: Kubernetes requires at least one container",
+                    pod, "spec" if isinstance(pod.get("spec"), dict) else None,
+                    hint="each pod lists its containers, with their resource requests")
+    return False
 
 
 def _load_cluster(text: str, file: str) -> Cluster:
@@ -765,6 +807,7 @@ def _cluster_from_objects(docs: list, file: str, text: str | None) -> Cluster:
         queue_from_object(obj, reader)
     for obj in groups["PodGroup"]:
         job_from_pod_group(obj, {}, None, reader)
+    groups["Pod"] = [obj for obj in groups["Pod"] if _has_containers(obj, reader)]
     tasks = tuple(task_from_pod(obj, reader) for obj in groups["Pod"])
     for obj in groups["ResourceQuota"]:
         for key in ("hard", "used"):
