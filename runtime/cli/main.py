@@ -61,9 +61,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     progress = Progress()
     progress("loading")
-    if (args.cluster is None) == (args.kubeconfig is None):
-        raise usage_error("give a cluster file or --kubeconfig (one of them)")
-    if args.kubeconfig:  # the live cluster, as the dump `fumarole snapshot` would write
+    live = bool(args.kubeconfig or args.context)
+    if (args.cluster is None) != live:
+        raise usage_error("give a cluster file, or --kubeconfig / --context for the live cluster (one of them)")
+    if live:  # the live cluster, as the dump `fumarole snapshot` would write
         from fumarole.runtime.cli.snapshot_command import dumped, live_snapshot
         from fumarole.runtime.ingest.kube import load_cluster
 

@@ -10,6 +10,7 @@ cluster's own scheduler configuration.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,7 +25,8 @@ if TYPE_CHECKING:
 
 def add_live_cluster_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kubeconfig", metavar="FILE", help="read the cluster from the API server this kubeconfig "
-                                                             "names (read-only: list and get)")
+                                                             "names (read-only: list and get); default, as "
+                                                             "kubectl: $KUBECONFIG, else ~/.kube/config")
     parser.add_argument("--context", help="the kubeconfig context to use (default: its current context)")
     parser.add_argument("--scheduler-configmap", default=DEFAULT_CONFIGMAP, metavar="NAMESPACE/NAME",
                         help=f"Volcano's scheduler ConfigMap (default {DEFAULT_CONFIGMAP})")
@@ -42,9 +44,25 @@ def add_command(sub: argparse._SubParsersAction) -> None:
     snapshot.set_defaults(func=cmd_snapshot)
 
 
+def resolve_kubeconfig(flag: str | None) -> str:
+    """The kubeconfig as kubectl finds it: ``--kubeconfig``, else ``$KUBECONFIG`` (a list of files
+    separated by the OS's path separator, merged by the client), else ``~/.kube/config``."""
+    if flag:
+        return flag
+    listed = os.environ.get("KUBECONFIG", "")
+    if listed:
+        return listed
+    default = Path.home() / ".kube" / "config"
+    if default.is_file():
+        return str(default)
+    raise usage_error("no kubeconfig: give --kubeconfig FILE, set $KUBECONFIG, or write ~/.kube/config")
+
+
 def live_snapshot(args: argparse.Namespace) -> Snapshot:
+    """The live cluster's objects; ``args.kubeconfig`` is left naming the kubeconfig that was read."""
     from fumarole.runtime.ingest.snapshot import take
 
+    args.kubeconfig = resolve_kubeconfig(args.kubeconfig)
     return take(args.kubeconfig, args.context, args.scheduler_configmap)
 
 
@@ -55,8 +73,6 @@ def dumped(snapshot: Snapshot) -> str:
 
 
 def cmd_snapshot(args: argparse.Namespace) -> int:
-    if not args.kubeconfig:
-        raise usage_error("snapshot needs --kubeconfig FILE")
     snapshot = live_snapshot(args)
     text = dumped(snapshot)
     if not args.out:
