@@ -44,6 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     mode = fmt.add_mutually_exclusive_group()
     mode.add_argument("--check", action="store_true", help="change nothing; exit 1 naming the files that would change")
     mode.add_argument("--diff", action="store_true", help="change nothing; print what would change as a diff")
+    add_output_option(fmt, ("text", "json", "yaml"))
     fmt.set_defaults(func=cmd_fmt)
 
     schema = sub.add_parser("schema", help="print a JSON Schema (for editors: yaml-language-server, IDEs)")
@@ -99,15 +100,21 @@ def _policy_paths(paths: list[str]) -> tuple[list[Path], list[Diagnostic]]:
 
 
 def cmd_fmt(args: argparse.Namespace) -> int:
+    """Format, check or diff; ``-o json|yaml`` prints one document (each file's outcome, any diff, the
+    diagnostics) instead of the lines for people."""
     from fumarole.policy_lang.fmt import format_source
     from fumarole.runtime.authoring.check import display
+    from fumarole.runtime.authoring.reporting import diagnostic_json
+    from fumarole.runtime.cli.output import render_document
 
     if args.paths == ["-"]:
         sys.stdout.write(format_source(sys.stdin.read(), "<stdin>"))
         return EXIT_OK
+    people = args.format == "text"
     files, problems = _policy_paths(args.paths)
-    for d in problems:
+    for d in problems if people else ():
         print(d.headline(), file=sys.stderr)
+    outcomes: list[dict] = []
     changed = 0
     for path in files:
         file = display(path)
@@ -116,25 +123,38 @@ def cmd_fmt(args: argparse.Namespace) -> int:
             formatted = format_source(source, file)
         except OSError as exc:
             problems.append(Diagnostic("F001", f"cannot read {path}: {exc.strerror}", file, NO_POSITION))
-            print(problems[-1].headline(), file=sys.stderr)
+            if people:
+                print(problems[-1].headline(), file=sys.stderr)
             continue
         except FumaroleError as err:  # a syntax error: nothing to format
             problems += err.diagnostics
-            print(err.render(), file=sys.stderr)
+            if people:
+                print(err.render(), file=sys.stderr)
             continue
         if formatted == source:
+            outcomes.append({"file": file, "outcome": "unchanged"})
             continue
         changed += 1
         if args.check:
-            print(f"would reformat {file}")
+            outcomes.append({"file": file, "outcome": "would reformat"})
+            if people:
+                print(f"would reformat {file}")
         elif args.diff:
             import difflib
 
-            sys.stdout.writelines(difflib.unified_diff(source.splitlines(True), formatted.splitlines(True),
-                                                       f"{file} (original)", f"{file} (formatted)"))
+            diff = "".join(difflib.unified_diff(source.splitlines(True), formatted.splitlines(True),
+                                                f"{file} (original)", f"{file} (formatted)"))
+            outcomes.append({"file": file, "outcome": "would reformat", "diff": diff})
+            if people:
+                sys.stdout.write(diff)
         else:
             path.write_text(formatted)
-            print(f"reformatted {file}")
+            outcomes.append({"file": file, "outcome": "reformatted"})
+            if people:
+                print(f"reformatted {file}")
+    if not people:
+        print(render_document({"files": outcomes, "diagnostics": [diagnostic_json(d) for d in problems]},
+                              args.format))
     if problems:
         return EXIT_ERROR
     return EXIT_FAILED if args.check and changed else EXIT_OK

@@ -13,7 +13,7 @@ from pathlib import Path
 from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
 from fumarole.runtime.api.extras import require_extra
 from fumarole.runtime.cli.exit_codes import EXIT_OK
-from fumarole.runtime.cli.options import session_timeout
+from fumarole.runtime.cli.options import add_output_option, session_timeout
 
 SHAPES = ("steady", "burst", "two-queues", "best-effort")  # runtime/whatif/synth.py, named here to keep imports lazy
 
@@ -40,6 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                         "trace and shown beside the first everywhere")
     replay.add_argument("--out", required=True, metavar="DIR", help="the output folder (created)")
     add_replay_options(replay)
+    add_output_option(replay, ("text", "json", "yaml"))
     replay.set_defaults(func=cmd_replay)
 
     sweep = sub.add_parser("sweep", help="replay every combination of traces, bundles and plugin arguments",
@@ -49,6 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     sweep.add_argument("--out", required=True, metavar="DIR", help="the output folder (created): results.csv, summary.html")
     sweep.add_argument("--dask", metavar="ADDRESS", help="a Dask scheduler address, or 'local' for a LocalCluster")
     sweep.add_argument("--workers", type=int, help="processes (local pool or LocalCluster); default: one per CPU")
+    add_output_option(sweep, ("text", "json", "yaml"))
     sweep.set_defaults(func=cmd_sweep)
 
     trace = sub.add_parser("trace", help="make traces for replay: synth (named shapes), cut (from a cluster dump)")
@@ -103,6 +105,8 @@ def replay_options(args: argparse.Namespace):
 def cmd_replay(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
+    from fumarole.runtime.cli.output import render_document
+
     from fumarole.runtime.whatif import inputs
     from fumarole.runtime.cli.progress import ProgressBar
     from fumarole.runtime.whatif.clock import replay
@@ -120,8 +124,13 @@ def cmd_replay(args: argparse.Namespace) -> int:
         runs.append(replace(replay(trace, bundle, options, bar.update), bundle=label))
         bar.close()
     metrics = write_outputs(Path(args.out), runs)
-    for run, summary in zip(runs, [metrics, metrics.get("compare")]):
-        assert summary is not None  # a second run is compared with the first
+    # each run's summary: the first's is metrics.json itself, a compared run's its "compare"
+    summaries = list(zip(runs, [metrics] + ([metrics["compare"]] if len(runs) > 1 else [])))
+    if args.format != "text":  # each replay's summary as metrics.json holds it, one document
+        print(render_document({"replays": [{"bundle": run.bundle, "stopped": run.stopped,
+                                            **{k: v for k, v in summary.items() if k != "compare"}}
+                                           for run, summary in summaries]}, args.format))
+    for run, summary in summaries if args.format == "text" else ():
         overall = summary["overall"]
         wait = overall["waitSeconds"]["p95"]
         stopped = "" if run.stopped in ("played out", "until") else f" (stopped: {run.stopped})"
@@ -164,6 +173,7 @@ def cmd_trace_cut(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    from fumarole.runtime.cli.output import render_document
     from fumarole.runtime.cli.progress import ProgressBar
     from fumarole.runtime.whatif.sweep import distinct, load_sweep, run_sweep
     from fumarole.runtime.whatif.sweep_report import write_sweep
@@ -177,5 +187,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     bar.close()
     grid_keys = list(dict.fromkeys(k for run in runs for k, _ in run.arguments))
     write_sweep(Path(args.out), rows, grid_keys)
+    if args.format != "text":  # the rows of results.csv, typed
+        print(render_document({"replays": rows}, args.format))
     print(f"{len(rows)} replays; wrote {args.out}/results.csv and summary.html", file=sys.stderr)
     return EXIT_OK
