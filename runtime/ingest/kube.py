@@ -575,20 +575,20 @@ def load_cluster(text: str, file: str = "<cluster>") -> Cluster:
     return cluster
 
 
-def _has_containers(pod: dict, reader: _Reader) -> bool:
+def _require_containers(pod: dict, reader: _Reader) -> None:
     """Kubernetes requires spec.containers, with at least one container: the API server rejects a
     pod without.  Read leniently, a pod whose `containers:` is misspelt would request nothing and
     move other jobs around; so it is an error, at the misspelling where there is one."""
     spec = _mapping(pod, "spec")
     containers = spec.get("containers")
     if isinstance(containers, list) and containers:
-        return True
+        return
     meta = pod["metadata"]
     name = f"{meta.get('namespace') or 'default'}/{meta['name']}"
     if "containers" in spec:
         reader.fail("K004", f"spec.containers of Pod {name} is empty: Kubernetes requires at least one "
                     "container", spec, "containers")
-        return False
+        return
     near = difflib.get_close_matches("containers", [k for k in spec if isinstance(k, str)], n=1, cutoff=0.6)
     if near:
         line, col = key_position(spec, near[0])
@@ -599,7 +599,6 @@ def _has_containers(pod: dict, reader: _Reader) -> bool:
         reader.fail("K004", f"Pod {name} has no spec.containers: Kubernetes requires at least one container",
                     pod, "spec" if isinstance(pod.get("spec"), dict) else None,
                     hint="each pod lists its containers, with their resource requests")
-    return False
 
 
 def _load_cluster(text: str, file: str) -> Cluster:
@@ -807,7 +806,8 @@ def _cluster_from_objects(docs: list, file: str, text: str | None) -> Cluster:
         queue_from_object(obj, reader)
     for obj in groups["PodGroup"]:
         job_from_pod_group(obj, {}, None, reader)
-    groups["Pod"] = [obj for obj in groups["Pod"] if _has_containers(obj, reader)]
+    for obj in groups["Pod"]:
+        _require_containers(obj, reader)
     tasks = tuple(task_from_pod(obj, reader) for obj in groups["Pod"])
     for obj in groups["ResourceQuota"]:
         for key in ("hard", "used"):
