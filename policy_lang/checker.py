@@ -28,7 +28,8 @@ from .types import (
 
 ARG_TYPES = ("int", "float", "bool", "string", "duration")
 _EXITING_VOTES = ("permit", "reject", "abstain")
-_BUILTINS = ("len", "max", "min", "range", "str", "int", "float", "sum")
+# The functions every policy can call, typed by the checker itself (not in the hook catalogue).
+BUILTIN_FUNCTIONS = ("len", "max", "min", "range", "str", "int", "float", "sum")
 _PYTHON_RESERVED = frozenset({"lambda", "class", "def", "del", "global", "import", "is", "nonlocal",
                               "raise", "try", "with", "yield", "assert", "async", "await", "except",
                               "finally", "from", "as", "pass", "None", "True", "False", "elif", "else",
@@ -839,7 +840,7 @@ class Checker:
         yield from itertools.chain(out.args, out.states, out.consts, out.defs)
         for used in out.uses:
             yield from itertools.chain(used.defs, used.consts)
-        yield from itertools.chain(self.env.globals, self.env.dispatch, self.env.functions, _BUILTINS)
+        yield from itertools.chain(self.env.globals, self.env.dispatch, self.env.functions, BUILTIN_FUNCTIONS)
 
     def _expr_Name(self, e: A.Name, scope: _Scope, expected: Type | None) -> Type:
         self.used_names.add(e.id)
@@ -851,7 +852,7 @@ class Checker:
             return narrowed or t
         ref = self._top_level(e.id)
         if ref is None:
-            if e.id in _BUILTINS:
+            if e.id in BUILTIN_FUNCTIONS:
                 self.error("E105", f"'{e.id}' can only be called", e.span)
                 return UNKNOWN
             self.error("E100", f"unknown name '{e.id}'", e.span,
@@ -1105,7 +1106,7 @@ class Checker:
         func = e.func
         if isinstance(func, A.Name) and scope.lookup(func.id) is None:
             name = func.id
-            if name in _BUILTINS and self._top_level(name) is None:
+            if name in BUILTIN_FUNCTIONS and self._top_level(name) is None:
                 return self._builtin_call(e, name, scope)
             ref = self._top_level(name)
             if ref is not None and ref.kind in ("def", "dispatch", "function"):

@@ -224,3 +224,58 @@ def test_a_request_with_params_of_the_wrong_shape_gets_an_error_answer(client, t
                                                              "version": 1, "text": "plugin p\n"}})
     assert client.request("textDocument/hover", {"textDocument": {"uri": policy.as_uri()},
                                                  "position": {"line": 0, "character": 0}}) is None
+
+
+SITE = """plugin guard
+
+# Tasks younger than this are never victims.
+arg min_runtime: duration = 10m from "minRuntime"
+
+
+on reclaim_candidate(reclaimer, task):
+    let age = now - task.start_time
+    return old_enough(age)
+
+
+# Whether a task of this age may go.
+def old_enough(age: float) -> bool = age >= min_runtime
+"""
+
+
+def _hover(client: LspClient, uri: str, line: int, character: int) -> str:
+    result = client.request("textDocument/hover", {"textDocument": {"uri": uri},
+                                                   "position": {"line": line, "character": character}})
+    return result["contents"]["value"] if result else ""
+
+
+@pytest.mark.parametrize("line, character, expected", [
+    (12, 46, '`arg min_runtime: duration = 10m from "minRuntime"`\n\nTasks younger than this are never victims.'),
+    (8, 13, "`def old_enough(age: float) -> bool`\n\nWhether a task of this age may go."),
+    (12, 20, "**type** `float`\n\na number with a fraction; times (seconds since the epoch) and durations are floats"),
+    (7, 9, "`age: float`"),
+    (8, 24, "`age: float`"),
+    (6, 32, "`task: Task`"),
+])
+def test_hover_names_every_kind_of_name(client, tmp_path, line, character, expected):
+    uri = _open(client, tmp_path / "guard.policy", SITE)
+    assert _hover(client, uri, line, character) == expected
+
+
+def test_hover_on_a_schema_type_lists_its_attributes(client, tmp_path):
+    uri = _open(client, tmp_path / "p.policy", "plugin p\n\ndef f(q: Queue) -> bool = q.reclaimable\n")
+    text = _hover(client, uri, 2, 10)
+    assert text.startswith("**type** `Queue`") and "attributes: " in text and "deserved" in text
+
+
+def test_completion_on_a_bare_identifier_offers_locals_arguments_definitions_and_the_stdlib(client, tmp_path):
+    text = SITE.replace("    return old_enough(age)", "    return old_enough(ag")
+    uri = _open(client, tmp_path / "guard.policy", text)
+    items = client.request("textDocument/completion", {"textDocument": {"uri": uri},
+                                                       "position": {"line": 8, "character": 25}})["items"]
+    assert [i["label"] for i in items] == ["age"]
+    everything = client.request("textDocument/completion", {"textDocument": {"uri": uri},
+                                                            "position": {"line": 8, "character": 11}})["items"]
+    labels = {i["label"]: i for i in everything}
+    assert {"age", "reclaimer", "task", "min_runtime", "old_enough", "now", "len", "Task"} <= set(labels)
+    assert labels["old_enough"]["detail"] == "def old_enough(age: float) -> bool"
+    assert labels["min_runtime"]["detail"] == 'arg min_runtime: duration = 10m from "minRuntime"'

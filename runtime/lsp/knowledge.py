@@ -15,11 +15,13 @@ from importlib import resources
 from pathlib import Path
 
 from fumarole.policy_lang import ast as A
-from fumarole.policy_lang.checker import CheckedModule
+from fumarole.policy_lang.checker import BUILTIN_FUNCTIONS, CheckedModule
 from fumarole.policy_lang.driver import check_files, check_module
 from fumarole.policy_lang.codes import CODES
+from fumarole.policy_lang.lint import walk
 from fumarole.policy_lang.diagnostics import FumaroleError, Span
 from fumarole.policy_lang.env import Environment
+from fumarole.policy_lang.fmt import expr_text, type_text
 from fumarole.policy_lang.parser import parse
 from fumarole.policy_lang.types import Type
 from fumarole.runtime.bundles.bundle import STDLIB, hooks_document, load_environment, policy_files
@@ -34,7 +36,7 @@ class Item:
     """A completion: the text to insert, what it is, and its documentation."""
 
     label: str
-    kind: str      # attribute, method, hook, plugin, action, module, argument
+    kind: str      # attribute, method, hook, plugin, action, module, argument, function, variable, type
     detail: str = ""
     doc: str = ""
 
@@ -183,7 +185,107 @@ def complete_policy(text: str, path: Path, line: int, col: int) -> list[Item]:
     if dotted:
         owner = type_before_dot(text, path, line, dotted.start())
         return members(owner) if owner is not None else []
+    bare = re.search(r"(?<![\w.])([A-Za-z_]\w*)?$", prefix)  # a name begun, or none yet (asked for)
+    if bare and not re.match(r"^\s*(plugin|action|module)\s", prefix):
+        begun = bare.group(1) or ""
+        return [item for item in names_in_scope(text, path, line) if item.label.startswith(begun)]
     return []
+
+
+def names_in_scope(text: str, path: Path, line: int) -> list[Item]:
+    """What a bare name can be at a 0-based line: the parameters and local names of the hook or
+    definition around it, the module's arguments, constants and definitions, those of the modules it
+    uses, and the standard library's globals, functions and types."""
+    env = environment()
+    module = _parsed(text, path)
+    if module is None:  # the line being typed is usually what does not parse yet: read the file without it
+        lines = text.splitlines()
+        if 0 <= line < len(lines):
+            module = _parsed("\n".join(lines[:line] + [""] + lines[line + 1:]) + "\n", path)
+    items: dict[str, Item] = {}
+
+    def add(item: Item) -> None:
+        items.setdefault(item.label, item)
+
+    if module is not None:
+        for decl in module.decls:
+            if isinstance(decl, (A.HookDef, A.FuncDef)) and decl.span.line <= line + 1 < decl.span.end_line:
+                for name in _locals(decl):
+                    add(Item(name, "variable"))
+        for decl, doc in _documented_declarations(module):
+            add(Item(decl.name, _DECLARED_KIND[type(decl)], _signature(decl), doc))
+        used = {d.name for d in module.decls if isinstance(d, A.Use)}
+        for name, checked in _modules_for(path).items():
+            if name in used:
+                for decl, doc in _documented_declarations(checked.module):
+                    add(Item(decl.name, _DECLARED_KIND[type(decl)], _signature(decl), doc))
+    for name, g in sorted(env.globals.items()):
+        add(Item(name, "variable", str(g.type), g.doc))
+    for name, fn in sorted(env.functions.items()):
+        add(Item(name, "function", _function_detail(fn.params, fn.returns), fn.doc))
+    for name in BUILTIN_FUNCTIONS:
+        add(Item(name, "function", "built-in"))
+    for name, info in sorted(env.types.items()):
+        add(Item(name, "type", "type", info.doc))
+    return sorted(items.values(), key=lambda item: item.label)
+
+
+_DECLARED_KIND = {A.ArgDecl: "argument", A.ConstDecl: "variable", A.FuncDef: "function"}
+
+
+def _parsed(text: str, path: Path) -> A.Module | None:
+    try:
+        return parse(text, str(path))
+    except (FumaroleError, RecursionError, ValueError):
+        return None
+
+
+def _documented_declarations(module: A.Module) -> list[tuple[A.ArgDecl | A.ConstDecl | A.FuncDef, str]]:
+    """The module's arguments, constants and definitions, each with the comment written above it."""
+    lines = module.source.splitlines()
+    out = []
+    for decl in module.decls:
+        if isinstance(decl, (A.ArgDecl, A.ConstDecl, A.FuncDef)):
+            out.append((decl, _comment_above(lines, decl.span.line - 1)))
+    return out
+
+
+def _comment_above(lines: list[str], index: int) -> str:
+    """The ``#`` lines right above a 0-based line, as text."""
+    comment: list[str] = []
+    for above in reversed(lines[:index]):
+        stripped = above.strip()
+        if not stripped.startswith("#"):
+            break
+        comment.insert(0, stripped.lstrip("#").strip())
+    return " ".join(comment)
+
+
+def _locals(decl: A.HookDef | A.FuncDef) -> list[str]:
+    """Parameters and the names bound inside a hook or definition (let, for, drain, comprehensions)."""
+    names = [name for name, _span in decl.params] if isinstance(decl, A.HookDef) else [p.name for p in decl.params]
+    for node in walk(decl.body):
+        if isinstance(node, A.Let):
+            names.append(node.name)
+        elif isinstance(node, (A.For, A.Drain, A.ListComp)):
+            names.append(node.var)
+    return names
+
+
+def _signature(decl: A.ArgDecl | A.ConstDecl | A.FuncDef) -> str:
+    if isinstance(decl, A.ArgDecl):
+        default = f" = {expr_text(decl.default)}" if decl.default is not None else ""
+        key = f' from "{decl.key}"' if decl.key else ""
+        return f"arg {decl.name}: {type_text(decl.type)}{default}{key}"
+    if isinstance(decl, A.ConstDecl):
+        declared = f": {type_text(decl.type)}" if decl.type is not None else ""
+        return f"let {decl.name}{declared} = {expr_text(decl.value)}"
+    params = ", ".join(f"{p.name}: {type_text(p.type)}" for p in decl.params)
+    return f"def {decl.name}({params}) -> {type_text(decl.returns)}"
+
+
+def _function_detail(params, returns) -> str:
+    return f"({', '.join(f'{p.name}: {p.type}' for p in params)}) -> {returns}"
 
 
 def members(owner: Type) -> list[Item]:
@@ -283,12 +385,76 @@ def hover_policy(text: str, path: Path, line: int, col: int) -> str | None:
             method = info.methods[word]
             return f"`{owner_name}.{word}(...) -> {method.returns}`\n\n{method.doc}".rstrip()
         return None
+    declared = _declared_here(text, path, word)
+    if declared is not None:
+        return declared
     if word in env.globals:
         return f"`{word}: {env.globals[word].type}`\n\n{env.globals[word].doc}".rstrip()
     if word in env.functions:
         fn = env.functions[word]
         params = ", ".join(f"{p.name}: {p.type}" for p in fn.params)
         return f"`{word}({params}) -> {fn.returns}`\n\n{fn.doc}".rstrip()
+    if word in env.types:
+        info = env.types[word]
+        listed = ", ".join(sorted(info.attributes)[:12]) + (", ..." if len(info.attributes) > 12 else "")
+        return (f"**type** `{word}`\n\n{info.doc}".rstrip()
+                + (f"\n\nattributes: {listed}" if info.attributes else ""))
+    if word in BUILTIN_TYPES:
+        return f"**type** `{word}`\n\n{BUILTIN_TYPES[word]}"
+    return _name_type(text, path, line, start, word)
+
+
+# The language's own types (docs/language.md, "Types").
+BUILTIN_TYPES = {
+    "int": "a whole number",
+    "float": "a number with a fraction; times (seconds since the epoch) and durations are floats",
+    "duration": "seconds, as a float, written `10m`, `2h`, `90s`",
+    "string": "text: compare with `==` and `<`, test substrings with `in`, join with `+`",
+    "bool": "`true` or `false`",
+    "list": "`list[T]`: a list of values of type T",
+    "map": "`map[K, V]`: a map from keys of type K to values of type V",
+    "fn": "`fn[A, ..., R]`: a function taking A, ... and returning R",
+}
+
+
+def _declared_here(text: str, path: Path, word: str) -> str | None:
+    """Hover for an argument, constant or definition of this module or a module it uses."""
+    module = _parsed(text, path)
+    if module is None:
+        return None
+    modules = [module]
+    used = {d.name for d in module.decls if isinstance(d, A.Use)}
+    modules += [checked.module for name, checked in _modules_for(path).items() if name in used]
+    for owner in modules:
+        for decl, doc in _documented_declarations(owner):
+            if decl.name == word:
+                where = "" if owner is module else f" (module `{owner.name}`)"
+                return f"`{_signature(decl)}`{where}" + (f"\n\n{doc}" if doc else "")
+    return None
+
+
+def _name_type(text: str, path: Path, line: int, col: int, word: str) -> str | None:
+    """A local name's type (a parameter, let, loop variable), as the checker inferred it."""
+    checked = _checked(text, path)
+    if checked is None:
+        return None
+    for node in _expressions(checked.module):
+        if (isinstance(node, A.Name) and node.id == word and node.span.line == line + 1
+                and node.span.col == col + 1 and id(node) in checked.types):
+            return f"`{word}: {checked.types[id(node)]}`"
+    for decl in checked.module.decls:  # a parameter, where it is declared
+        if decl.span.line == line + 1 and isinstance(decl, A.HookDef) and decl.names[0] in environment().hooks:
+            names = [name for name, _span in decl.params]
+            if word in names:
+                return f"`{word}: {environment().hooks[decl.names[0]].params[names.index(word)]}`"
+        if decl.span.line == line + 1 and isinstance(decl, A.FuncDef):
+            for param in decl.params:
+                if param.name == word:
+                    return f"`{word}: {type_text(param.type)}`"
+    for node in walk(checked.module.decls):  # where a let names it: the type of its value
+        if (isinstance(node, A.Let) and node.name == word and node.span.line == line + 1
+                and id(node.value) in checked.types):
+            return f"`{word}: {checked.types[id(node.value)]}`"
     return None
 
 

@@ -174,7 +174,8 @@ async def completion(ls: FumaroleServer, params: T.CompletionParams) -> T.Comple
     kinds = {"attribute": T.CompletionItemKind.Field, "method": T.CompletionItemKind.Method,
              "hook": T.CompletionItemKind.Event, "plugin": T.CompletionItemKind.Module,
              "action": T.CompletionItemKind.Function, "module": T.CompletionItemKind.Module,
-             "argument": T.CompletionItemKind.Property}
+             "argument": T.CompletionItemKind.Property, "function": T.CompletionItemKind.Function,
+             "variable": T.CompletionItemKind.Variable, "type": T.CompletionItemKind.Class}
     return T.CompletionList(is_incomplete=False, items=[
         T.CompletionItem(label=i.label, kind=kinds.get(i.kind), detail=i.detail or None,
                          documentation=T.MarkupContent(T.MarkupKind.Markdown, i.doc) if i.doc else None)
