@@ -53,7 +53,7 @@ class Diagnostic:
         return f"{self.file}:{self.span.line}:{self.span.col}" if self.positioned else self.file
 
     def headline(self) -> str:
-        return f"{self.location}: {self.severity}[{self.code}]: {self.message}"
+        return printable(f"{self.location}: {self.severity}[{self.code}]: {self.message}")
 
     def render(self, source: str | None = None) -> str:
         """The headline, a caret excerpt when the source is known, and the hint."""
@@ -68,8 +68,24 @@ class Diagnostic:
                 lines.append(gutter + text)
                 lines.append(" " * (len(gutter) + self.span.col - 1) + "^" * width)
         if self.hint:
-            lines.append(f"  hint: {self.hint}")
+            lines.append(printable(f"  hint: {self.hint}"))
         return "\n".join(lines)
+
+
+def printable(text: str) -> str:
+    """``text`` with the bytes the OS could not decode as \\xNN: a file name or argument that is not
+    UTF-8 reaches Python as lone surrogates (surrogateescape), which no terminal can show."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return "".join(_printable_char(c) for c in text)
+
+
+def _printable_char(c: str) -> str:
+    if not "\ud800" <= c <= "\udfff":
+        return c
+    return f"\\x{ord(c) - 0xDC00:02x}" if c >= "\udc80" else f"\\u{ord(c):04x}"
 
 
 class FumaroleError(Exception):

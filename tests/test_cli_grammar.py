@@ -131,3 +131,16 @@ def test_docs_cli_synopsis_names_every_command_and_only_real_options(root):
                  [s for a in c._actions for s in a.option_strings]}
         spelled = set(re.findall(r"(?<![\w-])(--?[a-z][a-z-]*)", line.split("(")[0]))
         assert spelled - known - {"--version"} == set(), line
+
+
+def test_arguments_that_are_not_utf8_are_shown_as_bytes_with_the_caret_under_them(cli):
+    bad_time = cli("run", "--now", "2026\udcff", "x.yaml")  # b"2026\xff" as the OS hands it to Python
+    assert bad_time.code == 2
+    assert bad_time.err.splitlines()[:3] == [
+        "command line:1:20: error[F002]: argument --now: not an RFC 3339 time: '2026\\xff' "
+        "(write e.g. 2026-11-23T18:00:00Z)",
+        "   1 | fumarole run --now 2026\\xff x.yaml",
+        "                          ^"]
+    missing = cli("run", "ab\udcffcd.yaml")
+    assert missing.code == 2
+    assert missing.err.splitlines()[0] == "ab\\xffcd.yaml: error[F001]: cannot read ab\\xffcd.yaml: No such file or directory"

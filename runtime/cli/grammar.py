@@ -14,7 +14,7 @@ import argparse
 import re
 from typing import Any, NoReturn, Sequence
 
-from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError, Span, did_you_mean
+from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError, Span, did_you_mean, printable
 
 COMMAND_LINE = "command line"
 
@@ -43,8 +43,9 @@ class FumaroleParser(argparse.ArgumentParser):
 
 
 def command_line(argv: Sequence[str]) -> str:
-    """The command line as the user typed it (near enough: arguments joined by spaces)."""
-    return " ".join(["fumarole", *argv])
+    """The command line as the user typed it (near enough: arguments joined by spaces; bytes that are
+    not UTF-8 as \\xNN, so that the caret lines up under what the terminal shows)."""
+    return " ".join(["fumarole", *map(printable, argv)])
 
 
 def column(argv: Sequence[str], index: int) -> int:
@@ -76,9 +77,14 @@ def _error(argv: Sequence[str], message: str, at: int | None, hint: str | None) 
 def _index(argv: Sequence[str], token: str) -> int | None:
     """Where ``token`` (or ``--opt=token``) stands in argv, the first time."""
     for i, given in enumerate(argv):
-        if given == token or given.endswith("=" + token):
+        if given == token or given.endswith("=" + token) or _quoted(given) in (token, "=" + token):
             return i
     return None
+
+
+def _quoted(given: str) -> str:
+    """How argparse's messages and ``{value!r}`` write an argument between quotes."""
+    return repr(given)[1:-1]
 
 
 def parse_error(error: CommandLineError, argv: Sequence[str]) -> FumaroleError:
@@ -87,7 +93,11 @@ def parse_error(error: CommandLineError, argv: Sequence[str]) -> FumaroleError:
     at = next((i for i in map(lambda token: _index(argv, token), named) if i is not None), None)
     bad = re.search(r"invalid choice: '([^']*)'", error.message)
     hint = did_you_mean(bad.group(1), _choices(error.message)) if bad else None
-    return _error(argv, error.message, at, hint or usage_of(error.parser))
+    message = error.message
+    for given in argv:  # show an argument that is not UTF-8 as the command line shows it
+        if printable(given) != given:
+            message = message.replace(_quoted(given), printable(given))
+    return _error(argv, message, at, hint or usage_of(error.parser))
 
 
 def unknown_arguments_error(extras: Sequence[str], argv: Sequence[str], parser: argparse.ArgumentParser) -> FumaroleError:
