@@ -82,6 +82,20 @@ def test_evictions_run_to_the_end_and_name_task_reason_and_beneficiary(compared)
     assert evicted["task"] in first and evicted["reason"] in first and f"for {evicted['for_queues'][0]}" in first
 
 
+def test_each_eviction_links_to_the_rules_that_chose_it(compared):
+    runs, page, charts = compared
+    points = [t for t in charts["plot-evictions"]["data"] if t["mode"] == "markers"]
+    targets = [target for t in points for target in t["customdata"]]
+    assert len(targets) == 2 and all(target.startswith("#evict-") for target in targets)
+    for target, eviction in zip(targets, runs[0].evictions):
+        entry = re.search(rf"<li id='{re.escape(target[1:])}'>(.*?)</li>", page, re.DOTALL)
+        assert entry is not None, target  # the chart's link lands on the eviction's explanation
+        why = entry.group(1)
+        assert f"{eviction['task']} evicted from node-1 by reclaim" in why
+        assert "policies/volcano/actions/reclaim.policy:" in why and "victims chosen by reclaimable(" in why
+    assert "click: why" in points[0]["text"][0]
+
+
 def test_a_queue_of_one_job_is_visible_in_the_waits(compared):
     boxes = compared[2]["plot-waits"]["data"]
     assert boxes and all(b["type"] == "box" and b["boxpoints"] == "all" for b in boxes)

@@ -40,6 +40,10 @@ class Reason:
     def as_json(self) -> dict[str, str]:
         return {"text": self.text, "at": self.at, "by": self.by}
 
+    def line(self) -> str:
+        """The reason and, unless its text already names it, the rule's place: how people read it."""
+        return f"{self.text}  [{self.at}]" if self.at and self.at not in self.text else self.text
+
 
 @dataclass(frozen=True)
 class Explanation:

@@ -75,15 +75,10 @@ def render_explanations(explanations: Sequence[Explanation], job_order: Sequence
         out.append(f"  {job}")
         for item in items:
             out.append(f"    {item.kind}: {item.summary}")
-            out.extend(f"      {reason_line(r.text, r.at)}" for r in item.because)
+            out.extend(f"      {r.line()}" for r in item.because)
     if len(out) == 1:
         out.append("  none")
     return "\n".join(out)
-
-
-def reason_line(text: str, at: str) -> str:
-    """A reason and, unless its text already names it, the rule's place."""
-    return f"{text}  [{at}]" if at and at not in text else text
 
 
 def render_diff(diff: DecisionDiff, base: str, candidate: str, base_explanations: Sequence[Explanation],
@@ -103,7 +98,7 @@ def render_diff(diff: DecisionDiff, base: str, candidate: str, base_explanations
             explanation = explanation_of(decision, explanations)
             if explanation is not None:
                 out.append(f"    {explanation.summary}")
-                out.extend(f"      {reason_line(r.text, r.at)}" for r in explanation.because)
+                out.extend(f"      {r.line()}" for r in explanation.because)
         out.append("")
     out.append(diff.summary())
     return "\n".join(out)

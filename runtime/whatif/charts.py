@@ -106,7 +106,14 @@ window.addEventListener("error", function (e) {
 });
 function fumaroleDraw(id, figure) {
   Plotly.newPlot(id, figure.data, figure.layout, {responsive: true, displaylogo: false})
-    .then(function () { document.body.dataset.charts = String(Number(document.body.dataset.charts) + 1); })
+    .then(function (el) {
+      document.body.dataset.charts = String(Number(document.body.dataset.charts) + 1);
+      // A point that names a place on the page (customdata "#id") goes there when clicked.
+      el.on("plotly_click", function (event) {
+        var target = event.points.length ? event.points[0].customdata : null;
+        if (typeof target === "string" && target.charAt(0) === "#") { location.hash = target; }
+      });
+    })
     .catch(function (e) { document.body.dataset.errors = (document.body.dataset.errors || "") + e + ";"; });
 }
 function fumaroleZoom(x0, x1) {

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from fumarole.policy_lang.diagnostics import FumaroleError
+from fumarole.runtime.authoring.explanations import Explainer
 from fumarole.runtime.framework.budget import StepBudget
 from fumarole.runtime.framework.process_state import ProcessState
 from fumarole.runtime.framework.session import CompiledBundle, Decisions, Session
@@ -29,6 +30,9 @@ from fumarole.runtime.whatif.trace import Trace
 
 # Actions that do nothing unless a task or a PodGroup waits; a bundle of only these can skip idle time.
 _NEEDS_PENDING = frozenset({"enqueue", "allocate", "backfill", "reclaim", "preempt"})
+# Evicting sessions whose evictions the report explains (each is run a second time, explained):
+# the first ones, so that a replay evicting every session costs at most this many sessions more.
+EXPLAINED_SESSIONS = 40
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,8 @@ def replay(trace: Trace, bundle: CompiledBundle, options: ReplayOptions = Replay
     seen_version, last_change = live.version, 0.0
     last_session = -1  # the cluster's version when the last session ended
     stopped = PLAYED_OUT
+    explainer = Explainer(bundle)
+    explained = 0
     while True:
         now = step * options.period
         while due < len(events) and events[due].at <= now:
@@ -95,8 +101,13 @@ def replay(trace: Trace, bundle: CompiledBundle, options: ReplayOptions = Replay
         session = decisions = None
         if not idle or not options.skip_idle:
             version, before = live.version, _key(process)
+            at_start = process.copy()
             session, decisions = _session(bundle, live, trace, now, process, options.session_timeout)
-            _apply(decisions, live, now, recorder)
+            why: dict[str, list[str]] = {}
+            if decisions.evictions and explained < EXPLAINED_SESSIONS:
+                explained += 1
+                why = _why_evicted(explainer, live, trace, now, at_start, decisions, options.session_timeout)
+            _apply(decisions, live, now, recorder, why)
             last_session = live.version
             if live.version != version:
                 unchanged = (-1, set())
@@ -147,9 +158,23 @@ def _session(bundle: CompiledBundle, live: LiveCluster, trace: Trace, now: float
     return session, decisions
 
 
-def _apply(decisions: Decisions, live: LiveCluster, now: float, recorder: Recorder) -> None:
+def _why_evicted(explainer: Explainer, live: LiveCluster, trace: Trace, now: float, process: ProcessState,
+                 decisions: Decisions, timeout: float | None) -> dict[str, list[str]]:
+    """Each evicted pod's explanation (as ``run --explain`` words it), from the same session run again
+    explained: same cluster, clock and process state, so the same decisions (none if they differ)."""
+    session = explainer.session(live.cluster(), trace.start + now, process_state=process,
+                                budget=StepBudget(timeout=timeout))
+    again = session.run()
+    if again.evictions != decisions.evictions:
+        return {}
+    return {e.subject: [e.summary, *(r.line() for r in e.because)]
+            for e in explainer.explain(session, again) if e.kind == "evict"}
+
+
+def _apply(decisions: Decisions, live: LiveCluster, now: float, recorder: Recorder,
+           why: dict[str, list[str]] | None = None) -> None:
     """The decisions as the cluster sees them after the session: binds, evictions, nominations, phases."""
-    recorder.session(now, decisions)
+    recorder.session(now, decisions, why or {})
     for key, node in decisions.binds:
         live.bind(key, node, now, decisions.bind_annotations.get(key))
     for key, _reason in decisions.evictions:

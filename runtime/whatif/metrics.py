@@ -55,7 +55,7 @@ class Recording:
     queues: list[dict]  # {t, queue, allocated_<dim>, deserved_<dim>, pending_<dim>, pending_tasks, running_tasks}
     nodes: list[dict]  # {t, node, used_<dim>}, a row when a node's use changes
     jobs: list[dict]  # {job, queue, tasks, submitted, started, finished, deleted, evictions}
-    evictions: list[dict]  # {t, session, task, job, queue, reason, lost, for_queues, for_jobs}
+    evictions: list[dict]  # {t, session, task, job, queue, reason, lost, for_queues, for_jobs, why}
     node_losses: list[dict] = field(default_factory=list)  # tasks sent back by a node's removal
     stopped: str = "played out"  # why the clock stopped: played out, until, settled, wall-time bound
 
@@ -95,8 +95,9 @@ class Recorder:
     def completed(self, jobs: list[LiveJob]) -> None:
         self.done.extend(jobs)
 
-    def session(self, now: float, decisions: Decisions) -> None:
-        """A session's decisions, before they are applied (the victims are still running)."""
+    def session(self, now: float, decisions: Decisions, why: dict[str, list[str]]) -> None:
+        """A session's decisions, before they are applied (the victims are still running); ``why``:
+        each explained eviction's explanation, line by line (empty: not explained)."""
         index = len(self.sessions)
         self.sessions.append(now)
         live = self.live
@@ -112,6 +113,7 @@ class Recorder:
                 "for_jobs": [j for j in for_jobs if j != job.uid],
                 "for_queues": sorted({live.jobs[j].queue for j in for_jobs
                                       if j in live.jobs and live.jobs[j].queue != job.queue}),
+                "why": why.get(key, []),
             })
 
     def sample(self, now: float, session: Session | None, decisions: Decisions | None) -> None:

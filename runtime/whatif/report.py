@@ -4,8 +4,9 @@ Every time chart shares one x axis from zero to the end of the longest replay, i
 for the replay's length (seconds, minutes or hours; durations in the tables use it too), and the
 panels of compared runs zoom together.  Deserved shares are drawn over the allocated ones, counts
 get whole-number ticks, an empty panel says so, each eviction is a point whose hover names the
-task, its job and queue, the reason and the queues it was for, and each ping-pong episode links to
-a zoom on its window.
+task, its job and queue, the reason and the queues it was for, and goes, clicked, to the eviction's
+explanation (the rules that chose it, as ``run --explain`` words them), and each ping-pong episode
+links to a zoom on its window.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from fumarole.runtime.whatif.charts import TimeUnit, chart, color, count_axis, page, side_by_side, time_unit
+from fumarole.runtime.whatif.clock import EXPLAINED_SESSIONS
 from fumarole.runtime.whatif.metrics import Recording
 
 # Chart ids, in report order (tests check that each is drawn).
@@ -132,7 +134,7 @@ class _Report:
 
     def evictions(self) -> str:
         panels, largest = [], 0
-        for run in self.runs:
+        for run_index, run in enumerate(self.runs):
             traces = []
             for queue in sorted({e["queue"] for e in run.evictions}):
                 taken = [e for e in run.evictions if e["queue"] == queue]
@@ -143,6 +145,7 @@ class _Report:
                 traces.append({"type": "scatter", "mode": "markers", "x": xs[1:-1], "y": ys[1:-1], "name": queue,
                                "showlegend": False, "marker": {"color": self.colours.get(queue, "#444"), "size": 8},
                                "text": [_eviction_text(e, self.unit) for e in taken],
+                               "customdata": [f"#{eviction_anchor(run_index, e)}" for e in taken],
                                "hovertemplate": "%{text}<extra></extra>"})
             panels.append({"traces": traces, "empty": "no evictions"})
         return self.timeline("evictions", panels, count_axis("evictions", largest))
@@ -153,7 +156,34 @@ def _eviction_text(eviction: dict, unit: TimeUnit) -> str:
     return (f"{html.escape(eviction['task'])} (job {html.escape(eviction['job'])}, queue "
             f"{html.escape(eviction['queue'])})<br>session {eviction['session']} at "
             f"{unit.of(eviction['t']):.4g} {unit.name}: {html.escape(str(eviction['reason']))}<br>"
-            f"for {html.escape(wanted)}; lost {unit.of(eviction['lost']):.3g} {unit.name} of work")
+            f"for {html.escape(wanted)}; lost {unit.of(eviction['lost']):.3g} {unit.name} of work"
+            + ("<br>click: why" if eviction.get("why") else ""))
+
+
+def eviction_anchor(run_index: int, eviction: dict) -> str:
+    """The id of an eviction's entry in the report's list of explanations."""
+    return f"evict-{run_index}-{eviction['session']}-{eviction['task']}"
+
+
+def _why(runs: list[Recording], unit: TimeUnit) -> str:
+    """Each eviction with the explanation of the session that chose it: the rules, at their places."""
+    parts = ["<h2 id='why'>Why each eviction</h2><p class='note'>As <code>fumarole run --explain</code> "
+             f"words it; the first {EXPLAINED_SESSIONS} sessions that evict are explained (each runs again, "
+             "explained). Click an eviction in the chart to come here.</p>"]
+    for run_index, run in enumerate(runs):
+        parts.append(f"<h3>{html.escape(run.bundle)}</h3>")
+        if not run.evictions:
+            parts.append("<p class='note'>none</p>")
+            continue
+        items = []
+        for e in run.evictions:
+            lines = e.get("why") or ["not explained (after the first sessions that evict)"]
+            items.append(f"<li id='{html.escape(eviction_anchor(run_index, e))}'>"
+                         f"<b>{html.escape(e['task'])}</b> at {unit.of(e['t']):.4g} {unit.name} "
+                         f"(session {e['session']}, {html.escape(str(e['reason']))})"
+                         f"<pre>{html.escape(chr(10).join(lines))}</pre></li>")
+        parts.append("<ul class='why'>" + "".join(items) + "</ul>")
+    return "".join(parts)
 
 
 def _cell(value: Any) -> str:
@@ -241,6 +271,7 @@ def render_report(runs: list[Recording], summaries: list[dict]) -> str:
         rows.append(("mean share of deserved", [s["queues"].get(queue, {}).get("meanShare") for s in summaries]))
         parts.append(_table(f"Queue {queue}", rows, runs))
     parts.append(_ping_pong(summaries, runs, unit))
+    parts.append(_why(runs, unit))
     return page(f"fumarole replay: {runs[0].trace}", "".join(parts))
 
 
