@@ -132,7 +132,7 @@ def running(service: Service, options: Options = Options(admin_token=TOKEN)) -> 
 
 
 @contextlib.contextmanager
-def serve_process(args: Sequence[str], ready_within: float = 60.0) -> Iterator[tuple[subprocess.Popen, str]]:
+def serve_process(args: Sequence[str], ready_within: float = 120.0) -> Iterator[tuple[subprocess.Popen, str]]:
     """`fumarole serve ARGS --listen` on a free loopback port, as its own process, once /healthz answers:
     the process and its base URL.  Killed on the way out if the test left it running."""
     with socket.socket() as probe:
@@ -150,7 +150,11 @@ def serve_process(args: Sequence[str], ready_within: float = 60.0) -> Iterator[t
                     break
             except httpx.TransportError:
                 pass
-            assert process.poll() is None and time.monotonic() < deadline, process.stderr.read().decode()
+            if process.poll() is not None or time.monotonic() >= deadline:
+                process.kill()  # first: reading the stderr of a live process would wait for it forever
+                _, err = process.communicate(timeout=30)
+                raise AssertionError(f"fumarole serve did not answer /healthz within {ready_within:g} s: "
+                                     f"{err.decode(errors='replace')[-2000:]}")
             time.sleep(0.1)
         yield process, url
     finally:

@@ -332,7 +332,7 @@ def test_fumarole_serve_end_to_end(bundles, tmp_path) -> None:
     (tmp_path / "token").write_text(TOKEN + "\n")
     args = ["--bundle", str(bundles["one"]), "--state-dir", str(tmp_path / "state"),
             "--admin-token-file", str(tmp_path / "token")]
-    with serve_process(args, ready_within=30) as (process, url):
+    with serve_process(args) as (process, url):
         assert httpx.post(url + "/v1/sessions", content=cluster_text(), headers=YAML).status_code == 200
         put = httpx.put(url + "/v1/bundles/active", content=archive(bundles["two"]), headers=admin_headers())
         assert put.status_code == 200

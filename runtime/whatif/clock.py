@@ -21,6 +21,7 @@ from typing import Callable
 
 from fumarole.policy_lang.diagnostics import FumaroleError
 from fumarole.runtime.authoring.explanations import Explainer
+from fumarole.runtime.bundles.bundle import Bundle
 from fumarole.runtime.framework.budget import StepBudget
 from fumarole.runtime.framework.process_state import ProcessState
 from fumarole.runtime.framework.session import CompiledBundle, Decisions, Session
@@ -61,7 +62,7 @@ def reads_clock(bundle: CompiledBundle) -> bool:
     return any("_rt.now" in policy.module.source for policy in used)  # a module's definitions are inlined
 
 
-def replay(trace: Trace, bundle: CompiledBundle, options: ReplayOptions = ReplayOptions(),
+def replay(trace: Trace, bundle: Bundle, options: ReplayOptions = ReplayOptions(),
            progress: Callable[[float], None] | None = None) -> Recording:
     """Play the trace with the bundle; ``progress`` is told the virtual time after each step.
 
