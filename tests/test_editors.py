@@ -19,7 +19,12 @@ VSCODE = ROOT / "editors" / "vscode"
 def test_manifest_names_files_that_exist_and_starts_fumarole_lsp():
     manifest = json.loads((VSCODE / "package.json").read_text())
     contributes = manifest["contributes"]
-    assert (VSCODE / manifest["main"]).is_file()
+    # The package runs the bundle of extension.js that `npm run bundle` makes (vsce runs it first).
+    assert manifest["main"] == "./dist/extension.js"
+    assert manifest["scripts"]["vscode:prepublish"] == "npm run bundle"
+    assert "esbuild extension.js --bundle" in manifest["scripts"]["bundle"]
+    assert "--outfile=dist/extension.js" in manifest["scripts"]["bundle"]
+    assert (VSCODE / "extension.js").is_file()
     assert (VSCODE / contributes["languages"][0]["configuration"]).is_file()
     assert (VSCODE / contributes["grammars"][0]["path"]).is_file()
     assert contributes["languages"][0]["extensions"] == [".policy"]
@@ -70,9 +75,10 @@ def test_the_extension_starts_the_server_as_vscode_languageclient_launches_it():
 
 def test_the_extension_package_is_complete():
     """What `vsce package` asks of a publishable extension: a licence file, and a .vscodeignore that
-    keeps tests, maps and type sources out of the package (the dependencies themselves stay in)."""
+    keeps the sources, the dependencies (bundled into dist/extension.js), tests and maps out."""
     manifest = json.loads((VSCODE / "package.json").read_text())
     assert manifest["license"] == "Apache-2.0"
     assert (VSCODE / "LICENSE").read_text().startswith("\n                                 Apache License")
     ignored = (VSCODE / ".vscodeignore").read_text().split()
-    assert "**/*.map" in ignored and "node_modules/**" not in ignored
+    assert "**/*.map" in ignored and "node_modules/**" in ignored and "extension.js" in ignored
+    assert "dist/**" not in ignored and "dist/" not in ignored
