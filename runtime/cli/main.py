@@ -61,10 +61,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     progress = Progress()
     progress("loading")
-    live = bool(args.kubeconfig or args.context)
-    if (args.cluster is None) != live:
+    wants_live = bool(args.kubeconfig or args.context)
+    if (args.cluster is None) != wants_live:
         raise usage_error("give a cluster file, or --kubeconfig / --context for the live cluster (one of them)")
-    if live:  # the live cluster, as the dump `fumarole snapshot` would write
+    if wants_live:  # the live cluster, as the dump `fumarole snapshot` would write
         from fumarole.runtime.cli.snapshot_command import dumped, live_snapshot
         from fumarole.runtime.ingest.kube import load_cluster
 
