@@ -17,13 +17,24 @@ for a size, shape and seed):
   4 leaves per spine) and a fifth of the jobs asking for tier-2 network topology.
 
 10 pods per node on 32-CPU nodes, 40 % of the jobs already running.
+
+Two eviction-heavy shapes (`eviction_objects`) give preempt and reclaim work:
+the running jobs fill the cluster's CPUs and keep half of their pods beyond
+their gang's minimum (so the gang plugin lets them go), pending jobs as many:
+
+- ``overshare``: three quarters of the running jobs sit in two of the four
+  queues, far over their share; every job has the same priority, so drf
+  picks the victims and proportion's allocatable rules most nodes out;
+- ``priority``: running jobs of low priority and pending ones of high
+  priority, in every queue alike, so the priority plugin picks the victims.
 """
 
 from __future__ import annotations
 
 import random
 
-SHAPES = ("plain", "affinity", "spread", "hypernodes")
+SHAPES = ("plain", "affinity", "spread", "hypernodes", "overshare", "priority")
+EVICTION_SHAPES = ("overshare", "priority")
 ZONES = 3
 PODS_PER_JOB = 10
 LEAF_SIZE, SPINE_SIZE = 8, 4
@@ -109,6 +120,8 @@ def _hypernode(name: str, tier: int, members: list[dict]) -> dict:
 
 def cluster_objects(nodes: int, shape: str = "affinity", seed: int = 11) -> list[dict]:
     """A cluster of ``nodes`` nodes with 10 pods per node in jobs of 10, 4 queues."""
+    if shape in EVICTION_SHAPES:
+        return eviction_objects(nodes, shape, seed)
     rng = random.Random(seed)
     objects = [_node(i, rng, shape) for i in range(nodes)]
     if shape == "hypernodes":
@@ -144,3 +157,70 @@ def cluster_objects(nodes: int, shape: str = "affinity", seed: int = 11) -> list
                 placed += 1
             objects.append(pod)
     return objects
+
+
+def eviction_objects(nodes: int, shape: str, seed: int = 11) -> list[dict]:
+    """A full cluster of ``nodes`` 32-CPU nodes: running jobs of 8 pods (gang minimum 4) until the
+    CPUs are taken, then as many pending jobs of 8 pods (minimum 8), in 4 queues."""
+    rng = random.Random(seed)
+    objects = [_node(i, rng, "plain") for i in range(nodes)]
+    objects.append({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                    "metadata": {"name": "high"}, "value": 1000})
+    objects.append({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                    "metadata": {"name": "low"}, "value": 10})
+    for q in range(4):
+        objects.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
+                        "metadata": {"name": f"queue-{q}"}, "spec": {"weight": 1, "reclaimable": True},
+                        "status": {"state": "Open"}})
+    free = [32] * nodes
+    jobs: list[tuple[int, bool]] = []  # (CPUs per pod, running)
+    while sum(free) >= 64:  # running jobs until every node is nearly full
+        cpu = rng.choice([1, 2, 4])
+        placement = []
+        for _ in range(8):
+            node = next((i for i in _probe(nodes, rng) if free[i] >= cpu), None)
+            if node is None:
+                break
+            free[node] -= cpu
+            placement.append(node)
+        if len(placement) < 8:
+            for node in placement:
+                free[node] += cpu
+            break
+        jobs.append((cpu, placement))
+    jobs += [(rng.choice([1, 2, 4]), None) for _ in range(len(jobs))]
+    for j, (cpu, placement) in enumerate(jobs):
+        running = placement is not None
+        if shape == "overshare":
+            queue = (j % 2 if rng.random() < 0.75 else 2 + j % 2) if running else j % 4
+            priority = None
+        else:
+            queue, priority = j % 4, "low" if running else "high"
+        name, ns = f"job-{j:05d}", f"team-{j % 5}"
+        objects.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+                        "metadata": {"name": name, "namespace": ns},
+                        "spec": {"queue": f"queue-{queue}", "minMember": 4 if running else 8,
+                                 **({"priorityClassName": priority} if priority else {})},
+                        "status": {"phase": "Running" if running else "Pending"}})
+        for p in range(8):
+            spec: dict = {"containers": [{"name": "main", "image": "work:1",
+                                          "resources": {"requests": {"cpu": str(cpu), "memory": "2Gi"}}}]}
+            if priority:
+                spec["priorityClassName"] = priority
+                spec["priority"] = 1000 if priority == "high" else 10
+            pod = {"apiVersion": "v1", "kind": "Pod",
+                   "metadata": {"name": f"{name}-{p}", "namespace": ns, "uid": f"{ns}-{name}-{p}",
+                                "labels": {"job": name},
+                                "annotations": {"scheduling.k8s.io/group-name": name}},
+                   "spec": spec, "status": {"phase": "Pending"}}
+            if running:
+                spec["nodeName"] = f"node-{placement[p]:04d}"
+                pod["status"]["phase"] = "Running"
+            objects.append(pod)
+    return objects
+
+
+def _probe(nodes: int, rng: random.Random):
+    """Node indexes from a random one on, wrapping around."""
+    start = rng.randrange(nodes)
+    return ((start + k) % nodes for k in range(nodes))

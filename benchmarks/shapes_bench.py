@@ -1,11 +1,13 @@
 """Sessions on production-like shapes: `python benchmarks/shapes_bench.py [--nodes 100 250 500]`.
 
 For each node count and shape of `benchmarks/shapes.py` (plain, affinity,
-spread; hypernodes with `network-topology-aware` on and off): the CPU seconds
-of one in-process session under the fast engine (open, the actions and close;
-loading is not included) and, unless --no-reference, under the reference
-engine, with the speedup and whether both made the same binds and evictions.
-The least of --repeat runs (the machine is shared).
+spread; hypernodes with `network-topology-aware` on and off; the eviction-heavy
+overshare and priority shapes with `enqueue, allocate, backfill, preempt,
+reclaim`): the CPU seconds of one in-process session under the fast engine
+(open, the actions and close; loading is not included), split per action, with
+the evictions each eviction action made, and, unless --no-reference, under the
+reference engine, with the speedup and whether both made the same binds and
+evictions.  The least of --repeat runs (the machine is shared).
 """
 
 from __future__ import annotations
@@ -32,24 +34,39 @@ TOPOLOGY_AWARE = {"actions": "enqueue, allocate, backfill",
 WITHOUT_TOPOLOGY = {"actions": TOPOLOGY_AWARE["actions"],
                     "tiers": [TOPOLOGY_AWARE["tiers"][0],
                               {"plugins": TOPOLOGY_AWARE["tiers"][1]["plugins"][:-1]}]}
+# Volcano's default plugins with every eviction action.
+EVICTING = {"actions": "enqueue, allocate, backfill, preempt, reclaim", "tiers": WITHOUT_TOPOLOGY["tiers"]}
 RUNS = [("plain", "default"), ("affinity", "default"), ("spread", "default"),
-        ("hypernodes", "without-topology"), ("hypernodes", "topology-aware")]
+        ("hypernodes", "without-topology"), ("hypernodes", "topology-aware"),
+        ("overshare", "evicting"), ("priority", "evicting")]
 
 
 def _bundles() -> dict:
     return {"default": default_bundle(),
             "without-topology": build_bundle(config_from_document(WITHOUT_TOPOLOGY)),
-            "topology-aware": build_bundle(config_from_document(TOPOLOGY_AWARE))}
+            "topology-aware": build_bundle(config_from_document(TOPOLOGY_AWARE)),
+            "evicting": build_bundle(config_from_document(EVICTING))}
 
 
 def session_cpu(bundle, text: str, engine: str, repeat: int):
-    """The least session CPU seconds (everything but loading) of ``repeat`` runs, and the decisions."""
-    best, decisions = None, None
+    """The least session CPU seconds (everything but loading) of ``repeat`` runs, that run's split
+    (CPU seconds of open, each action and close), and the decisions."""
+    best, best_parts, decisions = None, None, None
     for _ in range(repeat):
         parts, decisions = split(bundle, text, engine)
-        total = sum(v for k, v in parts.items() if k != "load")
-        best = total if best is None else min(best, total)
-    return best, decisions
+        del parts["load"]
+        total = sum(parts.values())
+        if best is None or total < best:
+            best, best_parts = total, parts
+    return best, best_parts, decisions
+
+
+def describe_split(parts: dict[str, float], decisions) -> str:
+    """Each phase's CPU seconds; an eviction action's with the evictions it made."""
+    made: dict[str, int] = {}
+    for _task, reason in decisions.evictions:
+        made[reason] = made.get(reason, 0) + 1
+    return " | ".join(f"{k} {v:.2f}" + (f" ({made[k]:,} evictions)" if k in made else "") for k, v in parts.items())
 
 
 def main() -> None:
@@ -67,14 +84,16 @@ def main() -> None:
             objects = cluster_objects(nodes, shape)
             text = json.dumps({"apiVersion": "v1", "kind": "List", "items": objects})
             pods = sum(1 for o in objects if o["kind"] == "Pod")
-            fast, decisions = session_cpu(bundles[config], text, "fast", args.repeat)
+            fast, parts, decisions = session_cpu(bundles[config], text, "fast", args.repeat)
             line = (f"{nodes} nodes, {pods:,} pods, {shape}, {config}: fast {fast:.2f} s "
                     f"({len(decisions.binds):,} binds, {len(decisions.evictions):,} evictions)")
             if not args.no_reference:
-                ref, ref_decisions = session_cpu(bundles[config], text, "reference", args.repeat)
+                ref, ref_parts, ref_decisions = session_cpu(bundles[config], text, "reference", args.repeat)
                 same = (ref_decisions.binds, ref_decisions.evictions) == (decisions.binds, decisions.evictions)
                 line += f", reference {ref:.2f} s, {ref / fast:.1f}x, same decisions: {same}"
-            print(line, flush=True)
+            print(line + "\n  fast: " + describe_split(parts, decisions), flush=True)
+            if not args.no_reference:
+                print("  reference: " + describe_split(ref_parts, ref_decisions), flush=True)
 
 
 if __name__ == "__main__":

@@ -213,3 +213,87 @@ def clusters(draw, max_nodes: int = 12, job_sizes: tuple[int, int] = (1, 4), pla
 def decisions(objects: list[dict], config: str, engine: str) -> dict:
     session = Session(bundle(config), cluster_from_objects(objects), now=1_800_000_000.0, engine=engine)
     return decisions_as_expect(session.run())
+
+
+@st.composite
+def eviction_heavy_clusters(draw, max_nodes: int = 6) -> list[dict]:
+    """Full nodes and starving jobs: running jobs (gang minimum below their size, some of low
+    priority) fill every node's CPUs, most of them in one queue, and pending jobs (some of high
+    priority) wait in every queue, so preempt tries victims on node after node and reclaim takes
+    from over-share queues."""
+    n_nodes = draw(st.integers(1, max_nodes))
+    cpus = [draw(st.sampled_from([2, 4, 8])) for _ in range(n_nodes)]
+    objects: list[dict] = [
+        {"apiVersion": "v1", "kind": "Node",
+         "metadata": {"name": f"n{i:03d}", "labels": {"kubernetes.io/hostname": f"n{i:03d}", "zone": f"z{i % 2}"}},
+         "status": {"allocatable": {"cpu": str(cpu), "memory": f"{cpu * 2}Gi", "pods": "110"},
+                    "capacity": {"cpu": str(cpu), "memory": f"{cpu * 2}Gi", "pods": "110"}}}
+        for i, cpu in enumerate(cpus)]
+    n_queues = draw(st.integers(1, 3))
+    for q in range(n_queues):
+        queue_spec: dict = {"weight": draw(st.integers(1, 3)), "reclaimable": draw(st.booleans())}
+        if draw(st.integers(0, 3)) == 0:
+            queue_spec["capability"] = {"cpu": str(draw(st.sampled_from([2, 8, 32])))}
+        objects.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
+                        "metadata": {"name": f"q{q}"}, "spec": queue_spec, "status": {"state": "Open"}})
+    for name, value in (("high", 1000), ("low", 10)):
+        objects.append({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                        "metadata": {"name": name}, "value": value})
+    free = list(cpus)
+    jobs: list[tuple[list[int | None], int, str]] = []  # (node of each pod or None, CPUs a pod, queue)
+    while any(f > 0 for f in free) and len(jobs) < 8:
+        cpu = draw(st.sampled_from([1, 2]))
+        slots = [i for i, f in enumerate(free) for _ in range(f // cpu)]
+        if not slots:
+            break
+        size = draw(st.integers(1, min(4, len(slots))))
+        placement = []
+        for _ in range(size):
+            node = draw(st.sampled_from([i for i, f in enumerate(free) if f >= cpu] or [None]))
+            if node is None:
+                break
+            free[node] -= cpu
+            placement.append(node)
+        if placement:
+            jobs.append((placement, cpu, "q0" if draw(st.integers(0, 3)) else f"q{draw(st.integers(0, n_queues - 1))}"))
+    for _ in range(draw(st.integers(1, 5))):
+        jobs.append(([None] * draw(st.integers(1, 4)), draw(st.sampled_from([1, 2])),
+                     f"q{draw(st.integers(0, n_queues - 1))}"))
+    for j, (placement, cpu, queue) in enumerate(jobs):
+        running = placement[0] is not None
+        priority = draw(st.sampled_from([None, "low" if running else "high"]))
+        pg_spec: dict = {"queue": queue, "minMember": draw(st.integers(1, len(placement)))}
+        if priority:
+            pg_spec["priorityClassName"] = priority
+        objects.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+                        "metadata": {"name": f"j{j}", "namespace": "ns",
+                                     "creationTimestamp": f"2026-01-01T00:00:{j:02d}Z"},
+                        "spec": pg_spec, "status": {"phase": "Running" if running else "Pending"}})
+        for p, node in enumerate(placement):
+            spec: dict = {"containers": [{"name": "c", "image": "img:1",
+                                          "resources": {"requests": {"cpu": str(cpu), "memory": "1Gi"}}}]}
+            if priority:
+                spec["priorityClassName"] = priority
+                spec["priority"] = 1000 if priority == "high" else 10
+            pod = {"apiVersion": "v1", "kind": "Pod",
+                   "metadata": {"name": f"j{j}-{p}", "namespace": "ns", "uid": f"u-j{j}-{p}",
+                                "labels": {"app": f"j{j}"},
+                                "annotations": {"scheduling.k8s.io/group-name": f"j{j}"},
+                                "creationTimestamp": f"2026-01-01T00:01:{p:02d}Z"},
+                   "spec": spec, "status": {"phase": "Pending"}}
+            if node is not None:
+                spec["nodeName"] = f"n{node:03d}"
+                pod["status"]["phase"] = "Running"
+                pod["status"]["startTime"] = "2026-01-01T00:02:00Z"
+            objects.append(pod)
+    return objects
+
+
+def decisions_trying_every_node(objects: list[dict], config: str, engine: str) -> dict:
+    """The decisions with preempt's allocatable bound switched off (`may_become_allocatable`
+    always true), so that preempt tries its evictions on every node, as Volcano does."""
+    session = Session(bundle(config), cluster_from_objects(objects), now=1_800_000_000.0, engine=engine)
+    session.open()
+    session.H.may_become_allocatable = lambda *_args: True
+    session.run_actions()
+    return decisions_as_expect(session.close())

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from tests.differential import CONFIGS, clusters, decisions
+from tests.differential import CONFIGS, clusters, decisions, decisions_trying_every_node, eviction_heavy_clusters
 
 
 @pytest.mark.parametrize("config", sorted(CONFIGS))
@@ -43,3 +43,15 @@ def test_clusters_with_inter_pod_affinity_and_spread_get_the_same_decisions(conf
     selectors: the fast engine answers them from counts per topology domain, the reference engine
     scans the pods."""
     assert decisions(objects, config, "fast") == decisions(objects, config, "reference")
+
+
+@pytest.mark.parametrize("config", ["reclaim-preempt-binpack", "capacity"])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(objects=eviction_heavy_clusters())
+def test_eviction_heavy_clusters_get_the_same_decisions(config: str, objects: list[dict]):
+    """Full nodes, over-share queues, starving and higher-priority jobs: both engines evict alike,
+    and preempt's allocatable bound only leaves out trials Volcano would roll back (the decisions
+    equal those made trying every node)."""
+    fast = decisions(objects, config, "fast")
+    assert fast == decisions(objects, config, "reference")
+    assert fast == decisions_trying_every_node(objects, config, "fast")

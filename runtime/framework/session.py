@@ -286,6 +286,8 @@ class Session:
                 fn = builder(tiers, fallbacks[spec.get("fallback", "job")])
             elif spec["combine"] == "veto":
                 fn = builder(*self._split_vetoes(spec, registered))
+            elif "bounds" in spec and bundle.dispatch[spec["bounds"]]["combine"] != "all":
+                fn = C.all_([])  # one plugin's "never" is the answer only of an AND over plugins
             else:
                 fn = builder(tiers)
             batch_builder = BATCH_COMBINATORS.get(spec["combine"])

@@ -1,0 +1,101 @@
+"""Preempt's allocatable bound (`may_become_allocatable`, docs/hooks.md "Allocatable bounds"):
+nodes whose evictions cannot make the preemptor's queue allocatable are not tried, the
+decisions stay those of trying every node, and the bound is trusted only while `allocatable`
+is an AND over its plugins."""
+
+from __future__ import annotations
+
+import pytest
+
+from fumarole.runtime.api.resource import Resource
+from fumarole.runtime.bundles.bundle import build_bundle
+from fumarole.runtime.framework.session import Session
+from fumarole.runtime.ingest.kube import cluster_from_objects
+from fumarole.runtime.ingest.scheduler_config import config_from_document
+
+PREEMPTING = {"actions": "enqueue, allocate, preempt",
+              "tiers": [{"plugins": [{"name": "priority"}, {"name": "gang"}, {"name": "conformance"}]},
+                        {"plugins": [{"name": "drf"}, {"name": "predicates"}, {"name": "proportion"},
+                                     {"name": "nodeorder"}]}]}
+
+
+def _pod(name: str, job: str, cpu: int, node: str | None = None) -> dict:
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": name, "namespace": "ns", "uid": f"u-{name}",
+                        "annotations": {"scheduling.k8s.io/group-name": job},
+                        "creationTimestamp": "2026-01-01T00:01:00Z"},
+           "spec": {"containers": [{"name": "c", "image": "img:1",
+                                    "resources": {"requests": {"cpu": str(cpu), "memory": "1Gi"}}}]},
+           "status": {"phase": "Pending"}}
+    if node:
+        pod["spec"]["nodeName"] = node
+        pod["status"] = {"phase": "Running", "startTime": "2026-01-01T00:02:00Z"}
+    return pod
+
+
+def _group(name: str, queue: str, min_member: int, running: bool) -> dict:
+    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+            "metadata": {"name": name, "namespace": "ns", "creationTimestamp": "2026-01-01T00:00:00Z"},
+            "spec": {"queue": queue, "minMember": min_member},
+            "status": {"phase": "Running" if running else "Pending"}}
+
+
+def cluster(other_queue_cpus: int) -> list[dict]:
+    """Two full 4-CPU nodes held by one job of queue q0 (4 pods on each, gang minimum 4), a
+    pending 1-CPU job of q0, and q1 asking for ``other_queue_cpus``: q0 deserves the other
+    8 - other_queue_cpus CPUs."""
+    objects: list[dict] = []
+    for n in ("n0", "n1"):
+        alloc = {"cpu": "4", "memory": "8Gi", "pods": "110"}
+        objects.append({"apiVersion": "v1", "kind": "Node",
+                        "metadata": {"name": n, "labels": {"kubernetes.io/hostname": n}},
+                        "status": {"allocatable": alloc, "capacity": alloc}})
+    for q in ("q0", "q1"):
+        objects.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
+                        "metadata": {"name": q}, "spec": {"weight": 1}, "status": {"state": "Open"}})
+    objects.append(_group("running", "q0", 4, True))
+    objects += [_pod(f"running-{i}", "running", 1, f"n{i % 2}") for i in range(8)]
+    objects.append(_group("starving", "q0", 1, False))
+    objects.append(_pod("starving-0", "starving", 1))
+    objects.append(_group("other", "q1", 1, False))
+    objects += [_pod(f"other-{i}", "other", 2) for i in range(other_queue_cpus // 2)]
+    return objects
+
+
+def _run(objects: list[dict], engine: str, monkeypatch, hooks: dict | None = None) -> tuple[list, int]:
+    """The evictions a session decides and how many evictions it tried in all."""
+    tried = []
+    original = Session.evict_in_session
+    monkeypatch.setattr(Session, "evict_in_session", lambda self, task: (tried.append(task.name),
+                                                                        original(self, task))[1])
+    session = Session(build_bundle(config_from_document(PREEMPTING), hook_overrides=hooks),
+                      cluster_from_objects(objects), now=1_800_000_000.0, engine=engine)
+    return session.run().evictions, len(tried)
+
+
+@pytest.mark.parametrize("engine", ["fast", "reference"])
+def test_a_queue_far_over_its_share_tries_no_eviction(engine, monkeypatch):
+    """q0 holds 8 CPUs and deserves 4: evicting one node's 4 CPUs leaves it at 4, and the
+    preemptor's CPU does not fit.  Volcano evicts them on each node and rolls back."""
+    evictions, tried = _run(cluster(4), engine, monkeypatch)
+    assert (evictions, tried) == ([], 0)
+
+
+@pytest.mark.parametrize("engine", ["fast", "reference"])
+def test_a_queue_one_node_can_bring_under_its_share_still_preempts(engine, monkeypatch):
+    """q0 deserves 6 CPUs: evicting 3 of one node's tasks makes room in the queue and on the node."""
+    evictions, tried = _run(cluster(2), engine, monkeypatch)
+    assert evictions == [("ns/running-6", "preempt"), ("ns/running-4", "preempt"), ("ns/running-2", "preempt")]
+    assert tried == 3
+
+
+def test_the_bound_answers_true_when_allocatable_is_not_an_and(monkeypatch):
+    """A bundle combining allocatable with `any` could allow what proportion refuses: the bound
+    then rules nothing out, and preempt tries every node again (rolling the evictions back)."""
+    evictions, tried = _run(cluster(4), "fast", monkeypatch, hooks={"allocatable": {"combine": "any"}})
+    assert evictions == [] and tried == 8
+    session = Session(build_bundle(config_from_document(PREEMPTING), hook_overrides={"allocatable": {"combine": "any"}}),
+                      cluster_from_objects(cluster(4)), now=1_800_000_000.0)
+    session.open()
+    assert session.H.may_become_allocatable(session.queues["q0"], session.jobs["ns/starving"].tasks_in("Pending")[0],
+                                            Resource())
