@@ -99,3 +99,27 @@ def test_the_bound_answers_true_when_allocatable_is_not_an_and(monkeypatch):
     session.open()
     assert session.H.may_become_allocatable(session.queues["q0"], session.jobs["ns/starving"].tasks_in("Pending")[0],
                                             Resource())
+
+
+@pytest.mark.parametrize("engine", ["fast", "reference"])
+def test_an_eviction_rolled_back_leaves_no_trace(engine):
+    """Skipping a trial is the same as trying it only if its rollback restores everything the
+    later decisions read: drf's allocation of the victim's job (it was taken off twice, the
+    job's own running sum being drf's too) and the order of the node's tasks (which candidates
+    come first: gang gives up a job's first spare tasks)."""
+    from fumarole.runtime.framework.statement import Statement
+
+    session = Session(build_bundle(config_from_document(PREEMPTING)), cluster_from_objects(cluster(4)),
+                      now=1_800_000_000.0, engine=engine)
+    session.open()
+    node = session.nodes["n0"]
+    drf = session.plugin_state("drf")["allocated"]
+    before = ({job.name: repr(r) for job, r in drf.items()}, list(node.tasks), repr(node.future_idle))
+    stmt = Statement(session)
+    for task in list(node.tasks.values())[:2]:
+        stmt.evict(task, "preempt")
+    assert repr(session.plugin_state("drf")["allocated"][session.jobs["ns/running"]]) == repr(
+        Resource(milli_cpu=6000, memory=6 * 2**30, scalars={"pods": 6}))
+    stmt.discard()
+    drf = session.plugin_state("drf")["allocated"]
+    assert ({job.name: repr(r) for job, r in drf.items()}, list(node.tasks), repr(node.future_idle)) == before

@@ -579,6 +579,12 @@ class Node:
             raise NodeError(f"task {task.key} is on node {task.node_name}, not {self.name}")
         if task.key in self.tasks:
             raise NodeError(f"task {task.key} already on node {self.name}")
+        self._account(task)
+        self.tasks[task.key] = task
+        self.added_status[task.key] = task.status
+
+    def _account(self, task: Task) -> None:
+        """Take the task's request into the node's sums, by its status."""
         req, status = task.request, task.status
         if status == RELEASING:
             self.idle.sub(req)
@@ -593,14 +599,16 @@ class Node:
                     raise NodeError(f"not enough idle resources on {self.name} for {task.key}")
             self.idle.sub(req)
             self.used.add(req)
-        self.tasks[task.key] = task
-        self.added_status[task.key] = status
 
     def remove_task(self, task: Task) -> None:
         status = self.added_status.pop(task.key, None)
         if status is None:
             raise NodeError(f"task {task.key} is not on node {self.name}")
         del self.tasks[task.key]
+        self._unaccount(task, status)
+
+    def _unaccount(self, task: Task, status: str) -> None:
+        """Give back what ``_account`` took for the task in ``status``."""
         req = task.request
         if status == RELEASING:
             self.idle.add(req)
@@ -613,8 +621,18 @@ class Node:
             self.used.sub(req)
 
     def update_task(self, task: Task) -> None:
-        self.remove_task(task)
-        self.add_task(task)
+        """A status change (evicting, undoing it) re-accounts the task where it stands among
+        the node's tasks: an eviction rolled back leaves the node as it found it, order included."""
+        status = self.added_status.get(task.key)
+        if status is None:
+            raise NodeError(f"task {task.key} is not on node {self.name}")
+        self._unaccount(task, status)
+        try:
+            self._account(task)
+        except NodeError:
+            del self.tasks[task.key], self.added_status[task.key]
+            raise
+        self.added_status[task.key] = task.status
 
     def fits_idle(self, request: Resource) -> bool:
         return less_equal(request, self.idle, ZERO)
