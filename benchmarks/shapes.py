@@ -173,7 +173,7 @@ def eviction_objects(nodes: int, shape: str, seed: int = 11) -> list[dict]:
                         "metadata": {"name": f"queue-{q}"}, "spec": {"weight": 1, "reclaimable": True},
                         "status": {"state": "Open"}})
     free = [32] * nodes
-    jobs: list[tuple[int, bool]] = []  # (CPUs per pod, running)
+    jobs: list[tuple[int, list[int] | None]] = []  # (CPUs per pod, the node of each pod when running)
     while sum(free) >= 64:  # running jobs until every node is nearly full
         cpu = rng.choice([1, 2, 4])
         placement = []
