@@ -11,7 +11,20 @@ from types import SimpleNamespace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fumarole.runtime.api.devices import GpuCard, atoi, gpu_share_cards, pod_gpu_indexes, pod_gpu_memory
+from fumarole.runtime.api.devices import (
+    GpuCard,
+    VgpuCard,
+    VgpuRequest,
+    VgpuUse,
+    atoi,
+    gpu_share_cards,
+    pod_gpu_indexes,
+    pod_gpu_memory,
+    pod_vgpu_assigned,
+    pod_vgpu_requested,
+    pod_vgpu_requests,
+    vgpu_cards,
+)
 from fumarole.runtime.bundles.bundle import bundle_from_conf_text
 from fumarole.runtime.whatif.clock import replay
 from fumarole.runtime.whatif.trace import load_trace
@@ -185,3 +198,40 @@ def test_the_card_a_bind_assigns_is_held_in_the_next_sessions_of_a_replay(tmp_pa
     run = replay(load_trace(trace), bundle_from_conf_text(CONF, "volcano-scheduler.conf"))
     started = {job["job"]: job["started"] for job in run.jobs}
     assert started == {"ml/first": 0.0, "ml/second": 3600.0}
+
+
+def _vgpu_node(register: str | None, allocatable: dict | None = None) -> SimpleNamespace:
+    allocatable = {"volcano.sh/vgpu-number": "10", "volcano.sh/vgpu-cores": "100",
+                   "volcano.sh/vgpu-memory": "30000"} if allocatable is None else allocatable
+    return SimpleNamespace(raw={"status": {"allocatable": allocatable}},
+                           annotations={} if register is None else {"volcano.sh/node-vgpu-register": register})
+
+
+def test_vgpu_cards_come_from_the_register_annotation():
+    cards = vgpu_cards(_vgpu_node("GPU-a,10,30000,NVIDIA-T4,true,hami-core:junk:GPU-b,x,20000,NVIDIA,maybe,mig:"))
+    assert cards == [VgpuCard(0, "GPU-a", 10, 30000, "NVIDIA-T4", True), VgpuCard(2, "GPU-b", 0, 20000, "NVIDIA", False)]
+    assert vgpu_cards(_vgpu_node("GPU-a,10,30000,NVIDIA,true:")) is None  # a card of five fields voids the node
+    assert vgpu_cards(_vgpu_node("GPU-a,10,30000,NVIDIA,true,hami-core")) is None  # no ':' at all
+    assert vgpu_cards(_vgpu_node(None)) is None
+    assert vgpu_cards(_vgpu_node("GPU-a,1,1,NVIDIA,true,x:", {"volcano.sh/vgpu-number": "1"})) is None
+
+
+def test_vgpu_requests_per_container():
+    task = _task([{"volcano.sh/vgpu-number": "2", "volcano.sh/vgpu-cores": "30"}, {"cpu": "1"},
+                  {"volcano.sh/vgpu-memory": "1000"}, {"volcano.sh/vgpu-number": "500m"}])
+    assert pod_vgpu_requested(task)
+    assert pod_vgpu_requests(task) == [VgpuRequest(2, 0, 100, 30), VgpuRequest(1, 1000, 101, 0), VgpuRequest(0, 0, 100, 0)]
+    assert not pod_vgpu_requested(_task([{"volcano.sh/vgpu-cores": "30"}]))
+
+
+def test_vgpu_assignment_annotation_skips_what_go_skips():
+    task = _task([], annotations={"volcano.sh/vgpu-ids-new": "GPU-a,NVIDIA,100,10:GPU-b,NVIDIA,-1,0:x,y:;GPU-c,NVIDIA,5,0:"})
+    assert pod_vgpu_assigned(task) == [VgpuUse("GPU-a", "NVIDIA", 100, 10), VgpuUse("GPU-c", "NVIDIA", 5, 0)]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.text(alphabet=st.sampled_from("ab,:;0123456789-tx"), max_size=40))
+def test_any_vgpu_annotation_text_gives_facts_not_a_crash(text):
+    cards = vgpu_cards(_vgpu_node(text))
+    assert cards is None or all(card.index >= 0 for card in cards)
+    assert all(use.memory >= 0 for use in pod_vgpu_assigned(_task([], annotations={"volcano.sh/vgpu-ids-new": text})))

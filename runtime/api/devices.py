@@ -1,5 +1,10 @@
 """The device facts Volcano's deviceshare plugin reads from nodes and pods (``api/devices/nvidia``).
 
+vGPU (``vgpu``, hami-core): a node lists its cards in the
+``volcano.sh/node-vgpu-register`` annotation; a pod asks per container with
+``volcano.sh/vgpu-number`` / ``-memory`` / ``-cores``, and the cards it holds
+are its ``volcano.sh/vgpu-ids-new`` annotation.
+
 GPU sharing (``gpushare``): a node reports ``volcano.sh/gpu-memory`` (all
 cards together) and ``volcano.sh/gpu-number`` in ``status.capacity``; the cards
 are numbered 0..n-1 with an equal share of the memory each, less the ids the
@@ -114,3 +119,150 @@ def pod_gpu_indexes(task: Any) -> list[int]:
     ids = [atoi(part) for part in text.split(",")]
     numbers = [i for i in ids if i is not None]
     return numbers if len(numbers) == len(ids) else []
+
+
+# -- vGPU (hami-core) --------------------------------------------------------------------------
+
+VGPU_REGISTER = "volcano.sh/node-vgpu-register"
+VGPU_NUMBER = "volcano.sh/vgpu-number"
+VGPU_MEMORY = "volcano.sh/vgpu-memory"
+VGPU_CORES = "volcano.sh/vgpu-cores"
+VGPU_ASSIGNED = "volcano.sh/vgpu-ids-new"
+_GO_BOOL = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True,
+            "0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False}
+
+
+@dataclass(frozen=True, slots=True)
+class VgpuCard:
+    """One GPU a node registers for vGPU sharing: ``uuid,count,memory,type,health,mode``."""
+
+    index: int
+    uuid: str
+    number: int
+    memory: int
+    type: str
+    health: bool
+
+
+@dataclass(frozen=True, slots=True)
+class VgpuRequest:
+    """What one container asks of vGPUs (``devices.ExtractResourceRequest``)."""
+
+    nums: int
+    memory: int
+    memory_percentage: int
+    cores: int
+
+
+@dataclass(frozen=True, slots=True)
+class VgpuUse:
+    """One card a pod was given, as its ``volcano.sh/vgpu-ids-new`` annotation says."""
+
+    uuid: str
+    type: str
+    memory: int
+    cores: int
+
+
+def vgpu_cards(node: Any) -> list[VgpuCard] | None:
+    """The node's vGPU cards from its ``volcano.sh/node-vgpu-register`` annotation
+    (``vgpu.NewGPUDevices``): cards separated by ``:``, each ``uuid,count,memory,type,health,mode``
+    (a card of fewer fields voids the node), indexed by their place.  None unless the node also
+    has allocatable vgpu-number, vgpu-cores and vgpu-memory, all non-zero, and some card."""
+    text = node.annotations.get(VGPU_REGISTER)
+    status = node.raw.get("status") if isinstance(node.raw, dict) else None
+    allocatable = status.get("allocatable") if isinstance(status, dict) else None
+    if text is None or not isinstance(allocatable, dict):
+        return None
+    if not all(_quantity_value(allocatable, name) for name in (VGPU_NUMBER, VGPU_CORES, VGPU_MEMORY)):
+        return None
+    if ":" not in text:
+        return None
+    cards = []
+    for index, entry in enumerate(text.split(":")[:MAX_CARDS]):
+        if "," not in entry:
+            continue
+        items = entry.split(",")
+        if len(items) < 6:
+            return None
+        cards.append(VgpuCard(index, items[0], atoi(items[1]) or 0, atoi(items[2]) or 0, items[3],
+                              _GO_BOOL.get(items[4], False)))
+    return cards or None
+
+
+def _as_int64(resources: Any, name: str) -> int | None:
+    """``Quantity.AsInt64()`` of an entry: its value when whole, 0 when not; None when absent."""
+    if not isinstance(resources, dict) or name not in resources:
+        return None
+    try:
+        quantity = parse_quantity(resources[name])
+    except QuantityError:
+        return None
+    return int(quantity) if quantity.denominator == 1 and -_INT64 <= quantity < _INT64 else 0
+
+
+def _resource_lists(container: dict) -> tuple[Any, Any]:
+    resources = container.get("resources")
+    if not isinstance(resources, dict):
+        return None, None
+    return resources.get("limits"), resources.get("requests")
+
+
+def pod_vgpu_requested(task: Any) -> bool:
+    """Some container limits volcano.sh/vgpu-memory or volcano.sh/vgpu-number (``checkVGPUResourcesInPod``)."""
+    for container in _containers(task, "containers"):
+        limits, _ = _resource_lists(container)
+        if isinstance(limits, dict) and (VGPU_MEMORY in limits or VGPU_NUMBER in limits):
+            return True
+    return False
+
+
+def pod_vgpu_requests(task: Any) -> list[VgpuRequest]:
+    """Per container limiting vgpu-number (or, for one card, vgpu-memory): how many cards, and the
+    memory (limit, else request; 0 is the whole card: percentage 100) and cores of each."""
+    if "vgpu" in task.derived:
+        return task.derived["vgpu"]
+    out = []
+    for container in _containers(task, "containers"):
+        limits, requests = _resource_lists(container)
+        nums = _as_int64(limits, VGPU_NUMBER)
+        if nums is None:
+            if not (isinstance(limits, dict) and VGPU_MEMORY in limits):
+                continue
+            nums = 1
+        memory = _first_int64(limits, requests, VGPU_MEMORY)
+        cores = _first_int64(limits, requests, VGPU_CORES)
+        out.append(VgpuRequest(nums, memory, 100 if memory == 0 else 101, cores))
+    task.derived["vgpu"] = out
+    return out
+
+
+def _first_int64(limits: Any, requests: Any, name: str) -> int:
+    found = _as_int64(limits, name)
+    if found is None:
+        found = _as_int64(requests, name)
+    return found or 0
+
+
+def pod_vgpu_assigned(task: Any) -> list[VgpuUse]:
+    """The cards of the pod's ``volcano.sh/vgpu-ids-new`` annotation, every container's in order
+    (``DecodePodDevices``: containers by ``;``, cards by ``:``, ``uuid,type,memory,cores``; an
+    entry with fewer fields or a bad number is skipped)."""
+    text = task.annotations.get(VGPU_ASSIGNED)
+    out = []
+    for entry in (text or "").replace(";", ":").split(":"):
+        items = entry.split(",")
+        if len(items) < 4:
+            continue
+        memory, cores = _parse_uint32(items[2]), _parse_uint32(items[3])
+        if memory is not None and cores is not None:
+            out.append(VgpuUse(items[0], items[1], memory, cores))
+    return out
+
+
+def _parse_uint32(text: str) -> int | None:
+    """Go's ``strconv.ParseUint(text, 10, 32)``."""
+    if not text.isascii() or not text.isdigit():
+        return None
+    number = int(text)
+    return number if number < (1 << 32) else None
