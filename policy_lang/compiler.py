@@ -576,7 +576,11 @@ class Compiler:
             return py.Compare(left=self._scanned(left_t, self.ex(e.left)), ops=[_CMPOPS[op]()],
                               comparators=[self.ex(e.right)])
         if op in _CMPOPS:
-            return py.Compare(left=self.ex(e.left), ops=[_CMPOPS[op]()], comparators=[self.ex(e.right)])
+            left, right = self.ex(e.left), self.ex(e.right)
+            if left_t.name == "string" and not isinstance(right, py.Constant):
+                # two strings of one length are compared character by character (a literal bounds it)
+                left = self._scanned(left_t, left)
+            return py.Compare(left=left, ops=[_CMPOPS[op]()], comparators=[right])
         return self._arith(op, left_t, right_t, self.ex(e.left), self.ex(e.right))
 
     def _ex_Conditional(self, e: A.Conditional) -> py.expr:
@@ -617,10 +621,14 @@ class Compiler:
         for param in sig.params:
             if param.name not in given:
                 skipped = True
-            elif skipped:
-                keywords.append(py.keyword(arg=param.name, value=self.ex(given[param.name])))
             else:
-                args.append(self.ex(given[param.name]))
+                value = self.ex(given[param.name])
+                if sig.sized and param.type.name == "string":  # the function reads or copies all of it
+                    value = self._scanned(param.type, value)
+                if skipped:
+                    keywords.append(py.keyword(arg=param.name, value=value))
+                else:
+                    args.append(value)
         return args, keywords
 
     def _ex_Call(self, e: A.Call) -> py.expr:

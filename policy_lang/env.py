@@ -27,6 +27,7 @@ class FuncSig:
     py: str
     doc: str = ""
     literal: str = ""  # the text format a string-literal first argument must have, checked where it is written
+    sized: bool = False  # its work grows with its string arguments: each is charged a step per character
 
     @property
     def fn_type(self) -> Type:
@@ -98,7 +99,7 @@ def _param(text: str) -> Param:
 def _sig(name: str, spec: dict, default_py: str) -> FuncSig:
     return FuncSig(name, tuple(_param(p) for p in spec.get("params", [])),
                    parse_type(str(spec.get("returns", "void"))), spec.get("py", default_py),
-                   spec.get("doc", ""), spec.get("literal", ""))
+                   spec.get("doc", ""), spec.get("literal", ""), bool(spec.get("sized", False)))
 
 
 def _attr(name: str, spec) -> AttrInfo:

@@ -62,6 +62,29 @@ def test_one_step_never_costs_its_size_uncharged(loop):
     assert time.monotonic() - started < 20
 
 
+# Two equal strings of 690,000 characters, distinct objects (built for about 2.1M steps).
+TWINS = "let text = str(range(100000))\n    let twin = trim_prefix(\"x\" + text, \"x\")\n    let n = 0\n    "
+
+
+@pytest.mark.parametrize("loop", [
+    "n += 1 if text == twin else 0",  # two strings of one length: compared character by character
+    "n += 1 if text <= twin else 0",
+    "n += len(lower(text))",
+    "n += len(trim_space(text)) + len(trim_suffix(text, \"]\"))",
+    "n += 1 if starts_with(text, twin) or ends_with(text, twin) else 0",
+    "n += 1 if parse_float(text) == none and parse_time(text) == none else 0",
+])
+def test_string_comparisons_and_functions_are_charged_by_size(loop):
+    """Comparing two long strings, or lowering, trimming and parsing one, costs its length: such a
+    loop ends in its hook's steps in a few iterations (uncharged: two million iterations, minutes)."""
+    hook = open_hook(TWINS + "while true:\n        " + loop, StepBudget(hook_steps=4_000_000, timeout=60))
+    started = time.monotonic()
+    with pytest.raises(PolicyRuntimeError, match=HOOK_BUDGET):
+        hook()
+    assert time.monotonic() - started < 20
+
+
+
 def test_the_deadline_holds_when_each_step_is_slow():
     """The clock is read by charged work, and the watchdog empties the counter at the deadline."""
     hook = open_hook(BIG + "while true:\n        n += len(big.copy())", StepBudget(hook_steps=10 ** 12, timeout=0.5))
@@ -319,3 +342,51 @@ def test_a_predicate_that_never_ends_is_refused_where_it_spends_the_budget(root,
     assert int(found[1]) in lines
     assert "ran past its deadline (1 s, --session-timeout)" in found[3] \
         or "the step budget of one invocation of hook 'predicate' ran out" in found[3]  # a machine's speed
+
+
+# An open hook that never ends; each iteration is slow enough that the hook's 10M steps take far
+# longer than the half-second deadlines below, so the deadline is what ends it.
+SLOW_SPIN = "plugin x\n\non open:\n    let n = 0\n    while true:\n" + "        n += 1\n" * 30
+
+
+def _spinning_bundle(folder):
+    write_bundle(folder, SLOW_SPIN)
+    return folder
+
+
+def test_sweep_passes_its_session_timeout_to_every_replay(cli, root, tmp_path):
+    bundle = _spinning_bundle(tmp_path / "b")
+    spec = tmp_path / "sweep.yaml"
+    spec.write_text(f"kind: Sweep\ntraces: [{root / 'examples/traces/two-queues.yaml'}]\nbundles: [{bundle}]\n"
+                    "options: {period: 60s}\n")
+    started = time.monotonic()
+    result = cli("sweep", str(spec), "--workers", "1", "--session-timeout", "0.5", "--out", str(tmp_path / "out"))
+    assert result.code == 2 and time.monotonic() - started < 60, result.err
+    assert re.search(r"x\.policy:5:5: error\[R001\]: policy failed while running: the session ran past its "
+                     r"deadline \(0\.5 s, --session-timeout\)", result.err), result.err
+    assert "Traceback" not in result.err
+
+
+def test_fumarole_test_fails_a_scenario_past_its_deadline_and_goes_on(cli, root, tmp_path):
+    bundle = _spinning_bundle(tmp_path / "b")
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    for name in ("a-spins", "b-spins"):
+        (cases / f"{name}.yaml").write_text(f"name: {name}\nbundle: {bundle}\n"
+                                           f"cluster: {root / 'examples/cluster.yaml'}\nexpect:\n  evicted: []\n")
+    started = time.monotonic()
+    result = cli("test", str(cases), "--session-timeout", "0.5")
+    assert result.code == 1 and time.monotonic() - started < 60, result.err
+    failures = [line for line in result.out.splitlines() if line.startswith("FAIL")]
+    assert len(failures) == 2, result.out
+    for name, line in zip(("a-spins", "b-spins"), failures):
+        assert re.fullmatch(rf"FAIL {name} \(.*/{name}\.yaml:1\): cannot run: .*/x\.policy:5:5: the session ran "
+                            r"past its deadline \(0\.5 s, --session-timeout\)", line), line
+    assert result.out.splitlines()[-1] == "0 passed, 2 failed"
+
+
+def test_fumarole_test_has_a_deadline_by_default():
+    from fumarole.runtime.cli.main import build_parser
+
+    args = build_parser().parse_args(["test", "cases/"])
+    assert args.session_timeout == 60.0

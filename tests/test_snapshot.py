@@ -18,13 +18,23 @@ PATHS = {  # list endpoint -> kind
     "/apis/scheduling.k8s.io/v1/priorityclasses": "PriorityClass",
     "/apis/scheduling.volcano.sh/v1beta1/queues": "Queue",
     "/apis/scheduling.volcano.sh/v1beta1/podgroups": "PodGroup",
+    "/api/v1/resourcequotas": "ResourceQuota",
+    "/apis/policy/v1/poddisruptionbudgets": "PodDisruptionBudget",
 }
 CONFIGMAP = "/api/v1/namespaces/volcano-system/configmaps/volcano-scheduler-configmap"
 
 
+# What the example lacks and the pdb and resourcequota plugins read from a live cluster.
+QUOTA = {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "team-a", "namespace": "team-a"},
+         "spec": {"hard": {"pods": "10"}}, "status": {"hard": {"pods": "10"}, "used": {"pods": "3"}}}
+BUDGET = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web", "namespace": "team-a"},
+          "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}},
+          "status": {"disruptionsAllowed": 0, "currentHealthy": 1, "desiredHealthy": 1, "expectedPods": 1}}
+
+
 def _objects() -> list[dict]:
     docs = [d for d in yaml.safe_load_all(EXAMPLE.joinpath("cluster.yaml").read_text()) if d]
-    return [item for d in docs for item in (d["items"] if d.get("kind") == "List" else [d])]
+    return [item for d in docs for item in (d["items"] if d.get("kind") == "List" else [d])] + [QUOTA, BUDGET]
 
 
 class _Api(BaseHTTPRequestHandler):
@@ -118,3 +128,18 @@ def test_an_unreachable_cluster_or_a_missing_context_is_f005(cli, tmp_path):
     assert unreachable.code == 2 and f"{kubeconfig}: error[F005]: cannot reach the API server" in unreachable.err
     no_context = cli("run", "--kubeconfig", str(kubeconfig), "--context", "nosuch")
     assert no_context.code == 2 and "error[F005]: cannot use the kubeconfig" in no_context.err
+
+
+def test_snapshot_keeps_resource_quotas_with_their_status_and_disruption_budgets(cli, tmp_path, api_server):
+    """The resourcequota plugin reads a quota's status.hard and used, the pdb plugin the budgets:
+    a dump without them decided otherwise than the live cluster would."""
+    kubeconfig = _kubeconfig(tmp_path, api_server.server_address[1])
+    out = tmp_path / "cluster.yaml"
+    assert cli("snapshot", "--kubeconfig", str(kubeconfig), "-o", str(out)).code == 0
+    dumped = yaml.safe_load(out.read_text())["items"]
+    assert [o for o in dumped if o["kind"] in ("ResourceQuota", "PodDisruptionBudget")] == [QUOTA, BUDGET]
+    asked = [path for _, path, _ in _Api.requests]
+    assert "/api/v1/resourcequotas" in asked and "/apis/policy/v1/poddisruptionbudgets" in asked
+    from fumarole.runtime.ingest.kube import load_cluster
+    cluster = load_cluster(out.read_text(), str(out))
+    assert cluster.resource_quotas == (QUOTA,) and cluster.disruption_budgets == (BUDGET,)

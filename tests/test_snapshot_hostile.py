@@ -189,3 +189,26 @@ def test_lists_are_read_page_by_page(cli, hostile, tmp_path):
     assert cli("snapshot", "--kubeconfig", str(kubeconfig), "-o", str(out)).code == 0
     assert asked == ["@500", "p2@500", "p3@500"]
     assert [o["metadata"]["name"] for o in yaml.safe_load(out.read_text())["items"]] == ["a", "b", "c", "d"]
+
+
+QUOTAS = "/api/v1/resourcequotas"
+BUDGETS = "/apis/policy/v1/poddisruptionbudgets"
+
+
+@pytest.mark.parametrize("path", [QUOTAS, BUDGETS])
+def test_quotas_and_disruption_budgets_are_read_under_the_same_limits(cli, hostile, path):
+    silent = cli("snapshot", "--kubeconfig", str(hostile(_silent, path)))
+    assert silent.code == 2 and f"the API server sent nothing for 1 s while answering GET {path}" in silent.err
+    malformed = cli("snapshot", "--kubeconfig", str(hostile(_replying({"items": {"a": 1}}), path)))
+    assert malformed.code == 2 and f"the reply to GET {path} has items that are an object, not a list" in malformed.err
+    paging = cli("snapshot", "--kubeconfig", str(hostile(_continue_forever, path)))
+    assert paging.code == 2 and f"GET {path} did not end after 50 pages" in paging.err
+
+
+def test_a_cluster_without_policy_v1_has_no_disruption_budgets(cli, hostile, tmp_path):
+    """Kubernetes before 1.21 serves no policy/v1: no budgets, as for a Volcano CRD not installed."""
+    out = tmp_path / "cluster.yaml"
+    result = cli("snapshot", "--kubeconfig", str(hostile(_replying({"kind": "Status", "code": 404}, 404), BUDGETS)),
+                 "-o", str(out))
+    assert result.code == 0, result.err
+    assert yaml.safe_load(out.read_text())["items"] == []

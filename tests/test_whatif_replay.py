@@ -141,3 +141,27 @@ def test_a_shipped_site_policy_removes_the_reclaim_ping_pong_volcano_shows():
     site = summarise(replay(trace, load_bundle(ROOT / "examples" / "site-min-runtime"), ReplayOptions(period=60.0)))
     assert site["pingPong"] == {"queues": [], "jobs": []}
     assert site["overall"]["evictions"] == 0
+
+
+def test_disruption_budgets_stay_in_the_cluster_from_session_to_session(tmp_path):
+    """The replay's cluster between sessions dropped the trace's PodDisruptionBudgets, so the pdb plugin
+    never saw the budget that covers the research pods."""
+    import yaml
+
+    doc = yaml.safe_load(TRACE.read_text())
+    sweep = doc["events"][0]["submit"]["tasks"][0]["pod"]
+    sweep["metadata"]["labels"] = {"app": "sweep"}
+    doc["cluster"].append({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+                           "metadata": {"name": "sweep", "namespace": "research"},
+                           "spec": {"selector": {"matchLabels": {"app": "sweep"}}, "maxUnavailable": 0},
+                           "status": {"disruptionsAllowed": 0}})
+    trace = tmp_path / "trace.yaml"
+    trace.write_text(yaml.safe_dump(doc))
+    conf = yaml.safe_load(RECLAIM.read_text())
+    conf["tiers"][0]["plugins"].append({"name": "pdb"})
+    config = tmp_path / "volcano-scheduler.conf"
+    config.write_text(yaml.safe_dump(conf))
+    run = replay(load_trace(trace), bundle_from_volcano_conf(config))
+    # The budget allows no disruption: pdb's tier answers no victims and the next tier's choose (as in
+    # `fumarole run` on this cluster); without the budget the first tier chose sweep-2 and sweep-1.
+    assert [(e["t"], e["task"]) for e in run.evictions] == [(600.0, "research/sweep-1"), (600.0, "research/sweep-0")]

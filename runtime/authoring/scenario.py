@@ -19,6 +19,7 @@ from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError, Span
 from fumarole.runtime.authoring.process_state_input import declared_process_states, read_process_inputs
 from fumarole.runtime.authoring.scenario_keys import unknown_keys
 from fumarole.runtime.bundles.bundle import Bundle, build_bundle, load_bundle
+from fumarole.runtime.framework.budget import StepBudget
 from fumarole.runtime.framework.eviction import Eviction
 from fumarole.runtime.framework.namespace import PolicyRuntimeError
 from fumarole.runtime.framework.process_state import ProcessState
@@ -50,10 +51,11 @@ class Scenario:
     options: SchedulerOptions | None = None  # None: the bundle's
     process_state: ProcessState = field(default_factory=ProcessState)
 
-    def session(self, engine: str = "fast") -> Session:
-        """The scenario's session: a copy of its process state, so running it twice decides the same."""
+    def session(self, engine: str = "fast", timeout: float | None = None) -> Session:
+        """The scenario's session: a copy of its process state, so running it twice decides the same;
+        its policies may run ``timeout`` seconds (R001 past it)."""
         return Session(self.bundle, self.cluster, now=self.now, options=self.options,
-                       process_state=self.process_state.copy(), engine=engine)
+                       process_state=self.process_state.copy(), engine=engine, budget=StepBudget(timeout=timeout))
 
 
 @dataclass
@@ -358,9 +360,9 @@ def _ref(ref: Any) -> str:
 
 # -- running -------------------------------------------------------------------------------
 
-def run_scenario(scenario: Scenario, engine: str = "fast") -> Outcome:
+def run_scenario(scenario: Scenario, engine: str = "fast", timeout: float | None = None) -> Outcome:
     doc = scenario.doc
-    ssn = scenario.session(engine)
+    ssn = scenario.session(engine, timeout)
     if "expectHooks" in doc:
         ssn.open()
         calls = _HookCalls(ssn, scenario)
@@ -380,7 +382,8 @@ def run_scenario(scenario: Scenario, engine: str = "fast") -> Outcome:
     return Outcome(scenario.name, scenario.file, difference is None, difference or "", line, decisions)
 
 
-def run_file(path: Path, prepare: Callable[[Scenario], Scenario] | None = None, engine: str = "fast") -> Outcome:
+def run_file(path: Path, prepare: Callable[[Scenario], Scenario] | None = None, engine: str = "fast",
+             timeout: float | None = None) -> Outcome:
     """Load and run one scenario file; a case that cannot run is a failure, never a skip.
 
     A file that is not a valid scenario (empty, unparsable, naming a missing bundle)
@@ -388,7 +391,9 @@ def run_file(path: Path, prepare: Callable[[Scenario], Scenario] | None = None, 
 
     ``prepare`` may change the loaded scenario before it runs (``fumarole test
     --coverage`` swaps in an instrumented copy of the bundle's policies).  ``engine``
-    is the session's (``fast`` or ``reference``: both must decide the same).
+    is the session's (``fast`` or ``reference``: both must decide the same); ``timeout``
+    the seconds its policies may run (``fumarole test --session-timeout``): a case past
+    it fails with R001's message at the policy line it had reached.
     """
     try:
         scenario = load_scenario(path)
@@ -397,7 +402,7 @@ def run_file(path: Path, prepare: Callable[[Scenario], Scenario] | None = None, 
         return Outcome(path.stem, str(path), False, f"cannot run: {first.headline()}", first.span.line,
                        bad_input=True)
     try:
-        return run_scenario(prepare(scenario) if prepare else scenario, engine)
+        return run_scenario(prepare(scenario) if prepare else scenario, engine, timeout)
     except PolicyRuntimeError as exc:
         where = f"{exc.file}:{exc.line}:{exc.col}: " if exc.file else ""
         return Outcome(scenario.name, scenario.file, False, f"cannot run: {where}{exc.message}")

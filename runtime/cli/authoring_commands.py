@@ -16,7 +16,9 @@ from pathlib import Path
 
 from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
 from fumarole.runtime.cli.exit_codes import EXIT_ERROR, EXIT_FAILED, EXIT_OK
-from fumarole.runtime.cli.options import add_output_option
+from fumarole.runtime.cli.options import add_output_option, session_timeout
+
+SCENARIO_TIMEOUT = 60.0  # seconds one scenario's policies may run under `fumarole test` (--session-timeout)
 
 CHECK_FORMATS = ("text", "json", "yaml", "sarif", "github", "junit")
 SCHEMAS = ("bundle", "hooks")
@@ -62,6 +64,9 @@ def add_test_arguments(test: argparse.ArgumentParser) -> None:
                            "standard library's")
     test.add_argument("--threshold", type=float, metavar="P",
                       help="fail when the total coverage is below P percent (implies --coverage)")
+    test.add_argument("--session-timeout", type=session_timeout, default=SCENARIO_TIMEOUT, metavar="SECONDS",
+                      help="fail a scenario whose policies run longer than this, naming the policy line they "
+                           f"had reached, and go on with the next (default {SCENARIO_TIMEOUT:g})")
     add_output_option(test, ("text", "json", "yaml", "junit"))
 
 

@@ -60,7 +60,7 @@ def cmd_test(args: argparse.Namespace) -> int:
     results = []
     for path in scenario_files([Path(p) for p in args.paths]):
         start = time.perf_counter()
-        outcome = run_file(path, prepare)
+        outcome = run_file(path, prepare, timeout=args.session_timeout)
         why = [] if outcome.passed else explain(path, outcome, _document(path))
         results.append(CaseResult(outcome, why, time.perf_counter() - start))
     files = measure(probes, args.coverage_scope) if probes else []

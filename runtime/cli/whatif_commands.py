@@ -50,6 +50,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     sweep.add_argument("--out", required=True, metavar="DIR", help="the output folder (created): results.csv, summary.html")
     sweep.add_argument("--dask", metavar="ADDRESS", help="a Dask scheduler address, or 'local' for a LocalCluster")
     sweep.add_argument("--workers", type=int, help="processes (local pool or LocalCluster); default: one per CPU")
+    sweep.add_argument("--session-timeout", type=session_timeout, metavar="SECONDS",
+                       help="end with an error any session of any replay whose policies run longer than this "
+                            "(as replay's)")
     add_output_option(sweep, ("text", "json", "yaml"))
     sweep.set_defaults(func=cmd_sweep)
 
@@ -173,6 +176,8 @@ def cmd_trace_cut(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
     from fumarole.runtime.cli.output import render_document
     from fumarole.runtime.cli.progress import ProgressBar
     from fumarole.runtime.whatif.sweep import distinct, load_sweep, run_sweep
@@ -182,6 +187,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.dask:
         require_extra("dask", "sweep --dask")
     runs = distinct(load_sweep(Path(args.spec)))
+    if args.session_timeout is not None:
+        runs = [replace(run, options=replace(run.options, session_timeout=args.session_timeout)) for run in runs]
     bar = ProgressBar(len(runs), "sweep", " replays")
     rows = run_sweep(runs, args.dask, args.workers, bar.update)
     bar.close()

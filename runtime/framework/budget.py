@@ -6,7 +6,9 @@ definitions each calling the next twice makes 2^n calls without a loop), and
 one item or character that an operation builds, copies, scans or compares --
 a ``+`` of strings or lists, ``copy()``, ``keys()``, ``values()``, ``range``,
 ``str``, ``split``, a comprehension's items, ``in`` over a list or string,
-``==`` of lists or maps, ``sum``/``max``/``min`` of a list.  So one step costs
+``==`` of lists or maps, a comparison of two strings, the text functions
+(``lower``, ``trim_space``, ``parse_time``... marked ``sized`` in
+runtime/schema.yaml), ``sum``/``max``/``min`` of a list.  So one step costs
 bounded time whatever the values' sizes, and the steps a session has bound
 its time.  Compiled policies charge their steps to the session's
 :class:`StepBudget` (``_B`` in generated code): a ``while`` or ``drain`` loop

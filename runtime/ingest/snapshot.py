@@ -1,8 +1,10 @@
 """A cluster dump read from a live cluster: "my cluster now" in one command.
 
 ``fumarole snapshot`` and ``fumarole run --kubeconfig`` list the objects a
-session reads -- nodes, pods, PriorityClasses, and Volcano's PodGroups,
-Queues and HyperNodes -- and get the scheduler's ConfigMap, with read-only
+session reads -- nodes, pods, PriorityClasses, ResourceQuotas (with their
+status: the resourcequota plugin reads ``status.hard`` and ``used``),
+PodDisruptionBudgets (the pdb plugin), and Volcano's PodGroups, Queues and
+HyperNodes -- and get the scheduler's ConfigMap, with read-only
 verbs only (list, get).  The objects come back exactly as ``kubectl get -o
 yaml`` would print them (apiVersion and kind set on every item;
 ``managedFields`` dropped), so the dump is an ordinary cluster file: it can
@@ -35,6 +37,8 @@ KINDS = (
     ("v1", "Node", "nodes"),
     ("v1", "Pod", "pods"),
     ("scheduling.k8s.io/v1", "PriorityClass", "priorityclasses"),
+    ("v1", "ResourceQuota", "resourcequotas"),
+    ("policy/v1", "PodDisruptionBudget", "poddisruptionbudgets"),
     ("scheduling.volcano.sh/v1beta1", "Queue", "queues"),
     ("scheduling.volcano.sh/v1beta1", "PodGroup", "podgroups"),
     ("topology.volcano.sh/v1alpha1", "HyperNode", "hypernodes"),
@@ -175,7 +179,8 @@ def _list_path(api_version: str, plural: str) -> str:
 
 
 def _list(api: _Api, api_version: str, plural: str) -> list[dict]:
-    """Every object of one kind in all namespaces, page by page (an absent Volcano CRD is no objects)."""
+    """Every object of one kind in all namespaces, page by page (an API group the server does not
+    serve -- a Volcano CRD not installed, policy/v1 before Kubernetes 1.21 -- is no objects)."""
     path = _list_path(api_version, plural)
     items: list[dict] = []
     token = ""

@@ -73,7 +73,8 @@ class LiveCluster:
         initial = trace.cluster
         self.nodes: dict[str, dict] = {n["metadata"]["name"]: n for n in initial.nodes}
         self.queues, self.priority_classes = initial.queues, initial.priority_classes
-        self.resource_quotas = initial.resource_quotas
+        # Kept as the trace gives them: no quota or disruption controller runs during a replay.
+        self.resource_quotas, self.disruption_budgets = initial.resource_quotas, initial.disruption_budgets
         self.hyper_nodes = initial.hyper_nodes  # the network topology does not change during a replay
         self.jobs: dict[str, LiveJob] = {}
         self.orphans: list[dict] = []  # pods of no PodGroup: kept, as Volcano keeps them
@@ -258,7 +259,8 @@ class LiveCluster:
         pods = [task.pod for job in self.jobs.values() for task in job.tasks.values()]
         return Cluster(tuple(self.nodes.values()), tuple(pods + self.orphans),
                        tuple(job.pod_group for job in self.jobs.values()), self.queues,
-                       self.priority_classes, self.resource_quotas, hyper_nodes=self.hyper_nodes)
+                       self.priority_classes, self.resource_quotas, hyper_nodes=self.hyper_nodes,
+                       disruption_budgets=self.disruption_budgets)
 
     def has_pending_work(self) -> bool:
         """Whether a session could have anything to do: a pod waiting, or a PodGroup not yet running."""
