@@ -55,3 +55,13 @@ def test_sweep_prints_its_rows_as_yaml(cli, tmp_path):
     assert result.code == 0, result.err
     rows = yaml.safe_load(result.out)["replays"]
     assert [(row["minRuntime"], row["evictions"]) for row in rows] == [("5m", 2), ("3h", 0)]
+
+
+def test_fmt_on_a_file_that_is_not_utf8_is_f001_not_an_internal_error(cli, tmp_path):
+    policy = tmp_path / "bad.policy"
+    policy.write_bytes(b"plugin p\n\xff\n")
+    result = cli("fmt", "--check", str(policy))
+    assert result.code == 2 and "internal error" not in result.err
+    assert "error[F001]: cannot read" in result.err and "not UTF-8" in result.err
+    as_json = json.loads(cli("fmt", "--check", "-o", "json", str(policy)).out)
+    assert [d["code"] for d in as_json["diagnostics"]] == ["F001"]

@@ -111,6 +111,7 @@ def cmd_fmt(args: argparse.Namespace) -> int:
     from fumarole.runtime.authoring.check import display
     from fumarole.runtime.authoring.reporting import diagnostic_json
     from fumarole.runtime.cli.output import render_document
+    from fumarole.runtime.ingest.source import read_text
 
     if args.paths == ["-"]:
         sys.stdout.write(format_source(sys.stdin.read(), "<stdin>"))
@@ -124,14 +125,9 @@ def cmd_fmt(args: argparse.Namespace) -> int:
     for path in files:
         file = display(path)
         try:
-            source = path.read_text()
+            source = read_text(path, file)  # F001 for a file that cannot be read or is not UTF-8
             formatted = format_source(source, file)
-        except OSError as exc:
-            problems.append(Diagnostic("F001", f"cannot read {path}: {exc.strerror}", file, NO_POSITION))
-            if people:
-                print(problems[-1].headline(), file=sys.stderr)
-            continue
-        except FumaroleError as err:  # a syntax error: nothing to format
+        except FumaroleError as err:  # unreadable, or a syntax error: nothing to format
             problems += err.diagnostics
             if people:
                 print(err.render(), file=sys.stderr)
