@@ -276,6 +276,9 @@ class ArgDecl:
     key: Optional[str]
     prefix: bool
     span: Span
+    # The rest of a key path into nested YAML mappings (`from "sra" / "weight"`): field names,
+    # None for `*` (every entry of a mapping, as Go decodes a map of structs).
+    path: tuple[Optional[str], ...] = ()
 
 
 @node

@@ -102,6 +102,11 @@ class CheckedModule:
         return not any(d.severity == "error" for d in self.diagnostics)
 
 
+def _plain_arg_type(t: A.TypeExpr) -> bool:
+    """A type one YAML value converts to: a scalar argument type or list[string]."""
+    return (t.name in ARG_TYPES and not t.args) or (t.name == "list" and len(t.args) == 1 and t.args[0].name == "string")
+
+
 class _Scope:
     """A lexical block: declared locals and narrowed paths."""
 
@@ -265,15 +270,21 @@ class Checker:
     def _check_arg(self, decl: A.ArgDecl) -> Type:
         t = decl.type
         declared = self.resolve_type(t)
-        scalar_ok = t.name in ARG_TYPES and not t.args
         if decl.prefix:
             ok = t.name == "map" and len(t.args) == 2 and t.args[0].name == "string" and t.args[1].name in ARG_TYPES
             if not ok:
                 self.error("E140", "an argument read `from prefix` must have type map[string, T] "
                            "with T one of " + ", ".join(ARG_TYPES), t.span)
-        elif not scalar_ok and not (t.name == "list" and t.args and t.args[0].name == "string"):
-            self.error("E140", f"argument type must be one of {', '.join(ARG_TYPES)} or list[string], "
-                       f"not {t.name}", t.span)
+        elif None in decl.path:
+            ok = decl.path.count(None) == 1 and t.name == "map" and len(t.args) == 2 \
+                and t.args[0].name == "string" and _plain_arg_type(t.args[1])
+            if not ok:
+                self.error("E140", "an argument read through `*` must have type map[string, T] with T one of "
+                           f"{', '.join(ARG_TYPES)} or list[string] (one `*` per key path)", t.span)
+        elif not _plain_arg_type(t) and not (t.name == "map" and len(t.args) == 2 and t.args[0].name == "string"
+                                             and _plain_arg_type(t.args[1])):
+            self.error("E140", f"argument type must be one of {', '.join(ARG_TYPES)}, list[string] or "
+                       f"map[string, T] of those, not {t.name}", t.span)
         if t.optional:
             self.error("E140", "arguments cannot be optional: give a default instead", t.span)
         if decl.default is not None:

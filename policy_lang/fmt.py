@@ -261,7 +261,9 @@ def _decl(d: A.Decl, source_line: str) -> Doc:
     parts: list[Doc] = [f"arg {d.name}: {type_text(d.type)}"]
     if d.default is not None:
         parts += [" = ", expr(d.default, top=True)]
-    if d.key is not None:  # the key as written: its escapes are not kept in the tree
+    if d.key is not None and d.path:  # a key path, its strings as written
+        parts.append(f" from {_key_path(source_line)}")
+    elif d.key is not None:  # the key as written: its escapes are not kept in the tree
         parts.append(f" from {'prefix ' if d.prefix else ''}{_last_string(source_line)}")
     return tuple(parts)
 
@@ -283,6 +285,27 @@ def _expression_body(header: Doc, body: A.Expr) -> Doc:
     if len(flat_text(one_line)) <= WIDTH or (isinstance(body, A.Binary) and body.op in ("and", "or")):
         return one_line
     return (header, " =", Nest((LINE, expr(body, top=True))))  # a Line outside any group always breaks
+
+
+def _key_path(text: str) -> str:
+    """An argument's key path as written after `from` (`"sra" / "weight"`), spaced canonically."""
+    parts, i, seen_from = [], 0, False
+    while i < len(text) and text[i] != "#":
+        if text[i] == '"':
+            j = i + 1
+            while j < len(text) and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            if seen_from:
+                parts.append(text[i:j + 1])
+            i = j + 1
+            continue
+        if text.startswith("from", i) and not seen_from and (i == 0 or not text[i - 1].isalnum()):
+            seen_from, i = True, i + 4
+            continue
+        if seen_from and text[i] == "*":
+            parts.append("*")
+        i += 1
+    return " / ".join(parts)
 
 
 def _last_string(text: str) -> str:

@@ -156,14 +156,20 @@ class _Build(Transformer):
 
     def arg_decl(self, meta, items):
         name, typ, default, key = items
-        key_text, prefix = (key if key else (None, False))
-        return A.ArgDecl(str(name), typ, default, key_text, prefix, _span(meta))
+        key_text, prefix, path = (key if key else (None, False, ()))
+        return A.ArgDecl(str(name), typ, default, key_text, prefix, _span(meta), tuple(path))
 
     def arg_key(self, meta, items):
-        return unescape(items[0]), False
+        return unescape(items[0]), False, items[1:]
 
     def arg_prefix(self, meta, items):
-        return unescape(items[0]), True
+        return unescape(items[0]), True, ()
+
+    def arg_field(self, meta, items):
+        return unescape(items[0])
+
+    def arg_each(self, meta, items):
+        return None
 
     def state_decl(self, meta, items):
         return A.StateDecl(str(items[1]), items[2], _span(meta), process=items[0] is not None)

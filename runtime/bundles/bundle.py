@@ -10,6 +10,7 @@ one reference.
 
 from __future__ import annotations
 
+import copy
 import glob
 import hashlib
 import json
@@ -316,22 +317,28 @@ def resolve_arguments(policy: CompiledPolicy, raw: Mapping[str, Any], file: str,
                     values[raw_key[len(key):]] = converted
             out[name] = values
             continue
-        if key in raw:
+        if decl.path:
+            if key in raw:
+                used.add(key)
+            found, value = _follow_path(raw, key, decl.path, type_expr, file, what, diags)
+            if found:
+                out[name] = value
+                continue
+        elif key in raw:
             used.add(key)
-            ok, converted = _convert(raw[key], type_expr.name)
-            if not ok:
-                diags.append(_arg_error(raw, key, raw[key], str(type_expr.name), file, what))
-            out[name] = converted
-        elif decl.default is not None:
+            out[name] = _converted(raw, key, type_expr, file, what, diags)
+            continue
+        if decl.default is not None:
             out[name] = _literal_default(decl.default, type_expr.name)
         else:
             diags.append(Diagnostic("C011", f"{what} needs argument '{key}' ({type_expr.name})", file, Span(*where)))
+    _unknown_fields(policy, raw, file, what, diags)
     for raw_key in raw:
         if raw_key not in used:
             known = [d.key or n for n, d in policy.module.args.items()]
             diags.append(Diagnostic("C010", f"{what} has no argument '{raw_key}'", file,
                                     Span(*key_position(raw, raw_key)), hint=did_you_mean(str(raw_key), known)))
-    return out, diags
+    return out, list(dict.fromkeys(diags))  # several key paths through one bad mapping report it once
 
 
 def override_arguments(bundle: "Bundle", raw: Mapping[str, Any]) -> tuple["Bundle", set[str]]:
@@ -344,7 +351,7 @@ def override_arguments(bundle: "Bundle", raw: Mapping[str, Any]) -> tuple["Bundl
         entries = []
         for entry in tier:
             declared = {decl.key or name: (name, decl) for name, decl in bundle.plugins[entry.name].module.args.items()
-                        if not decl.prefix}
+                        if not decl.prefix and not decl.path}
             arguments = dict(entry.arguments)
             for key, value in raw.items():
                 if key in declared:
@@ -360,9 +367,118 @@ def override_arguments(bundle: "Bundle", raw: Mapping[str, Any]) -> tuple["Bundl
     return replace(bundle, tiers=tuple(tiers)), used
 
 
-def _arg_error(raw: Mapping, key: str, value: Any, type_name: str, file: str, what: str) -> Diagnostic:
+def _converted(container: Mapping, key: Any, type_expr: Any, file: str, what: str,
+               diags: list[Diagnostic], shown: str | None = None) -> Any:
+    """``container[key]`` as an argument of the declared type; a diagnostic when it is not one.
+    A ``map[string, T]`` argument reads a YAML mapping, each value a T."""
+    value = container[key]
+    if type_expr.name == "map":
+        if not isinstance(value, Mapping):
+            diags.append(_arg_error(container, key, value, "mapping", file, what, shown))
+            return {}
+        inner = type_expr.args[1]
+        return {str(k): _converted(value, k, inner, file, what, diags, f"{shown or key}/{k}") for k in value}
+    ok, converted = _convert(value, type_expr.name)
+    if not ok:
+        diags.append(_arg_error(container, key, value, str(type_expr.name), file, what, shown))
+    return converted
+
+
+def _follow_path(raw: Mapping, key: str, path: tuple[str | None, ...], type_expr: Any, file: str, what: str,
+                 diags: list[Diagnostic]) -> tuple[bool, Any]:
+    """The value at a key path (``from "sra" / "weight"``, ``from "resources" / * / "type"``), as Go
+    decodes a structure (mapstructure): a missing field leaves the argument's default, a field of a
+    mapping that is not one is a configuration error; under ``*`` every entry of the mapping gives
+    one map entry, and an entry missing the rest of the path gives the zero value (Go's zero field)."""
+    node: Any = raw
+    steps: list[Any] = [key, *path]
+    shown = ""
+    for index, step in enumerate(steps):
+        if not isinstance(node, Mapping):
+            diags.append(_arg_error(parent, last, node, "mapping", file, what, shown))
+            return True, {} if type_expr.name == "map" else None
+        if step is None:
+            return True, _each_entry(node, steps[index + 1:], type_expr.args[1], file, what, diags, shown)
+        step = step if index == 0 else _field(node, step)
+        if step is None or step not in node:
+            return False, None
+        parent, last, node = node, step, node[step]
+        shown = f"{shown}/{step}" if shown else str(step)
+    return True, _converted(parent, last, type_expr, file, what, diags, shown)
+
+
+def _each_entry(mapping: Mapping, rest: list[Any], type_expr: Any, file: str, what: str, diags: list[Diagnostic],
+                shown: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for entry_key, entry in mapping.items():
+        node, parent, last = entry, mapping, entry_key
+        where = f"{shown}/{entry_key}"
+        for step in rest:
+            if not isinstance(node, Mapping):
+                diags.append(_arg_error(parent, last, node, "mapping", file, what, where))
+                node = None
+                break
+            step = _field(node, step)
+            if step is None:
+                node = None
+                break
+            parent, last, node = node, step, node[step]
+            where = f"{where}/{step}"
+        out[str(entry_key)] = copy.copy(_ZERO[type_expr.name]) if node is None else \
+            _converted(parent, last, type_expr, file, what, diags, where)
+    return out
+
+
+def _field(mapping: Mapping, name: str) -> Any:
+    """The key of a structure field in a mapping as mapstructure finds it: the exact name, else the
+    first key equal to it ignoring case (`resourceweight` for `resourceWeight`); None if none."""
+    if name in mapping:
+        return name
+    return next((k for k in mapping if isinstance(k, str) and k.casefold() == name.casefold()), None)
+
+
+# Go's zero values, for a structure field the configuration leaves out.
+_ZERO: dict[str, Any] = {"int": 0, "float": 0.0, "bool": False, "string": "", "duration": 0.0, "list": []}
+
+
+def _unknown_fields(policy: "CompiledPolicy", raw: Mapping, file: str, what: str, diags: list[Diagnostic]) -> None:
+    """C010 for a field of a structured argument no key path of the policy reads (``sra: {enabel: true}``):
+    Go would ignore it silently, and the plugin would then run on its default."""
+    tree: dict[Any, Any] = {}
+    for name, decl in policy.module.args.items():
+        if decl.path:
+            node = tree.setdefault(decl.key or name, {})
+            for step in decl.path[:-1]:
+                node = node.setdefault(step, {})
+            node.setdefault(decl.path[-1], {})
+    for key, fields in tree.items():
+        if key in raw:
+            _check_fields(raw[key], fields, str(key), file, what, diags)
+
+
+def _check_fields(value: Any, fields: dict[Any, Any], shown: str, file: str, what: str,
+                  diags: list[Diagnostic]) -> None:
+    if not fields or not isinstance(value, Mapping):
+        return
+    if None in fields:
+        for entry_key, entry in value.items():
+            _check_fields(entry, fields[None], f"{shown}/{entry_key}", file, what, diags)
+        return
+    folded = {f.casefold(): f for f in fields}
+    for field_key, field_value in value.items():
+        matched = folded.get(field_key.casefold()) if isinstance(field_key, str) else None
+        if matched is not None:
+            _check_fields(field_value, fields[matched], f"{shown}/{field_key}", file, what, diags)
+        else:
+            diags.append(Diagnostic("C010", f"{what} has no argument '{shown}/{field_key}'", file,
+                                    Span(*key_position(value, field_key)),
+                                    hint=did_you_mean(str(field_key), [str(f) for f in fields])))
+
+
+def _arg_error(raw: Mapping, key: str, value: Any, type_name: str, file: str, what: str,
+               shown: str | None = None) -> Diagnostic:
     article = "an" if type_name[0] in "aeiou" else "a"
-    return Diagnostic("C012", f"argument '{key}' of {what} must be {article} {type_name}, not {value!r}", file,
+    return Diagnostic("C012", f"argument '{shown or key}' of {what} must be {article} {type_name}, not {value!r}", file,
                       Span(*position(raw, key)))
 
 
@@ -431,7 +547,7 @@ def _digest(sources: Mapping[str, str], config: SchedulerConfig, overrides: Mapp
 # Plugins Volcano registers that fumarole does not model (devices, topology, DRA...):
 # running without them could change decisions, so they are errors with their own message.
 VOLCANO_ONLY_PLUGINS = frozenset({
-    "resource-strategy-fit", "numa-aware", "rescheduling", "usage",
+    "numa-aware", "rescheduling", "usage",
     "extender",
 })
 

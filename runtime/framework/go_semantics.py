@@ -12,6 +12,7 @@ Policies reach them as ``_go`` through ``runtime/schema.yaml``.
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import math
 import re
 
@@ -191,3 +192,43 @@ def pow(base: float, exponent: float) -> float:
     if base == 0 and exponent < 0:
         return math.inf
     return math.pow(base, exponent)
+
+
+def json_int_map(text: str) -> dict[str, int] | None:
+    """Go's json.Unmarshal of text into a map[string]int (such as the resource-strategy-fit
+    plugin's volcano.sh/resource-strategy-weight annotation); None where Go returns an error.
+
+    Go takes a JSON object whose values are integers within int64 (no fraction, no exponent) or
+    null (the key then holds 0); `null` for the whole text is an empty map.  NaN, Infinity, a
+    string, a list or an object as a value, trailing text: errors.  A repeated key keeps its last
+    value.
+    """
+    try:
+        value = json.loads(text, parse_float=_no_json_value, parse_constant=_no_json_value,
+                           parse_int=_json_int64)
+    except (ValueError, RecursionError):
+        return None
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        return None
+    out: dict[str, int] = {}
+    for key, item in value.items():
+        if item is None:
+            out[key] = 0
+        elif isinstance(item, int) and not isinstance(item, bool):
+            out[key] = item
+        else:
+            return None
+    return out
+
+
+def _no_json_value(text: str) -> None:
+    raise ValueError(f"not an integer: {text}")
+
+
+def _json_int64(text: str) -> int:
+    value = int(text)
+    if not -_LIMIT <= value < _LIMIT:
+        raise ValueError(f"out of int64 range: {text}")
+    return value

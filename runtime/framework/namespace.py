@@ -39,7 +39,7 @@ _K8S_FUNCTIONS = ("balanced_allocation_score", "has_node_selection", "has_prefer
                   "pod_scheduled_since", "preferred_node_affinity_score",
                   "terminating_by_preemption", "tolerates_unschedulable", "untolerated_taint",
                   "view_nonzero_requested", "view_requested")
-_GO_FUNCTIONS = ("int_or_percent", "local_time", "parse_clock", "parse_duration", "pow", "trim_space")
+_GO_FUNCTIONS = ("int_or_percent", "json_int_map", "local_time", "parse_clock", "parse_duration", "pow", "trim_space")
 _CONDITION_FUNCTIONS = ("job_condition", "job_conditions", "job_evicted_at", "job_pending_since", "job_scheduled_at",
                         "task_condition", "task_conditions", "task_evicted_at", "task_pending_since",
                         "task_scheduled_at")

@@ -1,0 +1,126 @@
+"""The node-resource plugins run from a volcano-scheduler.conf exactly as Volcano's
+configuration names them, with their upstream (nested) arguments; their decisions are checked
+by the scenarios under tests/conformance/cases/plugins.  Here: the configuration and its
+diagnostics, the key paths the policies declare their arguments with, and the Go parsing they
+rely on."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fumarole.runtime.framework.go_semantics import json_int_map
+
+# resource-strategy-fit's arguments as its source documents them.
+RSF_CONF = """actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+- plugins:
+  - name: predicates
+  - name: resource-strategy-fit
+    arguments:
+      resourceStrategyFitWeight: 10
+      resources:
+        nvidia.com/gpu:
+          type: MostAllocated
+          weight: 2
+        cpu:
+          type: LeastAllocated
+          weight: 1
+      sra:
+        enable: true
+        resources: nvidia.com/gpu
+        weight: 10
+        resourceWeight:
+          nvidia.com/gpu: 1
+      proportional:
+        enable: false
+        resources: nvidia.com/gpu
+        resourceProportion:
+          nvidia.com/gpu.cpu: 4
+          nvidia.com/gpu.memory: 8
+"""
+
+
+def test_a_conf_enabling_resource_strategy_fit_runs_unchanged(cli, tmp_path, root):
+    conf = tmp_path / "volcano-scheduler.conf"
+    conf.write_text(RSF_CONF)
+    result = cli("run", str(root / "examples/cluster.yaml"), "--config", str(conf), "-o", "json")
+    assert result.code == 0, result.err
+    assert "binds" in json.loads(result.out)
+
+
+def test_nested_arguments_that_do_not_fit_are_positioned_errors(cli, tmp_path, root):
+    conf = tmp_path / "volcano-scheduler.conf"
+    conf.write_text(RSF_CONF.replace("enable: true", "enabel: true").replace("weight: 2\n", "weight: lots\n")
+                    + "  - name: resource-strategy-fit\n    arguments:\n      sra: 3\n")
+    result = cli("run", str(root / "examples/cluster.yaml"), "--config", str(conf))
+    assert result.code == 2
+    assert f"{conf}:14:19: error[C012]: argument 'resources/nvidia.com/gpu/weight' of plugin " \
+           "'resource-strategy-fit' must be an int, not 'lots'" in result.err
+    assert f"{conf}:19:9: error[C010]: plugin 'resource-strategy-fit' has no argument 'sra/enabel'" in result.err
+    assert "did you mean 'enable'?" in result.err
+    assert result.err.count("argument 'sra' of plugin 'resource-strategy-fit' must be a mapping, not 3") == 1
+    assert "Traceback" not in result.err
+
+
+def test_struct_fields_match_in_any_case_as_go_decodes_them(cli, tmp_path, root):
+    """mapstructure matches `resourceweight` to ResourceWeight: Volcano runs such a conf, so fumarole does."""
+    conf = tmp_path / "volcano-scheduler.conf"
+    conf.write_text(RSF_CONF.replace("resourceWeight:", "resourceweight:").replace("enable: false", "Enable: false"))
+    result = cli("run", str(root / "examples/cluster.yaml"), "--config", str(conf))
+    assert result.code == 0, result.err
+
+
+KEY_PATHS = """plugin paths
+
+arg enabled: bool = false from "sra" / "enable"
+arg types: map[string, string] = {} from "resources" / * / "type"
+arg weights: map[string, int] = {} from "resources" / * / "weight"
+arg extra: map[string, int] = {} from "sra" / "resourceWeight"
+
+on node_order(task, node) = float(weights.get("cpu", -1) + len(types) + len(extra)) if enabled else -1.0
+"""
+
+
+def test_key_paths_format_and_check(cli, tmp_path):
+    policy = tmp_path / "paths.policy"
+    policy.write_text(KEY_PATHS.replace('"sra" / "enable"', '"sra"/"enable"'))
+    assert cli("fmt", str(policy)).code == 0
+    assert policy.read_text() == KEY_PATHS
+    assert cli("check", "--strict", str(policy)).code == 0
+
+
+def test_a_star_needs_a_map_argument(cli, tmp_path):
+    policy = tmp_path / "star.policy"
+    policy.write_text('plugin star\n\narg t: string = "" from "resources" / * / "type"\n\n'
+                      'on node_order(task, node) = float(len(t))\n')
+    result = cli("check", str(policy))
+    assert result.code != 0
+    assert f"{policy}:3:8: error[E140]: an argument read through `*` must have type map[string, T]" in result.out
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(st.text(max_size=8), st.integers(min_value=-(2**63), max_value=2**63 - 1), max_size=5))
+def test_json_weights_round_trip(weights):
+    assert json_int_map(json.dumps(weights)) == weights
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=40))
+def test_json_weights_never_raise(text):
+    parsed = json_int_map(text)
+    assert parsed is None or all(isinstance(v, int) for v in parsed.values())
+
+
+def test_json_weights_follow_go():
+    assert json_int_map('{"cpu": 2, "memory": 1}') == {"cpu": 2, "memory": 1}
+    assert json_int_map("null") == {}
+    assert json_int_map('{"cpu": null}') == {"cpu": 0}
+    for text in ("invalid-json", '{"cpu": 1.5}', '{"cpu": 1e2}', '{"cpu": "2"}', '{"cpu": NaN}', "[1]",
+                 '{"cpu": 9223372036854775808}', '{"cpu": 1} x', ""):
+        assert json_int_map(text) is None, text
