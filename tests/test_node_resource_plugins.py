@@ -124,3 +124,98 @@ def test_json_weights_follow_go():
     for text in ("invalid-json", '{"cpu": 1.5}', '{"cpu": 1e2}', '{"cpu": "2"}', '{"cpu": NaN}', "[1]",
                  '{"cpu": 9223372036854775808}', '{"cpu": 1} x', ""):
         assert json_int_map(text) is None, text
+
+
+# usage's arguments and the scheduler's metrics block as the plugin's source documents them.
+USAGE_CONF = """actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+- plugins:
+  - name: predicates
+  - name: usage
+    enablePredicate: false
+    arguments:
+      usage.weight: 5
+      cpu.weight: 1
+      memory.weight: 1
+      thresholds:
+        cpu: 80
+        mem: 80
+      estimator:
+        request_ratio: 0.7
+        burst_ratio: 0
+        risk_threshold: 0.6
+        risk_factor: 1.2
+        be_cpu: 250m
+        be_mem: 200Mi
+metrics:
+  type: prometheus
+  address: http://prometheus:9090
+  interval: 30s
+"""
+
+METRICS_CLUSTER = """apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+metrics:
+  time: yesterday
+  cpu: {10m: high}
+  memroy: {10m: 3}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: d}
+spec:
+  nodeName: n1
+  containers:
+  - resources: {requests: {cpu: "1"}, limits: {cpu: lots}}
+status: {phase: Running}
+"""
+
+
+def test_a_conf_enabling_usage_runs_unchanged(cli, tmp_path, root):
+    conf = tmp_path / "volcano-scheduler.conf"
+    conf.write_text(USAGE_CONF)
+    result = cli("run", str(root / "examples/cluster.yaml"), "--config", str(conf), "-o", "json")
+    assert result.code == 0, result.err
+    assert "binds" in json.loads(result.out)
+
+
+def test_usage_weights_of_the_wrong_type_are_refused(cli, tmp_path, root):
+    """usage_test.go TestUsageConfigKeepsDefaultForGenericStringValues: Volcano logs "7" and keeps the
+    default; fumarole, as for every plugin, refuses an argument it cannot read (C012), positioned."""
+    conf = tmp_path / "volcano-scheduler.conf"
+    conf.write_text(USAGE_CONF.replace("usage.weight: 5", 'usage.weight: "7"').replace("cpu: 80", 'cpu: "85"'))
+    result = cli("run", str(root / "examples/cluster.yaml"), "--config", str(conf))
+    assert result.code == 2
+    assert f"{conf}:11:21: error[C012]: argument 'usage.weight' of plugin 'usage' must be an int, not '7'" in result.err
+    assert f"{conf}:15:14: error[C012]: argument 'thresholds/cpu' of plugin 'usage' must be an int, not '85'" \
+        in result.err
+
+
+def test_node_metrics_that_do_not_fit_are_positioned(cli, tmp_path):
+    cluster = tmp_path / "c.yaml"
+    cluster.write_text(METRICS_CLUSTER)
+    result = cli("run", str(cluster))
+    assert result.code == 2
+    assert f"{cluster}:6:9: error[K007]: metrics.time of Node n1 must be an RFC 3339 time, not 'yesterday'" in result.err
+    assert f"{cluster}:7:14: error[K007]: metrics.cpu.10m of Node n1 must be a number, not 'high'" in result.err
+    assert "Traceback" not in result.err
+    cluster.write_text(METRICS_CLUSTER.replace("yesterday", '"2026-01-01T00:00:00Z"').replace("high", "30"))
+    result = cli("run", str(cluster))
+    assert f"{cluster}:8:3: warning[K103]: unknown field 'metrics.memroy' in Node n1" in result.err
+
+
+def test_a_limit_that_is_not_a_quantity_stops_the_session_that_reads_it(cli, tmp_path):
+    cluster = tmp_path / "c.yaml"
+    cluster.write_text(METRICS_CLUSTER.replace("yesterday", '"2026-01-01T00:00:00Z"').replace("high", "30")
+                       .replace("memroy", "memory"))
+    conf = tmp_path / "volcano-scheduler.conf"
+    conf.write_text(USAGE_CONF)
+    assert cli("run", str(cluster)).code == 0  # nothing reads limits without usage
+    result = cli("run", str(cluster), "--config", str(conf))
+    assert result.code == 2
+    assert "error[R001]" in result.err and "a limit of pod d/p is not a quantity: 'lots'" in result.err

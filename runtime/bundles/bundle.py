@@ -538,6 +538,8 @@ def _digest(sources: Mapping[str, str], config: SchedulerConfig, overrides: Mapp
                          for e in tier] for tier in config.tiers],
               "configurations": {k: dict(v) for k, v in config.configurations.items()},
               "hooks": {k: dict(v) for k, v in overrides.items()}}
+    if config.metrics:  # the usage plugin reads metrics.interval; without a block older digests stay
+        wiring["metrics"] = dict(config.metrics)
     if options != DEFAULT_OPTIONS:  # options change decisions; the defaults keep older digests
         wiring["schedulerOptions"] = options.to_dict()
     h.update(json.dumps(wiring, sort_keys=True, default=str).encode())
@@ -547,7 +549,7 @@ def _digest(sources: Mapping[str, str], config: SchedulerConfig, overrides: Mapp
 # Plugins Volcano registers that fumarole does not model (devices, topology, DRA...):
 # running without them could change decisions, so they are errors with their own message.
 VOLCANO_ONLY_PLUGINS = frozenset({
-    "numa-aware", "rescheduling", "usage",
+    "numa-aware", "rescheduling",
     "extender",
 })
 

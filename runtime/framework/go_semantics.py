@@ -232,3 +232,15 @@ def _json_int64(text: str) -> int:
     if not -_LIMIT <= value < _LIMIT:
         raise ValueError(f"out of int64 range: {text}")
     return value
+
+
+def parse_quantity(text: str) -> float | None:
+    """resource.ParseQuantity's value (the exact quantity as a float: "250m" is 0.25); None where
+    Kubernetes refuses the text."""
+    from fumarole.runtime.api.quantity import QuantityError
+    from fumarole.runtime.api.quantity import parse_quantity as exact
+
+    try:
+        return float(exact(text))
+    except (QuantityError, OverflowError):
+        return None

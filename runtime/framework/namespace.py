@@ -28,6 +28,7 @@ from fumarole.runtime.framework.budget import budget_of
 from fumarole.runtime.framework.policy_error import PolicyRuntimeError
 from fumarole.runtime.api import constraints as _limits_module
 from fumarole.runtime.api import devices as _devices_module
+from fumarole.runtime.api import usage_facts as _usage_module
 from fumarole.runtime.k8s import plugins as _k8s_module
 
 __all__ = ["PolicyRuntimeError", "namespace"]
@@ -39,7 +40,7 @@ _K8S_FUNCTIONS = ("balanced_allocation_score", "has_node_selection", "has_prefer
                   "pod_scheduled_since", "preferred_node_affinity_score",
                   "terminating_by_preemption", "tolerates_unschedulable", "untolerated_taint",
                   "view_nonzero_requested", "view_requested")
-_GO_FUNCTIONS = ("int_or_percent", "json_int_map", "local_time", "parse_clock", "parse_duration", "pow", "trim_space")
+_GO_FUNCTIONS = ("int_or_percent", "json_int_map", "local_time", "parse_quantity", "parse_clock", "parse_duration", "pow", "trim_space")
 _CONDITION_FUNCTIONS = ("job_condition", "job_conditions", "job_evicted_at", "job_pending_since", "job_scheduled_at",
                         "task_condition", "task_conditions", "task_evicted_at", "task_pending_since",
                         "task_scheduled_at")
@@ -160,6 +161,7 @@ def namespace() -> dict:
         "_fields": _library(_fields_module, ("queue_spec",)),
         "_math": SimpleNamespace(floor=math.floor),
         "_eviction": _library(_eviction_module, ("Eviction", "VictimBundle")),
+        "_usage": _library(_usage_module, ("metrics_time", "cpu_usage", "memory_usage", "task_limit")),
         "_limits": _library(_limits_module, ("queue_has_affinity", "queue_node_groups", "node_group_limits")),
         "_dev": _library(_devices_module, ("gpu_share_cards", "pod_gpu_memory", "pod_gpu_number",
                                             "pod_gpu_indexes", "vgpu_cards", "pod_vgpu_requested",

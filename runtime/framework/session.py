@@ -600,6 +600,10 @@ class Session:
         value = self.bundle.config.configurations.get(action, {}).get(key)
         return value if isinstance(value, bool) else default
 
+    def metrics_setting(self, key: str) -> str:
+        """A setting of the configuration's `metrics` block (Volcano's GetMetricsConf), "" when unset."""
+        return self.bundle.config.metrics.get(key, "")
+
     def sub_job_of(self, task: Task):
         job = self.jobs.get(task.job_id)
         return None if job is None else job.task_to_sub_job.get(task.uid)

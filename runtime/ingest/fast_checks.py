@@ -26,6 +26,8 @@ _TYPE_TESTS = {
     "list": "isinstance({v}, list)",
     "scalar": "(type({v}) is str or isinstance({v}, _SCALAR))",
     "time": "_is_time({v})",
+    "number": "((isinstance({v}, int) and not isinstance({v}, bool) and -9223372036854775808 <= {v} < "
+              "9223372036854775808) or (type({v}) is float and {v} - {v} == 0))",
 }
 
 

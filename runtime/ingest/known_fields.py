@@ -59,6 +59,8 @@ POD_STATUS = _names(
 NODE_SPEC = _names("configSource externalID podCIDR podCIDRs providerID taints unschedulable")
 NODE_STATUS = _names("addresses allocatable capacity conditions config daemonEndpoints declaredFeatures "
                      "features images nodeInfo phase runtimeHandlers volumesAttached volumesInUse")
+# fumarole's own block on a Node: what Volcano's metrics source reports (NodeInfo.ResourceUsage).
+NODE_METRICS = _names("time cpu memory")
 POD_GROUP_SPEC = _names("minMember minTaskMember queue priorityClassName minResources networkTopology "
                         "subGroupPolicy")
 POD_GROUP_STATUS = _names("phase conditions running succeeded failed")
@@ -77,7 +79,8 @@ SCHEMAS: dict[str, tuple[tuple[tuple[str, ...], frozenset[str]], ...]] = {
             (("spec", "initContainers", "[]", "resources"), RESOURCES),
             (("spec", "containers", "[]", "ports", "[]"), CONTAINER_PORT),
             (("spec", "tolerations", "[]"), TOLERATION), (("status",), POD_STATUS)),
-    "Node": (((), OBJECT), (("metadata",), METADATA), (("spec",), NODE_SPEC),
+    "Node": (((), OBJECT | _names("metrics")), (("metadata",), METADATA), (("spec",), NODE_SPEC),
+             (("metrics",), NODE_METRICS),
              (("spec", "taints", "[]"), TAINT), (("status",), NODE_STATUS)),
     "PodGroup": (((), OBJECT), (("metadata",), METADATA), (("spec",), POD_GROUP_SPEC),
                  (("status",), POD_GROUP_STATUS)),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import difflib
+import math
 from dataclasses import dataclass, field, fields
 from typing import Any, Iterable, Iterator
 
@@ -176,19 +177,51 @@ def pod_request(spec: dict, reader: _Reader | None = None, where: str = "pod") -
 
 
 def _summed_request(spec: dict, reader: _Reader | None, where: str) -> Resource:
-    def requests(container: dict, index: int, group: str) -> Resource:
+    total = _containers_total(spec, reader, where, "requests")
+    total.add(Resource(scalars={"pods": 1.0}))
+    if reader is not None:
+        total.add(reader.resources(spec, "overhead", f"{where}.spec") or Resource())
+    elif spec.get("overhead"):
+        total.add(Resource.from_list(spec["overhead"]))
+    return total
+
+
+def pod_limit(spec: dict) -> Resource:
+    """Volcano's GetPodResourceLimit: the containers' limits summed, init containers (sidecars
+    included) as for requests, and the overhead added to the dimensions that have a limit.
+    Raises QuantityError for a limit that is not a quantity."""
+    total = _containers_total(spec, None, "pod", "limits")
+    overhead = Resource.from_list(spec.get("overhead") or {}) if isinstance(spec.get("overhead"), dict) else None
+    if overhead is not None:
+        if total.milli_cpu != 0:
+            total.milli_cpu += overhead.milli_cpu
+        if total.memory != 0:
+            total.memory += overhead.memory
+        scalars = total.scalars or {}
+        for name, amount in (overhead.scalars or {}).items():
+            if scalars.get(name, 0) != 0:
+                scalars[name] += amount
+    return total
+
+
+def _containers_total(spec: dict, reader: _Reader | None, where: str, key: str) -> Resource:
+    """One resource list of the containers (`requests` or `limits`) summed, with the init
+    containers' peak: a sidecar (restartPolicy Always) adds to the pod and to every later init
+    container, any other init container counts alone with the sidecars before it."""
+    def listed(container: dict, index: int, group: str) -> Resource:
         resources = _mapping(container, "resources")
         if reader is not None:
-            return reader.resources(resources, "requests", f"{where}.spec.{group}[{index}].resources") or Resource()
-        return Resource.from_list(resources.get("requests") or {})
+            return reader.resources(resources, key, f"{where}.spec.{group}[{index}].resources") or Resource()
+        raw = resources.get(key)
+        return Resource.from_list(raw if isinstance(raw, dict) else {})
 
     total = Resource()
     for i, container in enumerate(spec.get("containers") or []):
-        total.add(requests(container, i, "containers"))
+        total.add(listed(container, i, "containers"))
     sidecars = Resource()
     peak = Resource()
     for i, container in enumerate(spec.get("initContainers") or []):
-        req = requests(container, i, "initContainers")
+        req = listed(container, i, "initContainers")
         if container.get("restartPolicy") == "Always":
             total.add(req)
             sidecars.add(req)
@@ -196,11 +229,6 @@ def _summed_request(spec: dict, reader: _Reader | None, where: str) -> Resource:
         else:
             peak.set_max(req.clone().add(sidecars))
     total.set_max(peak)
-    total.add(Resource(scalars={"pods": 1.0}))
-    if reader is not None:
-        total.add(reader.resources(spec, "overhead", f"{where}.spec") or Resource())
-    elif spec.get("overhead"):
-        total.add(Resource.from_list(spec["overhead"]))
     return total
 
 
@@ -668,7 +696,8 @@ _COMMON_FIELDS = (("metadata", "map"), ("metadata.name", "scalar"), ("metadata.n
                   ("metadata.annotations", "map"), ("metadata.annotations.*", "scalar"),
                   ("spec", "map"), ("status", "map"))
 _TYPED_FIELDS: dict[str, tuple] = {
-    "Node": (("spec.taints", "list"), ("spec.taints.*", "map"), ("spec.taints.*.key", "scalar"),
+    "Node": (("metrics", "map"), ("metrics.time", "time"), ("metrics.cpu", "map"), ("metrics.cpu.*", "number"),
+             ("metrics.memory", "map"), ("metrics.memory.*", "number"), ("spec.taints", "list"), ("spec.taints.*", "map"), ("spec.taints.*.key", "scalar"),
              ("spec.taints.*.value", "scalar"), ("spec.taints.*.effect", "scalar"),
              ("spec.unschedulable", "bool"), ("status.images", "list"), ("status.images.*", "map"),
              ("status.images.*.names", "list"), ("status.images.*.names.*", "scalar"),
@@ -703,6 +732,7 @@ _TYPED_FIELDS: dict[str, tuple] = {
                             ("status.disruptedPods", "map"), ("status.disruptedPods.*", "time")),
 }
 _TYPE_NAMES = {"time": "an RFC 3339 time", "map": "a mapping", "list": "a list", "bool": "true or false",
+               "number": "a number",
                "int": "an integer", "scalar": "a string or a number"}
 
 
@@ -717,6 +747,10 @@ def _is_typed(value: Any, kind: str) -> bool:
         return isinstance(value, list)
     if kind == "scalar":
         return isinstance(value, (str, int, float, _dt.date))
+    if kind == "number":
+        if isinstance(value, int) and not isinstance(value, bool):
+            return -2**63 <= value < 2**63
+        return isinstance(value, float) and math.isfinite(value)
     try:
         parse_time(value)
         return True

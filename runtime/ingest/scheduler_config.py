@@ -62,6 +62,8 @@ class SchedulerConfig:
     file: str = "<config>"
     action_pos: tuple[int, int] = (1, 1)
     configuration_pos: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    # The `metrics` block (type, address, interval...): Volcano's metrics configuration, as strings.
+    metrics: Mapping[str, str] = field(default_factory=dict)
 
 
 def _fail(diags: list, code: str, message: str, file: str, where: tuple[int, int], hint: str | None = None) -> None:
@@ -126,8 +128,19 @@ def read_config(doc: Any, file: str = "<config>",
             arguments = {}
         configurations[conf["name"]] = arguments
         configuration_pos[conf["name"]] = position(conf)
+    metrics = doc.get("metrics") or {}
+    if not isinstance(metrics, dict):
+        _fail(diags, "C003", "metrics must be a mapping (type, address, interval...)", file, position(doc, "metrics"))
+        metrics = {}
     return SchedulerConfig(actions, tuple(tiers), configurations, file, position(doc, "actions"),
-                           configuration_pos), diags
+                           configuration_pos, {str(k): _go_string(v) for k, v in metrics.items()}), diags
+
+
+def _go_string(value: Any) -> str:
+    """A metrics setting as Volcano's map[string]string holds it (YAML scalars as written)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else str(value)
 
 
 def _plugin_entry(plugin: Any, file: str, diags: list, defaults_on: bool) -> PluginEntry | None:

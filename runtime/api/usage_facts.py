@@ -1,0 +1,54 @@
+"""What the usage plugin reads beyond requests: node utilisation and pod limits.
+
+Volcano's scheduler asks a metrics source (Prometheus, Elasticsearch, the custom
+metrics API) for each node's average CPU and memory utilisation over a window
+("10m") and keeps it, with the time it was collected, as ``NodeInfo.ResourceUsage``.
+A cluster input carries the same facts in a ``metrics`` block on the Node
+(``time``, ``cpu`` and ``memory``: window -> percent; docs/scenarios.md), validated
+when the cluster is read.  The usage plugin also estimates a placed pod's load
+from its limits (``GetPodResourceLimit``), which nothing else reads, so they are
+summed only when a policy asks.
+"""
+
+from __future__ import annotations
+
+from fumarole.runtime.api.model import Node, Task
+from fumarole.runtime.api.quantity import QuantityError
+from fumarole.runtime.api.resource import Resource
+from fumarole.runtime.framework.policy_error import PolicyRuntimeError
+
+
+def _metrics(node: Node) -> dict:
+    block = node.raw.get("metrics") if isinstance(node.raw, dict) else None
+    return block if isinstance(block, dict) else {}
+
+
+def metrics_time(node: Node) -> float | None:
+    """When the node's metrics were collected (seconds since the epoch); None when it has none."""
+    from fumarole.runtime.ingest.kube import parse_time  # the cluster reader's time parsing
+
+    stamp = _metrics(node).get("time")
+    return None if stamp in (None, "") else parse_time(stamp)
+
+
+def cpu_usage(node: Node) -> dict[str, float]:
+    """Average CPU utilisation in percent per window ("10m": 81.0)."""
+    return {str(k): float(v) for k, v in (_metrics(node).get("cpu") or {}).items()}
+
+
+def memory_usage(node: Node) -> dict[str, float]:
+    """Average memory utilisation in percent per window."""
+    return {str(k): float(v) for k, v in (_metrics(node).get("memory") or {}).items()}
+
+
+def task_limit(task: Task) -> Resource:
+    """The pod's limits as Volcano's GetPodResourceLimit sums them (kept for the session)."""
+    from fumarole.runtime.ingest.kube import pod_limit
+
+    if "limit" not in task.derived:
+        spec = task.pod.get("spec") if isinstance(task.pod, dict) else None
+        try:
+            task.derived["limit"] = pod_limit(spec if isinstance(spec, dict) else {})
+        except QuantityError as exc:
+            raise PolicyRuntimeError(f"a limit of pod {task.key} is not a quantity: {exc}") from None
+    return task.derived["limit"]
