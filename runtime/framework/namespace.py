@@ -23,12 +23,12 @@ from fumarole.runtime.api.resource import Resource
 from fumarole.runtime.framework import eviction as _eviction_module
 from fumarole.runtime.framework import go_semantics as _go_module
 from fumarole.runtime.framework import text_lib as _text_module
+from fumarole.runtime.framework import usage_facts as _usage_module
 from fumarole.runtime.framework import vector_lib as _vector_module
 from fumarole.runtime.framework.budget import budget_of
 from fumarole.runtime.framework.policy_error import PolicyRuntimeError
 from fumarole.runtime.api import constraints as _limits_module
 from fumarole.runtime.api import devices as _devices_module
-from fumarole.runtime.api import usage_facts as _usage_module
 from fumarole.runtime.k8s import plugins as _k8s_module
 
 __all__ = ["PolicyRuntimeError", "namespace"]
