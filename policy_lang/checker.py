@@ -107,6 +107,11 @@ def _plain_arg_type(t: A.TypeExpr) -> bool:
     return (t.name in ARG_TYPES and not t.args) or (t.name == "list" and len(t.args) == 1 and t.args[0].name == "string")
 
 
+def _plain_map_type(t: A.TypeExpr) -> bool:
+    """map[string, T] of a plain argument type: a YAML mapping of such values."""
+    return t.name == "map" and len(t.args) == 2 and t.args[0].name == "string" and _plain_arg_type(t.args[1])
+
+
 class _Scope:
     """A lexical block: declared locals and narrowed paths."""
 
@@ -277,12 +282,12 @@ class Checker:
                            "with T one of " + ", ".join(ARG_TYPES), t.span)
         elif None in decl.path:
             ok = decl.path.count(None) == 1 and t.name == "map" and len(t.args) == 2 \
-                and t.args[0].name == "string" and _plain_arg_type(t.args[1])
+                and t.args[0].name == "string" and (_plain_arg_type(t.args[1]) or _plain_map_type(t.args[1]))
             if not ok:
                 self.error("E140", "an argument read through `*` must have type map[string, T] with T one of "
-                           f"{', '.join(ARG_TYPES)} or list[string] (one `*` per key path)", t.span)
-        elif not _plain_arg_type(t) and not (t.name == "map" and len(t.args) == 2 and t.args[0].name == "string"
-                                             and _plain_arg_type(t.args[1])):
+                           f"{', '.join(ARG_TYPES)}, list[string] or map[string, T] of those (one `*` per key path)",
+                           t.span)
+        elif not _plain_arg_type(t) and not _plain_map_type(t):
             self.error("E140", f"argument type must be one of {', '.join(ARG_TYPES)}, list[string] or "
                        f"map[string, T] of those, not {t.name}", t.span)
         if t.optional:

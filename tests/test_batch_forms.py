@@ -118,3 +118,18 @@ def test_balanced_allocation_node_by_node_and_over_lanes_is_its_definition(pod, 
             want = 50 + (50 + _balance_by_definition(after, node.allocatable, task.request)
                          - _balance_by_definition(requested, node.allocatable, task.request)) // 2
         assert balanced_allocation_score(task, node) == want and lane == want, (node.name, pod)
+
+
+_BUILTIN_OVER_A_NODE = """plugin p
+
+on node_order(task, node) = float(listed(node))
+
+def listed(node: Node) -> int = len(node.allocatable.scalar_names) if node.allocatable.cpu > 0 else 0
+"""
+
+
+def test_a_builtin_called_on_a_node_attribute_compiles_to_a_per_node_fallback():
+    """A built-in (len) over a node's list has no lane-wise form: it runs per lane, and the compiler
+    does not stumble on the built-in's own name."""
+    source = compile_module(checked(_BUILTIN_OVER_A_NODE)).source
+    assert "def _bf_listed" in source

@@ -394,8 +394,12 @@ def _follow_path(raw: Mapping, key: str, path: tuple[str | None, ...], type_expr
     steps: list[Any] = [key, *path]
     shown = ""
     for index, step in enumerate(steps):
+        if step is None and isinstance(node, list):
+            return True, _each_entry(dict(_indexed(node)), steps[index + 1:], type_expr.args[1], file, what, diags,
+                                     shown)
         if not isinstance(node, Mapping):
-            diags.append(_arg_error(parent, last, node, "mapping", file, what, shown))
+            expected = "mapping or a list" if step is None else "mapping"
+            diags.append(_arg_error(parent, last, node, expected, file, what, shown))
             return True, {} if type_expr.name == "map" else None
         if step is None:
             return True, _each_entry(node, steps[index + 1:], type_expr.args[1], file, what, diags, shown)
@@ -424,9 +428,14 @@ def _each_entry(mapping: Mapping, rest: list[Any], type_expr: Any, file: str, wh
                 break
             parent, last, node = node, step, node[step]
             where = f"{where}/{step}"
-        out[str(entry_key)] = copy.copy(_ZERO[type_expr.name]) if node is None else \
+        out[str(entry_key)] = copy.copy(_ZERO.get(type_expr.name, {})) if node is None else \
             _converted(parent, last, type_expr, file, what, diags, where)
     return out
+
+
+def _indexed(items: list) -> Iterable[tuple[str, Any]]:
+    """A list's entries keyed by their index ("0", "1", ...), for a `*` over a list."""
+    return ((str(i), item) for i, item in enumerate(items))
 
 
 def _field(mapping: Mapping, name: str) -> Any:
@@ -458,11 +467,14 @@ def _unknown_fields(policy: "CompiledPolicy", raw: Mapping, file: str, what: str
 
 def _check_fields(value: Any, fields: dict[Any, Any], shown: str, file: str, what: str,
                   diags: list[Diagnostic]) -> None:
-    if not fields or not isinstance(value, Mapping):
+    if not fields or not isinstance(value, (Mapping, list)):
         return
     if None in fields:
-        for entry_key, entry in value.items():
+        entries = _indexed(value) if isinstance(value, list) else value.items() if isinstance(value, Mapping) else ()
+        for entry_key, entry in entries:
             _check_fields(entry, fields[None], f"{shown}/{entry_key}", file, what, diags)
+        return
+    if not isinstance(value, Mapping):
         return
     folded = {f.casefold(): f for f in fields}
     for field_key, field_value in value.items():
@@ -549,8 +561,7 @@ def _digest(sources: Mapping[str, str], config: SchedulerConfig, overrides: Mapp
 # Plugins Volcano registers that fumarole does not model (devices, topology, DRA...):
 # running without them could change decisions, so they are errors with their own message.
 VOLCANO_ONLY_PLUGINS = frozenset({
-    "numa-aware", "rescheduling",
-    "extender",
+    "numa-aware", "extender",
 })
 
 

@@ -1,4 +1,5 @@
-"""What the usage plugin reads beyond requests: node utilisation and pod limits.
+"""What the node-load plugins (usage, rescheduling) read beyond requests: node utilisation,
+pod limits, QoS classes and whether a pod states its priority.
 
 Volcano's scheduler asks a metrics source (Prometheus, Elasticsearch, the custom
 metrics API) for each node's average CPU and memory utilisation over a window
@@ -52,3 +53,49 @@ def task_limit(task: Task) -> Resource:
         except QuantityError as exc:
             raise PolicyRuntimeError(f"a limit of pod {task.key} is not a quantity: {exc}") from None
     return task.derived["limit"]
+
+
+def priority_set(task: Task) -> bool:
+    """The pod states spec.priority (Volcano's rescheduling puts pods without one first)."""
+    spec = task.pod.get("spec") if isinstance(task.pod, dict) else None
+    return isinstance(spec, dict) and spec.get("priority") is not None
+
+
+_QOS_RESOURCES = ("cpu", "memory")
+
+
+def qos_class(task: Task) -> str:
+    """Kubernetes' GetPodQOS: status.qosClass when the pod reports it, else computed from the
+    containers' (and init containers') cpu and memory requests and limits: none at all is
+    BestEffort; limits on both in every container, equal to the requests, Guaranteed; else Burstable."""
+    from fumarole.runtime.api.quantity import parse_quantity
+
+    pod = task.pod if isinstance(task.pod, dict) else {}
+    status, spec = pod.get("status") or {}, pod.get("spec") or {}
+    if isinstance(status, dict) and status.get("qosClass"):
+        return str(status["qosClass"])
+    requests: dict[str, object] = {}
+    limits: dict[str, object] = {}
+    guaranteed = True
+    try:
+        for container in list(spec.get("containers") or []) + list(spec.get("initContainers") or []):
+            resources = (container.get("resources") or {}) if isinstance(container, dict) else {}
+            for name, amount in (resources.get("requests") or {}).items():
+                quantity = parse_quantity(amount)
+                if name in _QOS_RESOURCES and quantity > 0:
+                    requests[name] = requests.get(name, 0) + quantity
+            found = set()
+            for name, amount in (resources.get("limits") or {}).items():
+                quantity = parse_quantity(amount)
+                if name in _QOS_RESOURCES and quantity > 0:
+                    found.add(name)
+                    limits[name] = limits.get(name, 0) + quantity
+            guaranteed = guaranteed and found.issuperset(_QOS_RESOURCES)
+    except QuantityError as exc:
+        raise PolicyRuntimeError(f"a request or limit of pod {task.key} is not a quantity: {exc}") from None
+    if not requests and not limits:
+        return "BestEffort"
+    if guaranteed and all(limits.get(name) == amount for name, amount in requests.items()) \
+            and len(requests) == len(limits):
+        return "Guaranteed"
+    return "Burstable"
