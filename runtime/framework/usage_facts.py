@@ -13,6 +13,8 @@ summed only when a policy asks.
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from fumarole.runtime.api.model import Node, Task
 from fumarole.runtime.api.quantity import QuantityError
 from fumarole.runtime.api.resource import Resource
@@ -74,8 +76,8 @@ def qos_class(task: Task) -> str:
     status, spec = pod.get("status") or {}, pod.get("spec") or {}
     if isinstance(status, dict) and status.get("qosClass"):
         return str(status["qosClass"])
-    requests: dict[str, object] = {}
-    limits: dict[str, object] = {}
+    requests: dict[str, Fraction] = {}
+    limits: dict[str, Fraction] = {}
     guaranteed = True
     try:
         for container in list(spec.get("containers") or []) + list(spec.get("initContainers") or []):
@@ -83,13 +85,13 @@ def qos_class(task: Task) -> str:
             for name, amount in (resources.get("requests") or {}).items():
                 quantity = parse_quantity(amount)
                 if name in _QOS_RESOURCES and quantity > 0:
-                    requests[name] = requests.get(name, 0) + quantity
+                    requests[name] = requests.get(name, Fraction(0)) + quantity
             found = set()
             for name, amount in (resources.get("limits") or {}).items():
                 quantity = parse_quantity(amount)
                 if name in _QOS_RESOURCES and quantity > 0:
                     found.add(name)
-                    limits[name] = limits.get(name, 0) + quantity
+                    limits[name] = limits.get(name, Fraction(0)) + quantity
             guaranteed = guaranteed and found.issuperset(_QOS_RESOURCES)
     except QuantityError as exc:
         raise PolicyRuntimeError(f"a request or limit of pod {task.key} is not a quantity: {exc}") from None
