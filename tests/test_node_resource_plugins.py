@@ -204,63 +204,17 @@ def test_node_metrics_that_do_not_fit_are_positioned(cli, tmp_path):
     assert f"{cluster}:6:9: error[K007]: metrics.time of Node n1 must be an RFC 3339 time, not 'yesterday'" in result.err
     assert f"{cluster}:7:14: error[K007]: metrics.cpu.10m of Node n1 must be a number, not 'high'" in result.err
     assert "Traceback" not in result.err
-    cluster.write_text(METRICS_CLUSTER.replace("yesterday", '"2026-01-01T00:00:00Z"').replace("high", "30"))
+    cluster.write_text(METRICS_CLUSTER.replace("yesterday", '"2026-01-01T00:00:00Z"').replace("high", "30")
+                       .replace("lots", '"2"'))
     result = cli("run", str(cluster))
     assert f"{cluster}:8:3: warning[K103]: unknown field 'metrics.memroy' in Node n1" in result.err
 
 
-def test_a_limit_that_is_not_a_quantity_stops_the_session_that_reads_it(cli, tmp_path):
+def test_a_limit_that_is_not_a_quantity_is_positioned(cli, tmp_path):
+    """task.limit reads limits the cluster reader validated: a bad one is K003 where it is written."""
     cluster = tmp_path / "c.yaml"
     cluster.write_text(METRICS_CLUSTER.replace("yesterday", '"2026-01-01T00:00:00Z"').replace("high", "30")
                        .replace("memroy", "memory"))
-    conf = tmp_path / "volcano-scheduler.conf"
-    conf.write_text(USAGE_CONF)
-    assert cli("run", str(cluster)).code == 0  # nothing reads limits without usage
-    result = cli("run", str(cluster), "--config", str(conf))
+    result = cli("run", str(cluster))
     assert result.code == 2
-    assert "error[R001]" in result.err and "a limit of pod d/p is not a quantity: 'lots'" in result.err
-
-
-RESCHEDULING_CONF = """actions: "enqueue, allocate, backfill, shuffle"
-tiers:
-- plugins:
-  - name: priority
-  - name: gang
-- plugins:
-  - name: predicates
-  - name: rescheduling
-    arguments:
-      interval: 5m
-      metricsPeriod: 10m
-      strategies:
-      - name: lowNodeUtilization
-        params:
-          thresholds:
-            cpu: 20
-            memory: 20
-          targetThresholds:
-            cpu: 50
-            memory: 50
-"""
-
-
-def test_a_conf_enabling_rescheduling_runs_unchanged(cli, tmp_path, root):
-    conf = tmp_path / "volcano-scheduler.conf"
-    conf.write_text(RESCHEDULING_CONF)
-    result = cli("run", str(root / "examples/cluster.yaml"), "--config", str(conf), "-o", "json")
-    assert result.code == 0, result.err
-
-
-def test_strategy_lists_are_checked_entry_by_entry(cli, tmp_path, root):
-    conf = tmp_path / "volcano-scheduler.conf"
-    conf.write_text(RESCHEDULING_CONF.replace("cpu: 20", "cpu: low").replace("targetThresholds:", "targetThreshold:"))
-    result = cli("run", str(root / "examples/cluster.yaml"), "--config", str(conf))
-    assert result.code == 2
-    assert f"{conf}:16:18: error[C012]: argument 'strategies/0/params/thresholds/cpu' of plugin 'rescheduling' " \
-           "must be an int, not 'low'" in result.err
-    assert f"{conf}:18:11: error[C010]: plugin 'rescheduling' has no argument " \
-           "'strategies/0/params/targetThreshold'" in result.err
-    conf.write_text(RESCHEDULING_CONF[:RESCHEDULING_CONF.index("      strategies:")] + "      strategies: lnu\n")
-    result = cli("run", str(root / "examples/cluster.yaml"), "--config", str(conf))
-    assert result.code == 2
-    assert "argument 'strategies' of plugin 'rescheduling' must be a mapping or a list" in result.err
+    assert f"{cluster}:16:53: error[K003]: bad quantity in Pod d/p" in result.err
