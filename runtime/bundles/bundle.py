@@ -391,6 +391,8 @@ def _follow_path(raw: Mapping, key: str, path: tuple[str | None, ...], type_expr
     mapping that is not one is a configuration error; under ``*`` every entry of the mapping gives
     one map entry, and an entry missing the rest of the path gives the zero value (Go's zero field)."""
     node: Any = raw
+    parent: Any = raw
+    last: Any = key
     steps: list[Any] = [key, *path]
     shown = ""
     for index, step in enumerate(steps):
