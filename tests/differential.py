@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from fumarole.runtime.authoring.scenario import decisions_as_expect
 from fumarole.runtime.bundles.bundle import build_bundle, default_bundle
+from fumarole.runtime.framework.lifecycle import run_session
 from fumarole.runtime.framework.session import Session
 from fumarole.runtime.ingest.kube import cluster_from_objects
 from fumarole.runtime.ingest.scheduler_config import config_from_document
@@ -212,7 +213,7 @@ def clusters(draw, max_nodes: int = 12, job_sizes: tuple[int, int] = (1, 4), pla
 
 def decisions(objects: list[dict], config: str, engine: str) -> dict:
     session = Session(bundle(config), cluster_from_objects(objects), now=1_800_000_000.0, engine=engine)
-    return decisions_as_expect(session.run())
+    return decisions_as_expect(run_session(session))
 
 
 @st.composite

@@ -11,6 +11,7 @@ import pytest
 
 from fumarole.runtime.authoring.explanations import Explainer
 from fumarole.runtime.authoring.scenario import load_scenario
+from fumarole.runtime.framework.lifecycle import run_session
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = sorted(ROOT.glob("examples/*/tests/*.yaml"))
@@ -25,7 +26,7 @@ def explained(case: Path, engine: str):
     explainer = Explainer(scenario.bundle)
     session = explainer.session(scenario.cluster, scenario.now, options=scenario.options,
                                 process_state=scenario.process_state.copy(), engine=engine)
-    decisions = session.run()
+    decisions = run_session(session)
     return explainer, session, explainer.explain(session, decisions)
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from fumarole.runtime.api.resource import Resource
 from fumarole.runtime.bundles.bundle import build_bundle
+from fumarole.runtime.framework.lifecycle import run_session
 from fumarole.runtime.framework.session import Session
 from fumarole.runtime.ingest.kube import cluster_from_objects
 from fumarole.runtime.ingest.scheduler_config import config_from_document
@@ -70,7 +71,7 @@ def _run(objects: list[dict], engine: str, monkeypatch, hooks: dict | None = Non
                                                                         original(self, task))[1])
     session = Session(build_bundle(config_from_document(PREEMPTING), hook_overrides=hooks),
                       cluster_from_objects(objects), now=1_800_000_000.0, engine=engine)
-    return session.run().evictions, len(tried)
+    return run_session(session).evictions, len(tried)
 
 
 @pytest.mark.parametrize("engine", ["fast", "reference"])

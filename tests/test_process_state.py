@@ -16,13 +16,14 @@ from fumarole.policy_lang.fmt import format_source
 from fumarole.runtime.authoring.scenario import load_scenario, run_scenario
 from fumarole.runtime.bundles.bundle import build_bundle, default_bundle
 from fumarole.runtime.framework.process_state import ProcessState
+from fumarole.runtime.framework.lifecycle import run_session
 from fumarole.runtime.framework.session import Session
 from fumarole.runtime.ingest.kube import cluster_from_objects
 from fumarole.runtime.ingest.scheduler_config import config_from_document
 
 
 def bind_of(state: ProcessState, objects: list[dict]) -> str:
-    decisions = Session(default_bundle(), cluster_from_objects(objects), now=0.0, process_state=state).run()
+    decisions = run_session(Session(default_bundle(), cluster_from_objects(objects), now=0.0, process_state=state))
     return dict(decisions.binds)["ns/want"]
 
 
@@ -58,7 +59,7 @@ def tdm_session(state: ProcessState, now: float) -> list[str]:
     config = config_from_document({"actions": "shuffle", "tiers": [{"plugins": [_tdm("10:00-11:00", "1m")]}]})
     session = Session(build_bundle(config), cluster_from_objects(_revocable_cluster()), now=now,
                       process_state=state)
-    return [pod for pod, _ in session.run().evictions]
+    return [pod for pod, _ in run_session(session).evictions]
 
 
 def test_tdm_eviction_window_holds_across_sessions():

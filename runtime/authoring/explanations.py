@@ -22,6 +22,7 @@ from fumarole.runtime.framework.eviction import Eviction
 from fumarole.runtime.authoring.probes import HookSite, Probes
 from fumarole.runtime.authoring.tracing import Answer, Move, Tracer, Where
 from fumarole.runtime.bundles.bundle import Bundle, Library
+from fumarole.runtime.framework.lifecycle import run_session
 from fumarole.runtime.framework.session import Decisions, Session
 from fumarole.runtime.ingest.kube import Cluster
 
@@ -108,10 +109,10 @@ class Explainer:
 
 
 def run_explained(bundle: Bundle, cluster: Cluster, now: float | None = None) -> tuple[Decisions, list[Explanation]]:
-    """One session with explanations (the same decisions a plain ``Session.run`` makes)."""
+    """One session with explanations (the same decisions a plain ``run_session`` makes)."""
     explainer = Explainer(bundle)
     session = explainer.session(cluster, now)
-    decisions = session.run()
+    decisions = run_session(session)
     return decisions, explainer.explain(session, decisions)
 
 

@@ -21,6 +21,7 @@ from fumarole.runtime.authoring.scenario_keys import unknown_keys
 from fumarole.runtime.bundles.bundle import Bundle, build_bundle, load_bundle
 from fumarole.runtime.framework.budget import StepBudget
 from fumarole.runtime.framework.eviction import Eviction
+from fumarole.runtime.framework.lifecycle import close_session, open_session, run_session
 from fumarole.runtime.framework.namespace import PolicyRuntimeError
 from fumarole.runtime.framework.process_state import ProcessState
 from fumarole.runtime.framework.session import Decisions, Session
@@ -50,6 +51,11 @@ class Scenario:
     now: float | None = None
     options: SchedulerOptions | None = None  # None: the bundle's
     process_state: ProcessState = field(default_factory=ProcessState)
+    cluster_text: str | None = None  # a `cluster:` file's text, which places a problem found at open
+
+    @property
+    def sources(self) -> dict[str, str]:
+        return {self.cluster.file: self.cluster_text} if self.cluster_text is not None else {}
 
     def session(self, engine: str = "fast", timeout: float | None = None) -> Session:
         """The scenario's session: a copy of its process state, so running it twice decides the same;
@@ -98,15 +104,16 @@ def load_scenario(path: Path) -> Scenario:
             except OSError as exc:
                 raise FumaroleError([Diagnostic("F001", f"cannot read {cluster_path}: {exc.strerror}", file,
                                                 Span(*position(doc, "cluster")))]) from None
-            cluster = load_cluster(decode_file(raw, cluster_path), str(cluster_path))
+            cluster_text = decode_file(raw, cluster_path)
+            cluster = load_cluster(cluster_text, str(cluster_path))
         else:
-            cluster = cluster_from_objects(list(doc.get("objects") or []), file, text)
+            cluster_text, cluster = None, cluster_from_objects(list(doc.get("objects") or []), file, text)
     except FumaroleError as err:
         err.sources.setdefault(file, text)
         raise
     now = parse_time(doc["now"]) if doc.get("now") is not None else None
     options, state = _process_inputs(doc, bundle, file, text)
-    return Scenario(str(doc.get("name") or path.stem), file, doc, bundle, cluster, now, options, state)
+    return Scenario(str(doc.get("name") or path.stem), file, doc, bundle, cluster, now, options, state, cluster_text)
 
 
 def _process_inputs(doc: dict, bundle: Bundle, file: str,
@@ -361,10 +368,12 @@ def _ref(ref: Any) -> str:
 # -- running -------------------------------------------------------------------------------
 
 def run_scenario(scenario: Scenario, engine: str = "fast", timeout: float | None = None) -> Outcome:
+    """The scenario's session against its expectations.  A cluster ``run`` would refuse (a queue
+    hierarchy with a cycle) raises the FumaroleError ``run`` gives, before any hook or action runs."""
     doc = scenario.doc
     ssn = scenario.session(engine, timeout)
     if "expectHooks" in doc:
-        ssn.open()
+        open_session(ssn, ssn.source, scenario.sources)
         calls = _HookCalls(ssn, scenario)
         for i, entry in enumerate(doc["expectHooks"] or []):
             try:
@@ -374,9 +383,9 @@ def run_scenario(scenario: Scenario, engine: str = "fast", timeout: float | None
             if difference:
                 line, _ = position(doc["expectHooks"], i)
                 return Outcome(scenario.name, scenario.file, False, difference, line)
-        ssn.close()
+        close_session(ssn)
         return Outcome(scenario.name, scenario.file, True)
-    decisions = ssn.run()
+    decisions = run_session(ssn, sources=scenario.sources)
     difference = compare_expect(doc.get("expect") or {}, decisions)
     line = position(doc, "expect")[0]
     return Outcome(scenario.name, scenario.file, difference is None, difference or "", line, decisions)
@@ -403,6 +412,11 @@ def run_file(path: Path, prepare: Callable[[Scenario], Scenario] | None = None, 
                        bad_input=True)
     try:
         return run_scenario(prepare(scenario) if prepare else scenario, engine, timeout)
+    except FumaroleError as err:  # the cluster is one Volcano would refuse
+        first = err.diagnostics[0]
+        line = first.span.line if first.file == scenario.file else position(scenario.doc, "cluster")[0]
+        return Outcome(scenario.name, scenario.file, False, f"cannot run: {first.headline()}", line,
+                       bad_input=True)
     except PolicyRuntimeError as exc:
         where = f"{exc.file}:{exc.line}:{exc.col}: " if exc.file else ""
         return Outcome(scenario.name, scenario.file, False, f"cannot run: {where}{exc.message}")

@@ -75,11 +75,11 @@ class _Side:
 
 def _side(source: str, args: argparse.Namespace, cluster: Cluster, text: str) -> _Side:
     from fumarole.runtime.authoring.explanations import Explainer, relabel
-    from fumarole.runtime.cli.sessions import decide
+    from fumarole.runtime.framework.lifecycle import run_session
     from fumarole.runtime.whatif.inputs import bundle_at
 
     bundle, label = bundle_at(Path(source), args.trusted_key or [])
     explainer = Explainer(bundle)
     session = explainer.session(cluster, args.now)
-    decisions = decide(session, args.cluster, text, label)
+    decisions = run_session(session, args.cluster, {args.cluster: text}, label)
     return _Side(source, bundle, decisions, relabel(explainer.explain(session, decisions), label))

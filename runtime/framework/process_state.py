@@ -11,7 +11,7 @@ replay) decides each one as the same Volcano process would.
 The API is small on purpose::
 
     state = ProcessState()                    # a freshly started scheduler
-    Session(bundle, cluster, process_state=state).run()
+    run_session(Session(bundle, cluster, process_state=state))   # framework/lifecycle.py
     state.predicate_start_index               # where the next session's scan starts
     state.plugins["tdm"]["last_eviction"]     # a plugin's process state (see below)
     state.to_dict() / ProcessState.from_dict(data)   # JSON round trip

@@ -1,4 +1,5 @@
-"""One scheduling session: open, the configured actions in order, close.
+"""One scheduling session: its state and Volcano's operations on it (the lifecycle that drives
+them, open, the configured actions in order, close, is ``framework/lifecycle.py``).
 
 The :class:`Session` is the runtime every compiled policy closes over (``_rt``
 in generated code).  It owns the snapshot (jobs, queues, nodes), the hook
@@ -200,6 +201,7 @@ class Session:
             self.process_state = process_state if process_state is not None else ProcessState()
             snap = cluster.snapshot(self.options)
             self.bundle = bundle
+            self.source = cluster.file  # where the objects came from: the file a problem is placed in
             self.budget = budget if budget is not None else StepBudget()  # every policy of the session runs on it
             self.uid = str(uuid.uuid4())
             self.nodes: dict[str, Node] = snap.nodes
@@ -367,11 +369,6 @@ class Session:
             saved = hooks.get(PROCESS_STATE_HOOK)
             if saved is not None:
                 state.plugins[name] = saved()
-
-    def run(self) -> Decisions:
-        self.open()
-        self.run_actions()
-        return self.close()
 
     def plugin_state(self, plugin: str) -> dict[str, Any]:
         """A registered plugin's state as its hooks left it (e.g. proportion's ``deserved``),

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from fumarole.policy_lang.diagnostics import Diagnostic, Span
 from fumarole.runtime.api.model import Queue
-from fumarole.runtime.ingest.yamlpos import walk_path
+from fumarole.runtime.ingest.yamlpos import YamlError, load_all, walk_path
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -35,11 +35,31 @@ class HierarchyProblem:
     queue: Queue
     message: str
 
-    def diagnostic(self, file: str) -> Diagnostic:
-        """The problem at the queue's ``spec.parent`` (or wherever the queue is) in ``file``."""
-        line, col = walk_path(self.queue.raw, iter(("spec", "parent")))
+    def diagnostic(self, file: str, text: str | None = None) -> Diagnostic:
+        """The problem at the queue's ``spec.parent`` (or wherever the queue is) in ``file``.
+
+        ``text`` is the file's: a cluster read without positions (``load_cluster``'s fast path,
+        taken when ingestion found nothing to report) finds the queue's place in it again.
+        """
+        raw = self.queue.raw if text is None else _positioned_queue(text, self.queue.name, self.queue.raw)
+        line, col = walk_path(raw, iter(("spec", "parent")))
         return Diagnostic("K110", self.message, file, Span(line, col),
                           hint="fix spec.parent, or turn enableHierarchy off for the plugin")
+
+
+def _positioned_queue(text: str, name: str, fallback: dict) -> dict:
+    """The Queue object named ``name`` as read with positions from ``text`` (``fallback`` if absent)."""
+    try:
+        docs = load_all(text)
+    except YamlError:
+        return fallback
+    for doc in docs:
+        items = doc.get("items") if isinstance(doc, dict) and doc.get("kind") == "List" else [doc]
+        for obj in items if isinstance(items, list) else ():
+            meta = obj.get("metadata") if isinstance(obj, dict) and obj.get("kind") == "Queue" else None
+            if isinstance(meta, dict) and meta.get("name") == name:
+                return obj
+    return fallback
 
 
 @dataclass(frozen=True)

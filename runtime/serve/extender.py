@@ -24,6 +24,7 @@ from fumarole.runtime.api.fit import ERROR, UNRESOLVABLE, UNSCHEDULABLE, FitErro
 from fumarole.runtime.api.model import Job, Node, Queue, Task
 from fumarole.runtime.bundles.bundle import Bundle
 from fumarole.runtime.framework.budget import StepBudget
+from fumarole.runtime.framework.lifecycle import open_session
 from fumarole.runtime.framework.session import Session
 from fumarole.runtime.ingest.kube import (
     cluster_from_objects,
@@ -70,14 +71,16 @@ class _Context:
     """A fumarole session over Volcano's objects, and lookups by Volcano identity."""
 
     def __init__(self, revision: Revision, objects: list[dict], priorities: dict[str, int] | None = None,
-                 timeout: float | None = None) -> None:
+                 timeout: float | None = None, source: str | None = None) -> None:
+        """``source`` names the objects of an ``onSessionOpen`` (Volcano's whole session), whose
+        problems refuse the session as ``run`` would; None: a verb's own partial objects."""
         self.revision = revision
         self.ssn = Session(revision.bundle, cluster_from_objects(unique(objects), "extender"),
                            budget=StepBudget(timeout=timeout))
         for uid, priority in (priorities or {}).items():
             if uid in self.ssn.jobs:
                 self.ssn.jobs[uid].priority = priority
-        self.ssn.open()
+        open_session(self.ssn, source)
         self.tasks: dict[str, Task] = {}
         for job in self.ssn.job_list:
             self.tasks.update(job.tasks)
@@ -166,7 +169,7 @@ class Extender:
 
     def _session_open(self, body: dict) -> tuple[dict, Revision]:
         objects, priorities = session_objects(body)
-        context = _Context(self.registry.active, objects, priorities, self.session_timeout)
+        context = _Context(self.registry.active, objects, priorities, self.session_timeout, "onSessionOpen")
         with self._open_lock:
             self._open = context
         return {}, context.revision

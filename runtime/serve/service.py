@@ -29,6 +29,7 @@ from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleEr
 from fumarole.runtime.authoring.scenario import decisions_as_expect
 from fumarole.runtime.bundles.loader import LoadedBundle, source_bytes
 from fumarole.runtime.framework.budget import StepBudget
+from fumarole.runtime.framework.lifecycle import run_session
 from fumarole.runtime.framework.namespace import PolicyRuntimeError
 from fumarole.runtime.framework.process_state import ProcessState
 from fumarole.runtime.framework.session import Session
@@ -207,11 +208,7 @@ class Service:
                           process_state=state if state is not None else ProcessState(),
                           budget=StepBudget(timeout=self.session_timeout))
         try:
-            session.open()
-            if session.problems:
-                raise FumaroleError([p.diagnostic("request") for p in session.problems])
-            session.run_actions()
-            return decisions_as_expect(session.close())
+            return decisions_as_expect(run_session(session, "request"))
         except PolicyRuntimeError as exc:
             raise _policy_failure(exc, loaded) from None
 

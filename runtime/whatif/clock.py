@@ -19,10 +19,10 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from fumarole.policy_lang.diagnostics import FumaroleError
 from fumarole.runtime.authoring.explanations import Explainer
 from fumarole.runtime.bundles.bundle import Bundle
 from fumarole.runtime.framework.budget import StepBudget
+from fumarole.runtime.framework.lifecycle import run_session
 from fumarole.runtime.framework.process_state import ProcessState
 from fumarole.runtime.framework.session import CompiledBundle, Decisions, Session
 from fumarole.runtime.whatif.live import RESTART, LiveCluster
@@ -153,10 +153,7 @@ def _session(bundle: CompiledBundle, live: LiveCluster, trace: Trace, now: float
     the whole budget of a `run` (runtime/framework/budget.py)."""
     session = Session(bundle, live.cluster(), now=trace.start + now, process_state=process,
                       budget=StepBudget(timeout=timeout))
-    decisions = session.run()
-    if session.problems:  # e.g. a queue hierarchy with a cycle: nothing would ever be scheduled
-        raise FumaroleError([p.diagnostic(trace.file) for p in session.problems])
-    return session, decisions
+    return session, run_session(session, trace.file)  # a queue hierarchy with a cycle refuses it
 
 
 def _why_evicted(explainer: Explainer, live: LiveCluster, trace: Trace, now: float, process: ProcessState,
@@ -165,7 +162,7 @@ def _why_evicted(explainer: Explainer, live: LiveCluster, trace: Trace, now: flo
     explained: same cluster, clock and process state, so the same decisions (none if they differ)."""
     session = explainer.session(live.cluster(), trace.start + now, process_state=process,
                                 budget=StepBudget(timeout=timeout))
-    again = session.run()
+    again = run_session(session, trace.file)
     if again.evictions != decisions.evictions:
         return {}
     return {e.subject: [e.summary, *(r.line() for r in e.because)]

@@ -1,0 +1,71 @@
+"""A session's life, as Volcano's scheduler lives it: open, the actions, close.
+
+Volcano has one owner for this (``pkg/scheduler/framework/framework.go``:
+``OpenSession`` / ``CloseSession``, driven by ``scheduler.go``'s ``runOnce``), and
+so does fumarole: every command that decides (``run``, ``diff``, ``test``, the
+what-if replay, ``serve`` and its extender) goes through these functions, so
+they all refuse the same clusters with the same diagnostics.
+
+What fumarole adds to Volcano's sequence is one check between opening and
+the actions: a configuration the plugins found unusable while opening (a queue
+hierarchy with a cycle, ``Session.problems``) is an error at its place in the
+cluster file, before any decision is made, where Volcano would silently
+schedule nothing for ever.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+
+from fumarole.policy_lang.diagnostics import FumaroleError
+from fumarole.runtime.framework.policy_error import PolicyRuntimeError
+from fumarole.runtime.framework.session import Decisions, Session
+
+Label = Callable[[str], str]  # how a policy file's name is shown (an archive's as ``ARCHIVE!/path``)
+
+
+def open_session(session: Session, source: str | None, sources: Mapping[str, str] | None = None) -> None:
+    """OpenSession: the plugins registered and opened; then a problem they found refuses the session.
+
+    ``source`` names where the session's objects came from (a cluster file, ``request``),
+    the file its problems are placed in; ``sources`` holds texts for caret excerpts.
+    ``None`` is a session over partial objects (an extender verb's own), whose queue
+    hierarchy is nobody's configuration: it opens whatever its plugins found.
+    """
+    session.open()
+    if session.problems and source is not None:
+        known = dict(sources or {})
+        raise FumaroleError([p.diagnostic(source, known.get(source)) for p in session.problems], known)
+
+
+def close_session(session: Session) -> Decisions:
+    """CloseSession: the job status update, the plugins' close hooks, the process state saved."""
+    return session.close()
+
+
+@contextmanager
+def policy_files_as(label: Label) -> Iterator[None]:
+    """A policy failure raised inside names its policy file as ``label`` shows it."""
+    try:
+        yield
+    except PolicyRuntimeError as exc:
+        exc.file = label(exc.file) if exc.file else exc.file
+        raise
+
+
+def run_session(session: Session, source: str | None = None, sources: Mapping[str, str] | None = None,
+                label: Label = str, opened: Callable[[], None] | None = None) -> Decisions:
+    """runOnce: open (refusing a problem at ``source``; the cluster's own file by default), every
+    configured action in order, close; the decisions.
+
+    ``opened`` runs once the session is open and sound, before the first action (``run``'s
+    one-shot process stops the cycle collector there).  A policy failure raises
+    PolicyRuntimeError naming its file as ``label`` shows it.
+    """
+    with policy_files_as(label):
+        open_session(session, session.source if source is None else source, sources)
+        if opened is not None:
+            opened()
+        session.run_actions()
+        return close_session(session)
