@@ -194,10 +194,10 @@ def test_test_command_skips_cluster_dumps_and_manifests_in_folders(cli, root):
 
 def test_volcano_plugins_fumarole_does_not_model_are_named_as_such(cli, tmp_path, root):
     conf = tmp_path / "v.conf"
-    conf.write_text('actions: "enqueue, allocate, gangpreempt"\ntiers:\n- plugins:\n  - name: gang\n  - name: numa-aware\n')
+    conf.write_text('actions: "enqueue, allocate, gangpreempt"\ntiers:\n- plugins:\n  - name: gang\n  - name: extender\n')
     result = cli("run", str(root / "examples/cluster.yaml"), "--config", str(conf))
     assert result.code == 2
-    assert "error[C021]: plugin 'numa-aware' is a Volcano plugin fumarole does not implement" in result.err
+    assert "error[C021]: plugin 'extender' is a Volcano plugin fumarole does not implement" in result.err
     assert "gangpreempt" not in result.err  # modelled: policies/volcano/actions/gangpreempt.policy
 
 

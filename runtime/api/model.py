@@ -531,7 +531,7 @@ class Node:
 
     __slots__ = ("name", "allocatable", "capacity", "idle", "used", "releasing", "pipelined",
                  "tasks", "added_status", "labels", "annotations", "taints", "unschedulable",
-                 "images", "raw", "view_pods", "view_cache", "revocable_zone")
+                 "images", "raw", "view_pods", "view_cache", "revocable_zone", "numa")
 
     def __init__(self, name: str, allocatable: Resource, capacity: Resource, raw: dict,
                  labels: dict, annotations: dict, taints: list, unschedulable: bool,
@@ -554,6 +554,7 @@ class Node:
         self.view_pods: dict[str, Task] = {}  # the Kubernetes NodeInfo view (§2.2)
         self.view_cache: dict = {}  # sums over view_pods; cleared whenever the view changes
         self.revocable_zone = labels.get("volcano.sh/revocable-zone", "")
+        self.numa: object = None  # its Numatopology (runtime/api/numa.py), set by the session's snapshot
 
     def __repr__(self) -> str:
         return f"<Node {self.name}>"

@@ -140,6 +140,8 @@ def decisions_as_expect(decisions: Decisions) -> dict[str, Any]:
         "taskStatusCount": {job: counts for job, counts in decisions.status_counts.items() if counts},
         **({"bindAnnotations": {pod: dict(values) for pod, values in decisions.bind_annotations.items()}}
            if decisions.bind_annotations else {}),
+        **({"numaAssignments": {pod: dict(sets) for pod, sets in decisions.numa_assignments.items()}}
+           if decisions.numa_assignments else {}),
     }
 
 
@@ -165,6 +167,11 @@ def compare_expect(expect: dict, decisions: Decisions) -> str | None:
         want = {str(k): str(v) for k, v in (values or {}).items()}
         if want != got:
             return f"bindAnnotations[{pod}]: expected {_fmt(want)}, got {_fmt(got)}"
+    if "numaAssignments" in expect:
+        want_numa = {str(pod): {str(k): str(v) for k, v in (sets or {}).items()}
+                     for pod, sets in (expect.get("numaAssignments") or {}).items()}
+        if want_numa != decisions.numa_assignments:
+            return f"numaAssignments: expected {_fmt(want_numa)}, got {_fmt(decisions.numa_assignments)}"
     want_evicted = Counter(expect.get("evicted") or [])
     got_evicted = Counter(pod for pod, _ in decisions.evictions)
     if want_evicted != got_evicted:

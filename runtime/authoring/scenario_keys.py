@@ -33,6 +33,7 @@ EXPECT_KEYS = frozenset({
     "binds", "bindCount", "evicted", "pipelined", "podGroupPhase", "taskStatusCount",
     "bindCountsPerHyperNode",             # cases-scope: binds per HyperNode
     "bindAnnotations",                    # the annotations a bind writes (deviceshare's device assignment)
+    "numaAssignments",                    # the CPUs numa-aware gave each placed pod (exactly, when given)
 })
 
 # Each `expectHooks` entry: its `hook` and the fields that hook reads (FORMAT.md, cases-scope/README.md).

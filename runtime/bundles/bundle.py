@@ -563,7 +563,7 @@ def _digest(sources: Mapping[str, str], config: SchedulerConfig, overrides: Mapp
 # Plugins Volcano registers that fumarole does not model (devices, topology, DRA...):
 # running without them could change decisions, so they are errors with their own message.
 VOLCANO_ONLY_PLUGINS = frozenset({
-    "numa-aware", "extender",
+    "extender",
 })
 
 

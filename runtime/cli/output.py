@@ -49,6 +49,9 @@ def render_table(session: Session, decisions: Decisions) -> str:
     if decisions.bind_annotations:
         section("Bind annotations", ("POD", "ANNOTATION", "VALUE"),
                 [(p, k, v) for p, values in decisions.bind_annotations.items() for k, v in sorted(values.items())])
+    if decisions.numa_assignments:
+        section("NUMA assignments", ("POD", "RESOURCE", "CPUS"),
+                [(p, r, c) for p, sets in decisions.numa_assignments.items() for r, c in sorted(sets.items())])
     section("Pipelined", ("POD", "NODE", "PODGROUP"),
             [(p, n, j) for j, tasks in sorted(decisions.pipelined.items()) for p, n in tasks])
     section("Evictions", ("POD", "REASON"), [(p, r) for p, r in decisions.evictions])

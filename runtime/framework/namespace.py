@@ -22,6 +22,7 @@ from fumarole.runtime.api.fit import FitError
 from fumarole.runtime.api.resource import Resource
 from fumarole.runtime.framework import eviction as _eviction_module
 from fumarole.runtime.framework import go_semantics as _go_module
+from fumarole.runtime.framework.go_sort import sort_slice
 from fumarole.runtime.framework import text_lib as _text_module
 from fumarole.runtime.framework import usage_facts as _usage_module
 from fumarole.runtime.framework import vector_lib as _vector_module
@@ -29,6 +30,7 @@ from fumarole.runtime.framework.budget import budget_of
 from fumarole.runtime.framework.policy_error import PolicyRuntimeError
 from fumarole.runtime.api import constraints as _limits_module
 from fumarole.runtime.api import devices as _devices_module
+from fumarole.runtime.api import numa as _numa_module
 from fumarole.runtime.k8s import plugins as _k8s_module
 
 __all__ = ["PolicyRuntimeError", "namespace"]
@@ -167,6 +169,8 @@ def namespace() -> dict:
         "_dev": _library(_devices_module, ("gpu_share_cards", "pod_gpu_memory", "pod_gpu_number",
                                             "pod_gpu_indexes", "vgpu_cards", "pod_vgpu_requested",
                                             "pod_vgpu_requests", "pod_vgpu_assigned")),
+        "_numa": _library(_numa_module, ("node_numa", "container_cpus")),
+        "_go_sort": sort_slice,
         "_V": _library(_vector_module, _public_functions(_vector_module)),
         "_div": _div,
         "_str": _str,

@@ -46,6 +46,7 @@ from fumarole.runtime.api.model import (
     Queue,
     Task,
 )
+from fumarole.runtime.api.numa import format_cpu_set
 from fumarole.runtime.api.resource import Resource
 from fumarole.runtime.framework import dispatch as C
 from fumarole.runtime.framework.batch_dispatch import BATCH_COMBINATORS
@@ -172,6 +173,7 @@ class Decisions:
     def __init__(self) -> None:
         self.binds: list[tuple[str, str]] = []
         self.bind_annotations: dict[str, dict[str, str]] = {}  # pod -> what its bind writes (a device assignment)
+        self.numa_assignments: dict[str, dict[str, str]] = {}  # pod -> resource -> its CPUs (numa-aware)
         self.evictions: list[tuple[str, str]] = []
         self.enqueued: list[str] = []
         self.phases: dict[str, str] = {}
@@ -703,6 +705,10 @@ class Session:
         if carried:
             for key in keys:
                 carried.pop(key, None)
+
+    def record_numa_assignment(self, task: Task, node: Node, sets: dict[str, list[int]]) -> None:
+        """Volcano's AddUnassignedNumaPods: the CPUs a placed pod holds until its node reports them."""
+        self.decisions.numa_assignments[task.key] = {name: format_cpu_set(ids) for name, ids in sets.items()}
 
     def bind_annotations_of(self, task: Task) -> dict[str, str]:
         return dict(self.pod_annotations.get(task.uid) or {})

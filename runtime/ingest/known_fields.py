@@ -70,6 +70,10 @@ QUEUE_STATUS = _names("state unknown pending running inqueue completed reservati
 PRIORITY_CLASS = OBJECT | _names("value globalDefault description preemptionPolicy")
 HYPER_NODE_SPEC = _names("tier tierName members")
 HYPER_NODE_MEMBER = _names("type selector")
+# nodeinfo.volcano.sh/v1alpha1 (Volcano's staging apis, numatopo_types.go).
+NUMA_SPEC = _names("policies resReserved numares cpuDetail podAllocations")
+NUMA_RESOURCE = _names("allocatable capacity")
+NUMA_CPU = _names("numa socket core")
 
 # Per kind: (path, fields) pairs; a path step "[]" means every item of a list.
 SCHEMAS: dict[str, tuple[tuple[tuple[str, ...], frozenset[str]], ...]] = {
@@ -88,6 +92,7 @@ SCHEMAS: dict[str, tuple[tuple[tuple[str, ...], frozenset[str]], ...]] = {
     "PriorityClass": (((), PRIORITY_CLASS), (("metadata",), METADATA)),
     "HyperNode": (((), OBJECT), (("metadata",), METADATA), (("spec",), HYPER_NODE_SPEC),
                   (("spec", "members", "[]"), HYPER_NODE_MEMBER)),
+    "Numatopology": (((), OBJECT - _names("status")), (("metadata",), METADATA), (("spec",), NUMA_SPEC)),
 }
 
 

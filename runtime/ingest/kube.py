@@ -40,6 +40,7 @@ from fumarole.runtime.api.model import (
     Task,
 )
 from fumarole.runtime.api.labels import parse_selector, selects
+from fumarole.runtime.api.numa import numa_problems, numa_topology
 from fumarole.runtime.api.quantity import QuantityError
 from fumarole.runtime.api.resource import Resource, all_text
 from fumarole.runtime.ingest.fast_checks import all_typed
@@ -66,7 +67,8 @@ TASK_PRIORITY = "volcano.sh/task-priority"
 PREEMPTABLE = "volcano.sh/preemptable"
 REVOCABLE_ZONE = "volcano.sh/revocable-zone"
 DEFAULT_QUEUE = "default"
-KINDS = ("Node", "Pod", "PodGroup", "Queue", "PriorityClass", "ResourceQuota", "HyperNode", "PodDisruptionBudget")
+KINDS = ("Node", "Pod", "PodGroup", "Queue", "PriorityClass", "ResourceQuota", "HyperNode", "PodDisruptionBudget",
+         "Numatopology")
 
 def pod_revocable_zone(annotations: dict) -> str:
     """GetPodRevocableZone: "*" when the pod may run on revocable nodes (tdm), else "".
@@ -442,6 +444,7 @@ class Cluster:
     # copies them instead of reading the objects again.  None: built by each snapshot.
     built: "BuiltModels | None" = field(default=None, compare=False, repr=False)
     disruption_budgets: tuple = ()  # policy/v1 PodDisruptionBudget objects (the pdb plugin)
+    numa_topologies: tuple = ()  # nodeinfo.volcano.sh/v1alpha1 Numatopology objects (the numa-aware plugin)
 
     @property
     def is_empty(self) -> bool:
@@ -503,6 +506,10 @@ class Cluster:
                 owner.add_task(task)
         for node in nodes.values():
             node.view_pods = dict(node.tasks)
+        for obj in self.numa_topologies:
+            holder = nodes.get(str(obj["metadata"]["name"]))
+            if holder is not None:
+                holder.numa = numa_topology(obj)
         jobs = {uid: job for uid, job in all_jobs.items() if job.queue in queues}
         return Snapshot(nodes, queues, jobs)
 
@@ -728,6 +735,11 @@ _TYPED_FIELDS: dict[str, tuple] = {
     "PriorityClass": (("value", "int"), ("globalDefault", "bool")),
     "ResourceQuota": (("status.hard", "map"), ("status.used", "map")),
     "HyperNode": (),
+    "Numatopology": (("spec.policies", "map"), ("spec.policies.*", "scalar"), ("spec.resReserved", "map"),
+                     ("spec.resReserved.*", "scalar"), ("spec.numares", "map"), ("spec.numares.*", "map"),
+                     ("spec.numares.*.allocatable", "scalar"), ("spec.numares.*.capacity", "int"),
+                     ("spec.cpuDetail", "map"), ("spec.cpuDetail.*", "map"), ("spec.cpuDetail.*.numa", "int"),
+                     ("spec.cpuDetail.*.socket", "int"), ("spec.cpuDetail.*.core", "int")),
     "PodDisruptionBudget": (*_under("spec.selector", _LABEL_SELECTOR), ("status.disruptionsAllowed", "int"),
                             ("status.disruptedPods", "map"), ("status.disruptedPods.*", "time")),
 }
@@ -846,6 +858,13 @@ def _cluster_from_objects(docs: list, file: str, text: str | None) -> Cluster:
     for obj in groups["ResourceQuota"]:
         for key in ("hard", "used"):
             reader.resources(_mapping(obj, "status"), key, f"ResourceQuota {obj['metadata']['name']} status")
+    for obj in groups["Numatopology"]:
+        for owner, key, at_key, code, message in numa_problems(obj):
+            if at_key:
+                line, col = key_position(owner, key)
+                reader.diagnostics.append(Diagnostic(code, message, file, Span(line, col)))
+            else:
+                reader.fail(code, message, owner, key)
     hyper_nodes = [spec for spec in (hyper_node_spec(obj, reader.fail) for obj in groups["HyperNode"]) if spec]
     if not reader.diagnostics:
         reader.diagnostics.extend(tree_problems(hyper_nodes, file))
@@ -855,10 +874,12 @@ def _cluster_from_objects(docs: list, file: str, text: str | None) -> Cluster:
     warnings += _referential_warnings(groups, file)
     warnings += _missing_node_members(hyper_nodes, groups["Node"], file)
     warnings += missing_hyper_node_members(hyper_nodes, file)
+    warnings += _numa_without_node(groups["Numatopology"], groups["Node"], file)
     return Cluster(tuple(groups["Node"]), tuple(groups["Pod"]), tuple(groups["PodGroup"]),
                    tuple(groups["Queue"]), tuple(groups["PriorityClass"]),
                    tuple(groups["ResourceQuota"]), tuple(warnings), file, tuple(hyper_nodes),
-                   BuiltModels(nodes, tasks), tuple(groups["PodDisruptionBudget"]))
+                   BuiltModels(nodes, tasks), tuple(groups["PodDisruptionBudget"]),
+                   tuple(groups["Numatopology"]))
 
 
 def _queue_warnings(queues: Any, pod_groups: Any, file: str, default_queue: str = DEFAULT_QUEUE) -> list[Diagnostic]:
@@ -888,6 +909,19 @@ def _referential_warnings(groups: dict[str, list], file: str) -> list[Diagnostic
             out.append(Diagnostic("K102", f"Pod {ns}/{meta['name']} names PodGroup {group!r}, which does "
                                   "not exist: Volcano does not schedule it", file, Span(line, col),
                                   severity="warning"))
+    return out
+
+
+def _numa_without_node(topologies: list[dict], nodes: list[dict], file: str) -> list[Diagnostic]:
+    """A Numatopology naming no node of the dump is legal (Volcano's session only has the nodes
+    it knows), but worth telling: its CPUs count nowhere."""
+    names = {o["metadata"]["name"] for o in nodes}
+    out = []
+    for obj in topologies:
+        if obj["metadata"]["name"] not in names:
+            line, col = key_position(obj, "metadata")
+            out.append(Diagnostic("K106", f"Numatopology {obj['metadata']['name']} names no node of the cluster: "
+                                  "Volcano leaves it out", file, Span(line, col), severity="warning"))
     return out
 
 

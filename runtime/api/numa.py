@@ -1,0 +1,190 @@
+"""The NUMA facts Volcano's numa-aware plugin reads: ``Numatopology`` objects and CPU requests.
+
+A node's resource-exporter publishes one cluster-scoped
+``nodeinfo.volcano.sh/v1alpha1`` ``Numatopology`` per node, named after it:
+the kubelet's CPU-manager and topology-manager policies
+(``spec.policies``), per resource the CPUs still allocatable
+(``spec.numares.cpu.allocatable``, a CPU list such as ``"0-3,8"``), each
+CPU's NUMA node, socket and core (``spec.cpuDetail``) and what the kubelet
+reserves (``spec.resReserved``).  Volcano's cache keeps it as the node's
+``NumatopoInfo`` (``api/numa_info.go``); a session reads it as ``node.numa``.
+
+A cluster input is validated here when it is read: a CPU list, CPU id or
+reserved quantity that does not parse is a positioned error instead of the
+empty set Volcano logs and goes on with.  Which CPUs a pod gets is decided in
+``policies/volcano/plugins/numa_aware.policy``; nothing here decides.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from fumarole.runtime.api.quantity import QuantityError, milli_value, parse_quantity, value
+
+KIND = "Numatopology"
+CPU_MANAGER_POLICY = "CPUManagerPolicy"
+TOPOLOGY_MANAGER_POLICY = "TopologyManagerPolicy"
+# CPU ids above this are refused: a CPU list is expanded CPU by CPU, and no machine has more.
+MAX_CPU_ID = 65535
+_NUMBER = re.compile(r"\+?[0-9]+")
+
+
+@dataclass(frozen=True, slots=True)
+class NumaCpu:
+    """One logical CPU of a node (an entry of ``spec.cpuDetail``)."""
+
+    id: int
+    numa: int
+    socket: int
+    core: int
+
+
+@dataclass(frozen=True, slots=True)
+class NumaTopology:
+    """A node's ``Numatopology`` as Volcano's ``NumatopoInfo`` holds it."""
+
+    name: str
+    cpu_manager_policy: str
+    topology_manager_policy: str
+    cpus: tuple[NumaCpu, ...]  # by id
+    allocatable: tuple[tuple[str, tuple[int, ...]], ...]  # resource -> its allocatable CPU ids, ascending
+    reserved_cpus: int  # spec.resReserved.cpu in whole CPUs, rounded up (0 when absent)
+
+    @property
+    def cpu_list(self) -> list[NumaCpu]:
+        return list(self.cpus)
+
+    @property
+    def allocatable_sets(self) -> dict[str, list[int]]:
+        return {name: list(ids) for name, ids in self.allocatable}
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerCpu:
+    """What one container (not an init container) requests of CPUs, as the CPU manager reads it."""
+
+    name: str
+    cpu_milli: int  # Quantity.MilliValue() of requests.cpu (0 when absent)
+    cpu_value: int  # Quantity.Value() of requests.cpu, whole CPUs rounded up (0 when absent)
+
+
+def parse_cpu_set(text: str) -> list[int] | None:
+    """Kubernetes' ``cpuset.Parse``: ``"0-3,8"`` as ascending ids; None when it is not a CPU list
+    (or names an id above MAX_CPU_ID)."""
+    ids: set[int] = set()
+    if text == "":
+        return []
+    for part in text.split(","):
+        bounds = part.split("-", 1)
+        if not all(_NUMBER.fullmatch(b) for b in bounds):
+            return None
+        start, end = int(bounds[0]), int(bounds[-1])
+        if start > end or end > MAX_CPU_ID:
+            return None
+        ids.update(range(start, end + 1))
+    return sorted(ids)
+
+
+def format_cpu_set(ids: list[int]) -> str:
+    """Kubernetes' ``CPUSet.String()``: ascending ids, runs written as ranges (``"0-3,8"``)."""
+    out: list[str] = []
+    ordered = sorted(set(ids))
+    start = 0
+    for i in range(1, len(ordered) + 1):
+        if i == len(ordered) or ordered[i] != ordered[i - 1] + 1:
+            first, last = ordered[start], ordered[i - 1]
+            out.append(str(first) if first == last else f"{first}-{last}")
+            start = i
+    return ",".join(out)
+
+
+def _spec(obj: Any) -> dict:
+    spec = obj.get("spec") if isinstance(obj, dict) else None
+    return spec if isinstance(spec, dict) else {}
+
+
+def _cpu_id(key: Any) -> int | None:
+    text = str(key)
+    return int(text) if _NUMBER.fullmatch(text) and int(text) <= MAX_CPU_ID else None
+
+
+def numa_problems(obj: dict) -> Iterator[tuple[Any, Any, bool, str, str]]:
+    """(container, key, whether the key itself is wrong, code, message) of each value of a
+    Numatopology (its fields already type-checked) that Volcano could not parse."""
+    spec = _spec(obj)
+    for resource, info in (spec.get("numares") or {}).items():
+        text = (info or {}).get("allocatable")
+        if text is not None and parse_cpu_set(str(text)) is None:
+            yield info, "allocatable", False, "K004", (
+                f"spec.numares.{resource}.allocatable {_clip(str(text))!r} is not a CPU list "
+                f"(ids 0..{MAX_CPU_ID} and ranges, e.g. '0-3,8')")
+    details = spec.get("cpuDetail") or {}
+    for key, detail in details.items():
+        if _cpu_id(key) is None:
+            yield details, key, True, "K004", f"spec.cpuDetail key {_clip(str(key))!r} is not a CPU id (0..{MAX_CPU_ID})"
+        for field in ("numa", "socket", "core"):
+            number = (detail or {}).get(field)
+            if isinstance(number, int) and number < 0:
+                yield detail, field, False, "K004", f"spec.cpuDetail.{key}.{field} must not be negative, not {number}"
+    reserved = spec.get("resReserved") or {}
+    for name, amount in reserved.items():
+        try:
+            parse_quantity(amount)
+        except QuantityError as exc:
+            yield reserved, name, False, "K003", f"bad quantity in {KIND} spec.resReserved.{name}: {exc}"
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= 60 else text[:60] + "..."
+
+
+def numa_topology(obj: dict) -> NumaTopology:
+    """The NumatopoInfo of a validated Numatopology object."""
+    spec = _spec(obj)
+    policies = spec.get("policies") or {}
+    cpus = []
+    for key, detail in (spec.get("cpuDetail") or {}).items():
+        detail = detail or {}
+        cpus.append(NumaCpu(int(str(key)), int(detail.get("numa") or 0), int(detail.get("socket") or 0),
+                            int(detail.get("core") or 0)))
+    allocatable = []
+    for resource, info in (spec.get("numares") or {}).items():
+        ids = parse_cpu_set(str((info or {}).get("allocatable") or ""))
+        allocatable.append((str(resource), tuple(ids or ())))
+    reserved = (spec.get("resReserved") or {}).get("cpu")
+    reserved_cpus = math.ceil(milli_value(parse_quantity(reserved)) / 1000) if reserved is not None else 0
+    return NumaTopology(str(obj["metadata"]["name"]), str(policies.get(CPU_MANAGER_POLICY) or ""),
+                        str(policies.get(TOPOLOGY_MANAGER_POLICY) or ""),
+                        tuple(sorted(cpus, key=lambda cpu: cpu.id)), tuple(allocatable), reserved_cpus)
+
+
+def node_numa(node: Any) -> NumaTopology | None:
+    """The node's Numatopology (Volcano's NumaSchedulerInfo), None when the cluster has none for it."""
+    topology = getattr(node, "numa", None)
+    return topology if isinstance(topology, NumaTopology) else None
+
+
+def container_cpus(task: Any) -> list[ContainerCpu]:
+    """Per container of the pod (``spec.containers``, in order) its CPU request."""
+    if "container_cpus" not in task.derived:
+        spec = task.pod.get("spec") if isinstance(task.pod, dict) else None
+        containers = spec.get("containers") if isinstance(spec, dict) else None
+        out = []
+        for container in containers if isinstance(containers, list) else []:
+            if not isinstance(container, dict):
+                continue
+            resources = container.get("resources")
+            requests = resources.get("requests") if isinstance(resources, dict) else None
+            amount = requests.get("cpu") if isinstance(requests, dict) else None
+            quantity = parse_quantity(amount) if amount is not None else Fraction(0)
+            out.append(ContainerCpu(str(container.get("name") or ""), milli_value(quantity), value(quantity)))
+        task.derived["container_cpus"] = out
+    return list(task.derived["container_cpus"])
+
+
+__all__ = ["NumaCpu", "NumaTopology", "ContainerCpu", "parse_cpu_set", "format_cpu_set", "numa_problems",
+           "numa_topology", "node_numa", "container_cpus"]
