@@ -20,21 +20,27 @@ PATHS = {  # list endpoint -> kind
     "/apis/scheduling.volcano.sh/v1beta1/podgroups": "PodGroup",
     "/api/v1/resourcequotas": "ResourceQuota",
     "/apis/policy/v1/poddisruptionbudgets": "PodDisruptionBudget",
+    "/apis/nodeinfo.volcano.sh/v1alpha1/numatopologies": "Numatopology",
 }
 CONFIGMAP = "/api/v1/namespaces/volcano-system/configmaps/volcano-scheduler-configmap"
 
 
-# What the example lacks and the pdb and resourcequota plugins read from a live cluster.
+# What the example lacks and the pdb, resourcequota and numa-aware plugins read from a live cluster.
 QUOTA = {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "team-a", "namespace": "team-a"},
          "spec": {"hard": {"pods": "10"}}, "status": {"hard": {"pods": "10"}, "used": {"pods": "3"}}}
 BUDGET = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web", "namespace": "team-a"},
           "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}},
           "status": {"disruptionsAllowed": 0, "currentHealthy": 1, "desiredHealthy": 1, "expectedPods": 1}}
 
+NUMA = {"apiVersion": "nodeinfo.volcano.sh/v1alpha1", "kind": "Numatopology", "metadata": {"name": "node-1"},
+        "spec": {"policies": {"CPUManagerPolicy": "static", "TopologyManagerPolicy": "best-effort"},
+                 "numares": {"cpu": {"allocatable": "0-3", "capacity": 4}},
+                 "cpuDetail": {str(i): {"numa": 0, "socket": 0, "core": i // 2} for i in range(4)}}}
+
 
 def _objects() -> list[dict]:
     docs = [d for d in yaml.safe_load_all(EXAMPLE.joinpath("cluster.yaml").read_text()) if d]
-    return [item for d in docs for item in (d["items"] if d.get("kind") == "List" else [d])] + [QUOTA, BUDGET]
+    return [item for d in docs for item in (d["items"] if d.get("kind") == "List" else [d])] + [QUOTA, BUDGET, NUMA]
 
 
 class _Api(BaseHTTPRequestHandler):
@@ -143,3 +149,13 @@ def test_snapshot_keeps_resource_quotas_with_their_status_and_disruption_budgets
     from fumarole.runtime.ingest.kube import load_cluster
     cluster = load_cluster(out.read_text(), str(out))
     assert cluster.resource_quotas == (QUOTA,) and cluster.disruption_budgets == (BUDGET,)
+
+
+def test_snapshot_keeps_the_numatopologies(cli, tmp_path, api_server):
+    """numa-aware reads each node's Numatopology: a dump without them would place pods on CPUs the
+    live cluster does not have free."""
+    kubeconfig = _kubeconfig(tmp_path, api_server.server_address[1])
+    out = tmp_path / "cluster.yaml"
+    assert cli("snapshot", "--kubeconfig", str(kubeconfig), "-o", str(out)).code == 0
+    dumped = yaml.safe_load(out.read_text())["items"]
+    assert [o for o in dumped if o["kind"] == "Numatopology"] == [NUMA]

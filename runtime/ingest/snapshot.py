@@ -3,8 +3,8 @@
 ``fumarole snapshot`` and ``fumarole run --kubeconfig`` list the objects a
 session reads -- nodes, pods, PriorityClasses, ResourceQuotas (with their
 status: the resourcequota plugin reads ``status.hard`` and ``used``),
-PodDisruptionBudgets (the pdb plugin), and Volcano's PodGroups, Queues and
-HyperNodes -- and get the scheduler's ConfigMap, with read-only
+PodDisruptionBudgets (the pdb plugin), and Volcano's PodGroups, Queues,
+HyperNodes and Numatopologies (the numa-aware plugin) -- and get the scheduler's ConfigMap, with read-only
 verbs only (list, get).  The objects come back exactly as ``kubectl get -o
 yaml`` would print them (apiVersion and kind set on every item;
 ``managedFields`` dropped), so the dump is an ordinary cluster file: it can
@@ -42,6 +42,7 @@ KINDS = (
     ("scheduling.volcano.sh/v1beta1", "Queue", "queues"),
     ("scheduling.volcano.sh/v1beta1", "PodGroup", "podgroups"),
     ("topology.volcano.sh/v1alpha1", "HyperNode", "hypernodes"),
+    ("nodeinfo.volcano.sh/v1alpha1", "Numatopology", "numatopologies"),
 )
 DEFAULT_CONFIGMAP = "volcano-system/volcano-scheduler-configmap"
 CONF_KEY = "volcano-scheduler.conf"
