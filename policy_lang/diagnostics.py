@@ -7,10 +7,11 @@ the same ``file:line:col: severity[code]: message`` line with a caret excerpt.
 
 from __future__ import annotations
 
+import collections
 import itertools
 
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Iterable, Mapping, Sequence
 
 
 @dataclass(frozen=True)
@@ -55,21 +56,68 @@ class Diagnostic:
     def headline(self) -> str:
         return printable(f"{self.location}: {self.severity}[{self.code}]: {self.message}")
 
-    def render(self, source: str | None = None) -> str:
-        """The headline, a caret excerpt when the source is known, and the hint."""
+    def render(self, source: str | Sequence[str] | None = None) -> str:
+        """The headline, a caret excerpt when the source is known, and the hint.  ``source`` is the
+        file's text or its lines (:func:`render_all` splits each file once, not once per diagnostic)."""
         lines = [self.headline()]
         if source is not None:
-            text_lines = source.splitlines()
+            text_lines = source.splitlines() if isinstance(source, str) else source
             if 0 < self.span.line <= len(text_lines):
-                text = text_lines[self.span.line - 1].expandtabs(1)
-                width = (self.span.end_col - self.span.col) if self.span.end_line == self.span.line else 1
-                width = max(1, min(width, len(text) - self.span.col + 2))
-                gutter = f"{self.span.line:>4} | "
-                lines.append(gutter + text)
-                lines.append(" " * (len(gutter) + self.span.col - 1) + "^" * width)
+                lines += _excerpt(self.span, text_lines[self.span.line - 1].expandtabs(1))
         if self.hint:
             lines.append(printable(f"  hint: {self.hint}"))
         return "\n".join(lines)
+
+
+# A source line longer than this is shown as a window of this many characters around the caret
+# (a minified or flow-style file is one line: showing all of it under each diagnostic made
+# 10,000 diagnostics on a 30 KB line half a gigabyte of output).
+EXCERPT_WIDTH = 120
+_ELLIPSIS = "\u2026"
+
+
+def _excerpt(span: Span, text: str) -> list[str]:
+    """The numbered source line (or its window around the caret) and the caret line under it."""
+    width = (span.end_col - span.col) if span.end_line == span.line else 1
+    width = max(1, min(width, len(text) - span.col + 2))
+    start = 0
+    if len(text) > EXCERPT_WIDTH:
+        start = max(0, min(span.col - 1 - EXCERPT_WIDTH // 2, len(text) - EXCERPT_WIDTH))
+        shown = text[start:start + EXCERPT_WIDTH]
+        text = (_ELLIPSIS if start else "") + shown + (_ELLIPSIS if start + EXCERPT_WIDTH < len(text) else "")
+        start -= 1 if start else 0  # the leading ellipsis takes one column
+        width = max(1, min(width, EXCERPT_WIDTH - (span.col - 1 - start) + 1))
+    gutter = f"{span.line:>4} | "
+    return [gutter + text, " " * (len(gutter) + span.col - 1 - start) + "^" * width]
+
+
+# How many diagnostics a text rendering shows; the rest are counted by code on one closing line
+# (compilers stop listing too: a cluster of 40,000 objects without a kind is one mistake).
+SHOWN_AT_MOST = 100
+
+
+def render_all(diagnostics: Sequence[Diagnostic], sources: Mapping[str, str],
+               separator: str = "\n", shown_at_most: int = SHOWN_AT_MOST) -> str:
+    """Each diagnostic rendered (each source split into lines once), at most ``shown_at_most``
+    of them, then one line counting the others by code."""
+    split: dict[str, Sequence[str]] = {}
+
+    def lines_of(file: str) -> Sequence[str] | None:
+        if file not in split and file in sources:
+            split[file] = sources[file].splitlines()
+        return split.get(file)
+
+    parts = [d.render(lines_of(d.file)) for d in diagnostics[:shown_at_most]]
+    if len(diagnostics) > shown_at_most:
+        parts.append(not_shown(diagnostics[shown_at_most:]))
+    return separator.join(parts)
+
+
+def not_shown(rest: Sequence[Diagnostic]) -> str:
+    """The line that stands for the diagnostics past the shown ones: how many, by code."""
+    by_code = collections.Counter(d.code for d in rest)
+    counts = ", ".join(f"{code} \u00d7{n:,}" for code, n in sorted(by_code.items(), key=lambda kv: (-kv[1], kv[0])))
+    return f"... and {len(rest):,} more problems not shown ({counts})"
 
 
 def printable(text: str) -> str:
@@ -94,10 +142,12 @@ class FumaroleError(Exception):
     def __init__(self, diagnostics: Iterable[Diagnostic], sources: dict[str, str] | None = None) -> None:
         self.diagnostics = list(diagnostics)
         self.sources = sources or {}
-        super().__init__("\n".join(d.headline() for d in self.diagnostics))
+        shown = [d.headline() for d in self.diagnostics[:SHOWN_AT_MOST]]
+        hidden = len(self.diagnostics) - len(shown)
+        super().__init__("\n".join(shown + ([f"... and {hidden:,} more"] if hidden else [])))
 
     def render(self) -> str:
-        return "\n".join(d.render(self.sources.get(d.file)) for d in self.diagnostics)
+        return render_all(self.diagnostics, self.sources)
 
 
 def error(code: str, message: str, file: str = "<input>", line: int = 1, col: int = 1,

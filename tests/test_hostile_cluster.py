@@ -167,3 +167,43 @@ def test_a_bad_character_right_after_deep_nesting_is_reported_where_it_stands():
         load_all(text)
     assert (caught.value.line, caught.value.col) == (1, 105)
     assert "cannot start any token" in caught.value.message
+
+
+# -- many problems on one long line ------------------------------------------------------------
+
+def test_thousands_of_problems_on_one_line_are_counted_not_all_printed(cli, tmp_path):
+    """20,000 objects without a kind on one flow-style line: each was printed with the whole
+    60 KB line under it (3.5 GB of memory and 24 s; 40,000 took 14 GB).  Now the first hundred
+    are shown, each with a window of the line, and the rest counted by code."""
+    path = tmp_path / "cluster.yaml"
+    path.write_text("apiVersion: v1\nkind: List\nitems: [" + ",".join(["{}"] * 20_000) + "]\n")
+    result = cli("run", str(path))
+    assert result.code == 2 and "Traceback" not in result.err
+    lines = result.err.splitlines()
+    assert lines[0] == f"{path}:3:9: error[K002]: object has no kind"
+    assert sum(" error[K002]" in line for line in lines) == 100
+    assert lines[-1] == "... and 19,900 more problems not shown (K002 \u00d719,900)"
+    assert len(result.err) < 40_000
+
+
+def test_a_scalar_among_the_items_of_a_list_is_reported_at_the_item(cli, tmp_path):
+    path = tmp_path / "cluster.yaml"
+    path.write_text("apiVersion: v1\nkind: List\nitems:\n- " + NODE.rstrip("\n").replace("\n", "\n  ") + "\n- 7\n")
+    result = cli("run", str(path))
+    assert result.code == 2
+    assert f"{path}:8:3: error[K005]: expected a Kubernetes object" in result.err
+
+
+def test_a_long_line_is_shown_as_a_window_with_the_caret_under_the_fault():
+    from fumarole.policy_lang.diagnostics import EXCERPT_WIDTH, Diagnostic, Span
+
+    line = "x" * 500 + "BAD" + "y" * 500
+    shown = Diagnostic("K002", "m", "f", Span(1, 501, 1, 504)).render(line).splitlines()
+    excerpt, caret = shown[1], shown[2]
+    assert excerpt.startswith("   1 | \u2026") and excerpt.endswith("\u2026")
+    assert len(excerpt) == len("   1 | ") + EXCERPT_WIDTH + 2
+    assert excerpt[caret.index("^"):caret.index("^") + 3] == "BAD" and caret.endswith("^^^")
+    start = Diagnostic("K002", "m", "f", Span(1, 2)).render(line).splitlines()  # at the start: no leading ellipsis
+    assert start[1] == "   1 | " + "x" * EXCERPT_WIDTH + "\u2026" and start[2] == " " * 8 + "^"
+    end = Diagnostic("K002", "m", "f", Span(1, 1003)).render(line).splitlines()  # the last character
+    assert end[1].endswith("y" * (EXCERPT_WIDTH - 1)) and end[1][len(end[2]) - 1] == "y"

@@ -114,7 +114,7 @@ def test_an_answer_lists_at_most_100_problems(tmp_path: Path):
         refused = client.post("/v1/sessions", content=b"--- {}\n" * 500)
     diagnostics = refused.json()["diagnostics"]
     assert refused.status_code == 400 and len(diagnostics) == 101
-    assert diagnostics[-1]["message"] == "... and 400 more problems not shown"
+    assert diagnostics[-1]["message"] == "... and 400 more problems not shown (K002 \u00d7400)"
 
 
 def test_an_extender_node_whose_name_disagrees_with_its_node_is_a_400(tmp_path: Path):

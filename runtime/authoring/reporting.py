@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Sequence
 from urllib.parse import quote
 
 from fumarole.policy_lang.codes import title
-from fumarole.policy_lang.diagnostics import Diagnostic
+from fumarole.policy_lang.diagnostics import Diagnostic, render_all
 from fumarole.runtime.authoring.check import CheckReport
 
 
@@ -44,8 +44,8 @@ def summary(report: CheckReport) -> str:
 # -- check results ------------------------------------------------------------------------
 
 def check_text(report: CheckReport, fail_on: str) -> str:
-    parts = [d.render(report.sources.get(d.file)) for d in report.diagnostics]
-    return "\n\n".join(parts + [summary(report)]) + "\n"
+    shown = render_all(report.diagnostics, report.sources, separator="\n\n")
+    return "\n\n".join(([shown] if shown else []) + [summary(report)]) + "\n"
 
 
 def check_document(report: CheckReport, fail_on: str) -> dict[str, Any]:
@@ -167,7 +167,7 @@ def check_junit(report: CheckReport, fail_on: str) -> str:
     for file, diags in by_file.items():
         failures = [d for d in diags if failing(d, fail_on)]
         others = [d for d in diags if not failing(d, fail_on)]
-        render = lambda ds: "\n".join(d.render(report.sources.get(d.file)) for d in ds)  # noqa: E731
+        render = lambda ds: render_all(ds, report.sources)  # noqa: E731
         cases.append(_case("fumarole.check", file, file,
                            failure=(f"{len(failures)} problem(s): " + ", ".join(sorted({d.code for d in failures})),
                                     failures[0].code, render(failures)) if failures else None,

@@ -553,9 +553,12 @@ class Snapshot:
     jobs: dict[str, Job]
 
 
+_NOT_AN_OBJECT = "expected a Kubernetes object (a mapping with apiVersion and kind)"
+
+
 def _objects(doc: Any, reader: _Reader) -> list[dict]:
     if not isinstance(doc, dict):
-        reader.fail("K005", "expected a Kubernetes object (a mapping with apiVersion and kind)", doc)
+        reader.fail("K005", _NOT_AN_OBJECT, doc)
         return []
     kind = doc.get("kind")
     if kind == "List" or (isinstance(kind, str) and kind.endswith("List") and "items" in doc):
@@ -565,8 +568,11 @@ def _objects(doc: Any, reader: _Reader) -> list[dict]:
                         doc, "items")
             return []
         out = []
-        for item in items:
-            out.extend(_objects(item, reader))
+        for index, item in enumerate(items):
+            if isinstance(item, dict):
+                out.extend(_objects(item, reader))
+            else:  # reported at the item, not at the top of the file
+                reader.fail("K005", _NOT_AN_OBJECT, items, index)
         return out
     return [doc]
 

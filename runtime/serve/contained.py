@@ -36,12 +36,12 @@ import threading
 import time
 from typing import Any, Callable
 
-from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
+from fumarole.policy_lang.diagnostics import NO_POSITION, SHOWN_AT_MOST, Diagnostic, FumaroleError, not_shown
 
 MiB = 1024 * 1024
 DEFAULT_MEMORY_BUDGET = 2048 * MiB  # per session, beyond what the service holds (serve --session-memory)
 _PR_SET_PDEATHSIG = 1
-MAX_DIAGNOSTICS = 100  # per answer
+MAX_DIAGNOSTICS = SHOWN_AT_MOST  # per answer, as the command line shows them
 
 
 def _die_with_parent() -> None:
@@ -69,8 +69,7 @@ def first_diagnostics(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     if len(diagnostics) <= MAX_DIAGNOSTICS:
         return diagnostics
     last = diagnostics[MAX_DIAGNOSTICS - 1]
-    more = Diagnostic(last.code, f"... and {len(diagnostics) - MAX_DIAGNOSTICS:,} more problems not shown",
-                      last.file, last.span, severity=last.severity)
+    more = Diagnostic(last.code, not_shown(diagnostics[MAX_DIAGNOSTICS:]), last.file, last.span, severity=last.severity)
     return diagnostics[:MAX_DIAGNOSTICS] + [more]
 
 
