@@ -207,3 +207,15 @@ def test_a_long_line_is_shown_as_a_window_with_the_caret_under_the_fault():
     assert start[1] == "   1 | " + "x" * EXCERPT_WIDTH + "\u2026" and start[2] == " " * 8 + "^"
     end = Diagnostic("K002", "m", "f", Span(1, 1003)).render(line).splitlines()  # the last character
     assert end[1].endswith("y" * (EXCERPT_WIDTH - 1)) and end[1][len(end[2]) - 1] == "y"
+
+
+@settings(max_examples=200, deadline=None)
+@given(length=st.integers(1, 600), data=st.data())
+def test_the_caret_sits_under_the_faulty_character_on_a_line_of_any_length(length, data):
+    from fumarole.policy_lang.diagnostics import EXCERPT_WIDTH, Diagnostic, Span
+
+    line = "".join(chr(ord("a") + i % 26) for i in range(length))
+    col = data.draw(st.integers(1, length))
+    excerpt, caret = Diagnostic("K002", "m", "f", Span(1, col)).render(line).splitlines()[1:3]
+    assert excerpt[len(caret) - 1] == line[col - 1]
+    assert len(excerpt) <= len("   1 | ") + EXCERPT_WIDTH + 2
