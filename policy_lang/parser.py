@@ -10,6 +10,7 @@ import math
 import threading
 import unicodedata
 from functools import lru_cache
+from typing import Iterator
 
 from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
@@ -17,9 +18,15 @@ from lark.indenter import DedentError, Indenter
 
 from . import ast as A
 from . import errors
+from .cancel import checkpoint
 from .diagnostics import Diagnostic, FumaroleError, Span
 from .durations import duration_seconds
 from .parser_tables import build_parser
+
+# A parse looks whether it was cancelled every this many tokens (a 1 MiB policy is ~500,000
+# tokens and takes seconds; an editor's newer edit should not wait for it).
+TOKENS_PER_CHECKPOINT = 1024
+
 
 class PolicyIndenter(Indenter):
     NL_type = "_NL"
@@ -28,6 +35,13 @@ class PolicyIndenter(Indenter):
     INDENT_type = "_INDENT"
     DEDENT_type = "_DEDENT"
     tab_len = 4
+
+    def process(self, stream: Iterator[Token]) -> Iterator[Token]:
+        """The indenter's tokens, with a cancellation checkpoint every TOKENS_PER_CHECKPOINT."""
+        for count, token in enumerate(super().process(stream), 1):
+            if count % TOKENS_PER_CHECKPOINT == 0:
+                checkpoint()
+            yield token
 
 
 _PARSING = threading.Lock()

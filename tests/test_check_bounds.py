@@ -128,3 +128,19 @@ def test_a_cancelled_check_stops_at_its_next_checkpoint():
         run_cancellable(stop, check, load_environment(), module, {})
     assert not issubclass(Cancelled, Exception)
     assert check(load_environment(), module, {}).ok  # outside run_cancellable nothing is cancelled
+
+
+def test_a_cancelled_parse_stops_within_a_thousand_tokens_and_frees_the_parser():
+    """A 1 MiB policy takes seconds to parse; an editor's newer edit cancels it mid-parse (the
+    indenter is a checkpoint every TOKENS_PER_CHECKPOINT tokens) and the next parse runs."""
+    from fumarole.policy_lang.cancel import Cancelled, run_cancellable
+    from fumarole.policy_lang.parser import TOKENS_PER_CHECKPOINT
+
+    source = "plugin p\n\non open:\n" + "".join(f"    let v{i} = {i} * 2\n" for i in range(TOKENS_PER_CHECKPOINT))
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(Cancelled):
+        run_cancellable(stop, parse, source)
+    short = "plugin p\n\non open:\n    let v = 1\n"
+    assert run_cancellable(stop, parse, short).name == "p"  # fewer tokens than a checkpoint: done
+    assert len(parse(source).decls) == 1  # the parser was left usable
