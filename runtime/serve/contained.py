@@ -3,8 +3,9 @@
 A policy's budget (docs/language.md) stops it cooperatively: the compiled code
 checks it as it goes.  That is the first line; this module is the one that
 does not depend on the policy, the compiler or any library call yielding.  A
-session (its body's parse included), a shadow session and an upload's smoke
-run each run in a forked child of the service:
+session (its body's parse included), a shadow session, an upload's smoke
+run and a candidate bundle's first compile each run in a forked child of the
+service:
 
 - the parent thread only waits on a pipe, without the GIL, so ``/healthz``,
   other requests and SIGTERM are served whatever the child does;

@@ -15,6 +15,8 @@ import datetime as _dt
 import json
 import logging
 import re
+import shutil
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -24,7 +26,7 @@ from typing import Any, Callable, Sequence
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
 from fumarole.runtime.bundles.archive import DEFAULT_LIMITS, Limits
-from fumarole.runtime.bundles.bundle import Bundle
+from fumarole.runtime.bundles.bundle import Bundle, standard_library
 from fumarole.runtime.bundles.loader import LoadedBundle, load_artifact
 from fumarole.runtime.serve.metrics import Metrics
 from fumarole.runtime.serve.state import StateDir
@@ -102,6 +104,10 @@ class BundleRegistry:
         self._previous: list[Revision] = []
         self._keep = keep
         self._lock = threading.Lock()
+        # Where a candidate is compiled first (serve: a killable child with the session's time and
+        # memory budget): a bundle whose compile runs for ever or grows without bound is refused
+        # there, and the service compiles only what compiled there.
+        self.trial: Callable[[Callable[[], Any], str], Any] | None = None
 
     def _workdir(self) -> Path | None:
         return self.state.compile_path if self.state is not None else None
@@ -111,10 +117,21 @@ class BundleRegistry:
             raise Busy("another bundle change is in progress; retry when it has finished")
 
     def _load(self, data: bytes, source: str) -> LoadedBundle:
-        """Verify and compile; any failure, a bug in the compiler included, is a FumaroleError."""
+        """Verify and compile, first in :attr:`trial` when there is one; any failure, a bug in the
+        compiler included, is a FumaroleError."""
+        if self.trial is not None:
+            standard_library()  # compiled once here, so every trial child starts with it in memory
+            scratch = Path(tempfile.mkdtemp(prefix="fumarole-trial-", dir=self._workdir()))
+            try:  # a killed child leaves its unpacked files behind: they are in scratch, removed here
+                self.trial(lambda: self._compile(data, source, scratch).digest, "bundle compile")
+            finally:
+                shutil.rmtree(scratch, ignore_errors=True)
+        return self._compile(data, source, self._workdir())
+
+    def _compile(self, data: bytes, source: str, workdir: Path | None) -> LoadedBundle:
         try:
-            return load_artifact(data, source, self.trusted, self.limits, self._workdir())
-        except FumaroleError:
+            return load_artifact(data, source, self.trusted, self.limits, workdir)
+        except (FumaroleError, MemoryError):  # a MemoryError is the trial child's memory budget speaking
             raise
         except Exception as exc:  # noqa: BLE001 - a bundle that breaks the compiler is refused, not a 500
             log.exception("compiling %s failed", source)

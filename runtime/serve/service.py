@@ -146,6 +146,7 @@ class Service:
         self.last_shadow_error: dict[str, Any] | None = None
         self.last_session_error: dict[str, Any] | None = None
         registry.smoke = self.smoke
+        registry.trial = self.containment.run  # a candidate compiles first where it can be killed
 
     @property
     def session_timeout(self) -> float | None:
