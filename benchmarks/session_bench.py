@@ -35,7 +35,15 @@ RECLAIM = {"actions": "enqueue, allocate, backfill, reclaim",
            "tiers": [{"plugins": [{"name": "priority"}, {"name": "gang"}, {"name": "conformance"}]},
                      {"plugins": [{"name": "overcommit"}, {"name": "drf"}, {"name": "predicates"},
                                   {"name": "proportion"}, {"name": "nodeorder"}, {"name": "binpack"}]}]}
-CONFIGS = {"default": None, "with-reclaim": RECLAIM}
+# The default configuration with the GPU plugins (for --shape gpu).
+GPU = {"actions": "enqueue, allocate, backfill",
+       "tiers": [{"plugins": [{"name": "priority"}, {"name": "gang"}, {"name": "conformance"}]},
+                 {"plugins": [{"name": "overcommit"}, {"name": "drf"}, {"name": "predicates"},
+                              {"name": "proportion"}, {"name": "nodeorder"},
+                              {"name": "deviceshare", "arguments": {"deviceshare.GPUSharingEnable": True,
+                                                                    "deviceshare.GPUNumberEnable": True}},
+                              {"name": "numa-aware"}]}]}
+CONFIGS = {"default": None, "with-reclaim": RECLAIM, "gpu": GPU}
 
 
 def _children_cpu() -> float:

@@ -1,9 +1,14 @@
 """Synthetic clusters for benchmarks: nodes, queues, and gang jobs, some already running.
 
-Two shapes: `roomy` (32-CPU nodes, 40 % of the jobs running, spread over every
+Three shapes: `roomy` (32-CPU nodes, 40 % of the jobs running, spread over every
 queue) gives allocate a lot of placing to do; `congested` (16-CPU nodes, 60 %
 of the jobs running, all in three queues) leaves the other queues starving, so
-reclaim has work.  Deterministic for a given size, shape and seed, so figures
+reclaim has work; `gpu` is `roomy` on GPU nodes: each node has 8 shareable
+cards of 16,000 MiB (deviceshare's ``volcano.sh/gpu-memory`` / ``gpu-number``)
+and a Numatopology (two NUMA nodes of 16 CPUs, static CPU manager,
+best-effort), a third of the jobs ask for GPU memory (4,000 or 8,000 MiB a
+pod), a tenth for a whole card, and one in twenty are Guaranteed pods asking
+for best-effort NUMA placement (numa-aware).  Deterministic for a given size, shape and seed, so figures
 are comparable between runs.
 """
 
@@ -14,7 +19,9 @@ import random
 SHAPES = {
     "roomy": {"node_cpu": 32, "running_fraction": 0.4, "running_queues": None},
     "congested": {"node_cpu": 16, "running_fraction": 0.6, "running_queues": 3},
+    "gpu": {"node_cpu": 32, "running_fraction": 0.4, "running_queues": None, "gpus": 8},
 }
+GPU_CARD_MEMORY = 16000
 SIZES = {
     "S": {"nodes": 100, "jobs": 100, "pods_per_job": 10, "queues": 10},
     "M": {"nodes": 1000, "jobs": 1000, "pods_per_job": 10, "queues": 10},
@@ -31,12 +38,17 @@ def cluster_objects(size: str, shape: str = "roomy", seed: int = 7) -> list[dict
     cpu_per_node, memory_per_node = str(form["node_cpu"]), f"{form['node_cpu'] * 4}Gi"
     rng = random.Random(seed)
     objects: list[dict] = []
+    gpus = form.get("gpus", 0)
     for i in range(spec["nodes"]):
+        resources = {"cpu": cpu_per_node, "memory": memory_per_node, "pods": "110"}
+        if gpus:
+            resources |= {"volcano.sh/gpu-memory": str(gpus * GPU_CARD_MEMORY), "volcano.sh/gpu-number": str(gpus)}
         objects.append({"apiVersion": "v1", "kind": "Node",
                         "metadata": {"name": f"node-{i:04d}", "labels": {"kubernetes.io/hostname": f"node-{i:04d}",
                                                                          "zone": f"z{i % 3}"}},
-                        "status": {"allocatable": {"cpu": cpu_per_node, "memory": memory_per_node, "pods": "110"},
-                                   "capacity": {"cpu": cpu_per_node, "memory": memory_per_node, "pods": "110"}}})
+                        "status": {"allocatable": dict(resources), "capacity": dict(resources)}})
+        if gpus:
+            objects.append(_numa_topology(f"node-{i:04d}", form["node_cpu"]))
     for q in range(spec["queues"]):
         objects.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
                         "metadata": {"name": f"queue-{q}"}, "spec": {"weight": 1 + q % 3, "reclaimable": True},
@@ -47,6 +59,7 @@ def cluster_objects(size: str, shape: str = "roomy", seed: int = 7) -> list[dict
         running = rng.random() < form["running_fraction"]
         queues = form["running_queues"] if running and form["running_queues"] else spec["queues"]
         cpu = rng.choice([1, 2, 4])
+        device = _device_ask(rng) if gpus else {}
         objects.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
                         "metadata": {"name": name, "namespace": ns},
                         "spec": {"queue": f"queue-{j % queues}",
@@ -61,12 +74,45 @@ def cluster_objects(size: str, shape: str = "roomy", seed: int = 7) -> list[dict
                    "spec": {"containers": [{"name": "main", "image": "work:1",
                                             "resources": {"requests": {"cpu": str(cpu), "memory": "2Gi"}}}]},
                    "status": {"phase": "Pending"}}
+            _ask(pod, device, cpu)
             if running:
                 pod["spec"]["nodeName"] = f"node-{node % spec['nodes']:04d}"
                 pod["status"]["phase"] = "Running"
+                if "limits" in device:
+                    pod["metadata"]["annotations"]["volcano.sh/gpu-index"] = str(node % gpus)
                 node += 1
             objects.append(pod)
     return objects
+
+
+def _numa_topology(node: str, cpus: int) -> dict:
+    """Two NUMA nodes (one socket each), two CPUs a core, every CPU allocatable."""
+    half = cpus // 2
+    detail = {str(c): {"numa": c // half, "socket": c // half, "core": c // 2} for c in range(cpus)}
+    return {"apiVersion": "nodeinfo.volcano.sh/v1alpha1", "kind": "Numatopology", "metadata": {"name": node},
+            "spec": {"policies": {"CPUManagerPolicy": "static", "TopologyManagerPolicy": "best-effort"},
+                     "numares": {"cpu": {"allocatable": f"0-{cpus - 1}", "capacity": cpus}}, "cpuDetail": detail}}
+
+
+def _device_ask(rng: random.Random) -> dict:
+    """What a job of the gpu shape asks of each pod beyond CPU and memory."""
+    roll = rng.random()
+    if roll < 0.33:
+        return {"limits": {"volcano.sh/gpu-memory": rng.choice(["4000", "8000"])}}
+    if roll < 0.43:
+        return {"limits": {"volcano.sh/gpu-number": "1"}}
+    if roll < 0.48:
+        return {"numa": "best-effort"}
+    return {}
+
+
+def _ask(pod: dict, device: dict, cpu: int) -> None:
+    container = pod["spec"]["containers"][0]
+    if "limits" in device:
+        container["resources"]["limits"] = dict(device["limits"])
+    if "numa" in device:  # Guaranteed: limits equal to the requests
+        container["resources"]["limits"] = {"cpu": str(cpu), "memory": "2Gi"}
+        pod["metadata"]["annotations"]["volcano.sh/numa-topology-policy"] = device["numa"]
 
 
 def main() -> None:

@@ -251,3 +251,86 @@ def pod_object(policy: str, cpus: int) -> dict:
                                                            "annotations": annotations},
             "spec": {"containers": [{"name": "main", "resources": {"requests": resources, "limits": resources}}]},
             "status": {"phase": "Pending"}}
+
+
+# -- what outlives a session: the CPUs handed on (Volcano's UnassignedNumaPods) ----------------------
+
+def _session(text: str, state):
+    from fumarole.runtime.bundles.bundle import bundle_from_conf_text
+    from fumarole.runtime.framework.session import Session
+
+    session = Session(bundle_from_conf_text(CONF, "v.conf"), load_cluster(text), process_state=state)
+    session.open()
+    session.run_actions()
+    return session.close()
+
+
+SECOND_POD = """
+---
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata: {name: pg2, namespace: ml}
+spec: {queue: default, minMember: 1}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: train-1
+  namespace: ml
+  annotations: {scheduling.k8s.io/group-name: pg2, volcano.sh/numa-topology-policy: single-numa-node}
+spec:
+  containers:
+  - name: main
+    resources:
+      requests: {cpu: '3', memory: 1Gi}
+      limits: {cpu: '3', memory: 1Gi}
+status: {phase: Pending}
+"""
+
+
+def test_the_cpus_a_session_gave_stay_taken_in_the_next_session_of_the_process():
+    from fumarole.runtime.framework.process_state import ProcessState
+
+    state = ProcessState()
+    assert _session(CLUSTER, state).numa_assignments == {"ml/train-0": {"cpu": "1-3"}}
+    assert state.numa_pending == {"n1": {"ml-train-0": {"name": "train-0", "namespace": "ml",
+                                                         "cpus": {"cpu": "1-3"}}}}
+    assert ProcessState.from_dict(json.loads(json.dumps(state.to_dict()))) == state
+    # The next cycle: train-0 is bound, the node's Numatopology has not caught up (still 0-7).
+    bound = CLUSTER.replace("status: {phase: Pending}\n---\napiVersion: nodeinfo",
+                            "  nodeName: n1\nstatus: {phase: Running}\n---\napiVersion: nodeinfo")
+    assert bound != CLUSTER
+    assert _session(bound + SECOND_POD, state).numa_assignments == {"ml/train-1": {"cpu": "4-6"}}
+    # A fresh process does not know about train-0's CPUs.
+    assert _session(bound + SECOND_POD, ProcessState()).numa_assignments == {"ml/train-1": {"cpu": "1-3"}}
+
+
+def test_pending_cpus_are_dropped_once_the_node_lists_every_pod():
+    from fumarole.runtime.framework.process_state import ProcessState
+
+    state = ProcessState()
+    _session(CLUSTER, state)
+    listed = CLUSTER.replace("  resReserved: {cpu: '1'}\n",
+                             "  resReserved: {cpu: '1'}\n  podAllocations: [{uid: ml-train-0, name: train-0}]\n")
+    assert listed != CLUSTER
+    # The node lists train-0 (its allocatable CPUs have not caught up): the record goes, and a new
+    # pod gets the same CPUs (4-6 had the record stayed).
+    other = listed.replace("name: train-0\n  namespace: ml", "name: other\n  namespace: ml")
+    assert _session(other, state).numa_assignments == {"ml/other": {"cpu": "1-3"}}
+    assert state.numa_pending == {"n1": {"ml-other": {"name": "other", "namespace": "ml", "cpus": {"cpu": "1-3"}}}}
+
+
+def test_a_malformed_numa_pending_block_is_s030(cli, tmp_path):
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(f"""name: numa/pending
+scheduler: {{actions: allocate, tiers: [{{plugins: [{{name: numa-aware}}]}}]}}
+processState:
+  numaPending:
+    n1: {{ml-a: {{name: a, namespace: ml, cpus: {{cpu: 0-x}}}}}}
+objects:
+- {{apiVersion: v1, kind: Node, metadata: {{name: n1}}, status: {{allocatable: {{cpu: '8'}}}}}}
+expect: {{binds: {{}}}}
+""")
+    result = cli("test", str(scenario))
+    assert result.code != 0
+    assert f"{scenario}:5:53: error[S030]: numaPending.n1.ml-a.cpus.cpu must be a CPU list" in result.out + result.err

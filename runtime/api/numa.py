@@ -8,6 +8,9 @@ the kubelet's CPU-manager and topology-manager policies
 CPU's NUMA node, socket and core (``spec.cpuDetail``) and what the kubelet
 reserves (``spec.resReserved``).  Volcano's cache keeps it as the node's
 ``NumatopoInfo`` (``api/numa_info.go``); a session reads it as ``node.numa``.
+``spec.podAllocations`` names the pods whose CPUs the kubelet has pinned: the
+CPUs numa-aware gave a pod count as taken until its node lists it
+(``runtime/framework/numa_pending.py``).
 
 A cluster input is validated here when it is read: a CPU list, CPU id or
 reserved quantity that does not parse is a positioned error instead of the
@@ -53,6 +56,12 @@ class NumaTopology:
     cpus: tuple[NumaCpu, ...]  # by id
     allocatable: tuple[tuple[str, tuple[int, ...]], ...]  # resource -> its allocatable CPU ids, ascending
     reserved_cpus: int  # spec.resReserved.cpu in whole CPUs, rounded up (0 when absent)
+    pod_allocations: tuple[tuple[str, str, str], ...] = ()  # spec.podAllocations: (uid, name, namespace)
+
+    def lists_pod(self, uid: str, name: str, namespace: str) -> bool:
+        """Volcano's CheckNumaPodAssigned: the kubelet reports the pod's CPUs (same UID, or
+        same name and namespace)."""
+        return any(u == uid or (n == name and ns == namespace) for u, n, ns in self.pod_allocations)
 
     @property
     def cpu_list(self) -> list[NumaCpu]:
@@ -157,9 +166,11 @@ def numa_topology(obj: dict) -> NumaTopology:
         allocatable.append((str(resource), tuple(ids or ())))
     reserved = (spec.get("resReserved") or {}).get("cpu")
     reserved_cpus = math.ceil(milli_value(parse_quantity(reserved)) / 1000) if reserved is not None else 0
+    pods = tuple((str(p.get("uid") or ""), str(p.get("name") or ""), str(p.get("namespace") or ""))
+                 for p in spec.get("podAllocations") or [] if isinstance(p, dict))
     return NumaTopology(str(obj["metadata"]["name"]), str(policies.get(CPU_MANAGER_POLICY) or ""),
                         str(policies.get(TOPOLOGY_MANAGER_POLICY) or ""),
-                        tuple(sorted(cpus, key=lambda cpu: cpu.id)), tuple(allocatable), reserved_cpus)
+                        tuple(sorted(cpus, key=lambda cpu: cpu.id)), tuple(allocatable), reserved_cpus, pods)
 
 
 def node_numa(node: Any) -> NumaTopology | None:

@@ -18,12 +18,14 @@ from typing import Any, Mapping
 
 from fumarole.policy_lang.diagnostics import Diagnostic, Span, did_you_mean
 from fumarole.policy_lang.types import Type
+from fumarole.runtime.api.numa import parse_cpu_set
 from fumarole.runtime.framework.process_state import ProcessState
 from fumarole.runtime.ingest.kube import parse_time
 from fumarole.runtime.ingest.scheduler_options import SchedulerOptions, read_options_block, with_overrides
 from fumarole.runtime.ingest.yamlpos import key_position, position
 
-KEYS = ("predicateStartIndex", "plugins")
+KEYS = ("predicateStartIndex", "plugins", "numaPending")
+PENDING_POD_KEYS = ("name", "namespace", "cpus")
 
 
 class _Reader:
@@ -50,7 +52,8 @@ def read_process_state(block: Any, declared: Mapping[str, Mapping[str, Type]],
     reader = _Reader(file)
     state = ProcessState()
     if not isinstance(block, Mapping):
-        reader.fail("processState must be a mapping with predicateStartIndex and plugins", position(block))
+        reader.fail("processState must be a mapping with predicateStartIndex, plugins and numaPending",
+                    position(block))
         return state, reader.diagnostics
     for key in block:
         if key not in KEYS:
@@ -62,6 +65,8 @@ def read_process_state(block: Any, declared: Mapping[str, Mapping[str, Type]],
                     position(block, "predicateStartIndex"))
     else:
         state.predicate_start_index = index
+    if "numaPending" in block:
+        state.numa_pending = _numa_pending(reader, block["numaPending"], position(block, "numaPending"))
     by_plugin = block.get("plugins") or {}
     if not isinstance(by_plugin, Mapping):
         reader.fail("processState.plugins must map plugin names to their process state",
@@ -109,6 +114,37 @@ def _values(reader: _Reader, plugin: str, values: Mapping, declared: Mapping[str
             reader.fail(f"{plugin}.{name} must be {t}, not {value!r}", position(values, name))
         else:
             out[str(name)] = converted
+    return out
+
+
+def _numa_pending(reader: _Reader, block: Any, where: tuple[int, int]) -> dict[str, dict[str, dict[str, Any]]]:
+    """``numaPending``: node -> pod UID -> {name, namespace, cpus: {resource: CPU list}}."""
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    if not isinstance(block, Mapping):
+        reader.fail("processState.numaPending must map node names to their pending pods", where)
+        return out
+    for node, pods in block.items():
+        if not isinstance(pods, Mapping):
+            reader.fail(f"numaPending.{node} must map pod UIDs to their pods", position(block, node))
+            continue
+        for uid, pod in pods.items():
+            if not isinstance(pod, Mapping) or not isinstance(pod.get("cpus"), Mapping):
+                reader.fail(f"numaPending.{node}.{uid} must be a mapping with name, namespace and cpus "
+                            "(resource -> CPU list)", position(pods, uid))
+                continue
+            unknown = [key for key in pod if key not in PENDING_POD_KEYS]
+            for key in unknown:
+                reader.fail(f"unknown key '{key}' of a pending pod", key_position(pod, key),
+                            did_you_mean(str(key), PENDING_POD_KEYS))
+            cpus = pod["cpus"]
+            bad = [res for res, text in cpus.items() if not isinstance(text, str) or parse_cpu_set(text) is None]
+            for res in bad:
+                reader.fail(f"numaPending.{node}.{uid}.cpus.{res} must be a CPU list such as '0-3,8', "
+                            f"not {cpus[res]!r}", position(cpus, res))
+            if not unknown and not bad:
+                out.setdefault(str(node), {})[str(uid)] = {
+                    "name": str(pod.get("name") or ""), "namespace": str(pod.get("namespace") or ""),
+                    "cpus": {str(res): str(text) for res, text in cpus.items()}}
     return out
 
 

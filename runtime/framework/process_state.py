@@ -43,24 +43,32 @@ class ProcessState:
 
     predicate_start_index: int = 0
     plugins: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # The CPUs numa-aware gave pods their nodes do not report yet (Volcano's UnassignedNumaPods):
+    # node -> pod UID -> {"name", "namespace", "cpus": {resource: CPU list}} (framework/numa_pending.py).
+    numa_pending: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
     def plugin_value(self, plugin: str, name: str, default: Any) -> Any:
         """A plugin's process-state value, or the declaration's default when never set."""
         return self.plugins.get(plugin, {}).get(name, default)
 
     def copy(self) -> "ProcessState":
-        return ProcessState(self.predicate_start_index, copy.deepcopy(self.plugins))
+        return ProcessState(self.predicate_start_index, copy.deepcopy(self.plugins), copy.deepcopy(self.numa_pending))
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form (``/v1/status``, a scenario's ``processState`` block)."""
-        return {"predicateStartIndex": self.predicate_start_index,
-                "plugins": copy.deepcopy(self.plugins)}
+        """The JSON form (``/v1/status``, a scenario's ``processState`` block); ``numaPending``
+        only when some CPUs are pending."""
+        out: dict[str, Any] = {"predicateStartIndex": self.predicate_start_index,
+                               "plugins": copy.deepcopy(self.plugins)}
+        if self.numa_pending:
+            out["numaPending"] = copy.deepcopy(self.numa_pending)
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "ProcessState":
         """The inverse of :meth:`to_dict`; assumes validated data (authoring.process_state validates)."""
         plugins = {str(name): dict(values) for name, values in (data.get("plugins") or {}).items()}
-        return cls(int(data.get("predicateStartIndex") or 0), plugins)
+        return cls(int(data.get("predicateStartIndex") or 0), plugins,
+                   copy.deepcopy(dict(data.get("numaPending") or {})))
 
 
 __all__ = ["ProcessState", "PROCESS_STATE_HOOK"]

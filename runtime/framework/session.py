@@ -53,6 +53,7 @@ from fumarole.runtime.framework.batch_dispatch import BATCH_COMBINATORS
 from fumarole.runtime.framework.budget import StepBudget
 from fumarole.runtime.framework.namespace import PolicyRuntimeError
 from fumarole.runtime.framework.node_columns import NodeColumns, as_batch, as_value
+from fumarole.runtime.framework.numa_pending import apply_pending, record_pending
 from fumarole.runtime.framework.policy_error import NOT_RETRIED
 from fumarole.runtime.framework.predicate_helper import PredicateHelper
 from fumarole.runtime.framework.priority_queue import PriorityQueue
@@ -202,6 +203,7 @@ class Session:
             self.options: SchedulerOptions = options if options is not None else bundle.scheduler_options
             self.process_state = process_state if process_state is not None else ProcessState()
             snap = cluster.snapshot(self.options)
+            apply_pending(snap.nodes, self.process_state.numa_pending)
             self.bundle = bundle
             self.source = cluster.file  # where the objects came from: the file a problem is placed in
             self.budget = budget if budget is not None else StepBudget()  # every policy of the session runs on it
@@ -707,8 +709,10 @@ class Session:
                 carried.pop(key, None)
 
     def record_numa_assignment(self, task: Task, node: Node, sets: dict[str, list[int]]) -> None:
-        """Volcano's AddUnassignedNumaPods: the CPUs a placed pod holds until its node reports them."""
+        """Volcano's AddUnassignedNumaPods: the CPUs a placed pod holds until its node reports them
+        (in the decisions, and for the process's next sessions)."""
         self.decisions.numa_assignments[task.key] = {name: format_cpu_set(ids) for name, ids in sets.items()}
+        record_pending(self.process_state.numa_pending, node.name, task.uid, task.name, task.namespace, sets)
 
     def bind_annotations_of(self, task: Task) -> dict[str, str]:
         return dict(self.pod_annotations.get(task.uid) or {})

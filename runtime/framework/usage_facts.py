@@ -67,6 +67,13 @@ _QOS_RESOURCES = ("cpu", "memory")
 
 
 def qos_class(task: Task) -> str:
+    """Kubernetes' GetPodQOS of the pod, worked out once per session task (numa-aware asks it per node)."""
+    if "qos" not in task.derived:
+        task.derived["qos"] = _qos_class(task)
+    return task.derived["qos"]
+
+
+def _qos_class(task: Task) -> str:
     """Kubernetes' GetPodQOS: status.qosClass when the pod reports it, else computed from the
     containers' (and init containers') cpu and memory requests and limits: none at all is
     BestEffort; limits on both in every container, equal to the requests, Guaranteed; else Burstable."""

@@ -745,7 +745,10 @@ _TYPED_FIELDS: dict[str, tuple] = {
                      ("spec.resReserved.*", "scalar"), ("spec.numares", "map"), ("spec.numares.*", "map"),
                      ("spec.numares.*.allocatable", "scalar"), ("spec.numares.*.capacity", "int"),
                      ("spec.cpuDetail", "map"), ("spec.cpuDetail.*", "map"), ("spec.cpuDetail.*.numa", "int"),
-                     ("spec.cpuDetail.*.socket", "int"), ("spec.cpuDetail.*.core", "int")),
+                     ("spec.cpuDetail.*.socket", "int"), ("spec.cpuDetail.*.core", "int"),
+                     ("spec.podAllocations", "list"), ("spec.podAllocations.*", "map"),
+                     ("spec.podAllocations.*.uid", "scalar"), ("spec.podAllocations.*.name", "scalar"),
+                     ("spec.podAllocations.*.namespace", "scalar")),
     "PodDisruptionBudget": (*_under("spec.selector", _LABEL_SELECTOR), ("status.disruptionsAllowed", "int"),
                             ("status.disruptedPods", "map"), ("status.disruptedPods.*", "time")),
 }
