@@ -73,7 +73,7 @@ _LANE_KINDS = (NODE, VECTOR, RESOURCES, FAILS, NAMES)
 # set-up (masks, memo look-ups, the result) takes as long as about this many loop iterations.
 BATCH_CALL_STEPS = 100
 # Methods and functions with effects: a rule calling them has no batch form.
-_EFFECT_TYPES = frozenset({"Statement", "PriorityQueue", "PredicateHelper"})
+_EFFECT_TYPES = frozenset({"Statement", "PriorityQueue", "PredicateHelper", "Extender"})
 _EFFECT_NAMES = frozenset({"statement", "predicate_helper", "priority_queue", "pod_view", "add", "remove",
                            "record_fit_error", "record_fit_errors", "set_condition", "dry_run_copy"})
 
@@ -97,11 +97,13 @@ _ROW_LOCAL_RESULTS = frozenset({"int", "float", "bool"})
 
 
 class NotVectorisable(Exception):
-    """The rule has no batch form; the message says why (``check --strict`` reports it)."""
+    """The rule has no batch form; the message says why (``check --strict`` reports it).
+    ``effect``: because it changes something (state, a statement, an extender's view), so it
+    must also never be asked twice or for nodes the per-node scan would not ask."""
 
-    def __init__(self, reason: str, span=None) -> None:
+    def __init__(self, reason: str, span=None, effect: bool = False) -> None:
         super().__init__(reason)
-        self.reason, self.span = reason, span
+        self.reason, self.span, self.effect = reason, span, effect
 
 
 @dataclass
@@ -175,6 +177,9 @@ class Vectorizer:
                 batch = self._hook(hook, c)
             except NotVectorisable as exc:
                 fallbacks.append(self._fallback(" ".join(hook.decl.names), c, exc, hook.decl.span))
+                if exc.effect:  # the session's dispatcher then runs this hook node by node only
+                    out.append(P.Assign(targets=[P.Attribute(value=_name(fn), attr="per_node_only",
+                                                             ctx=P.Store())], value=_const(True)))
                 continue
             out.append(P.Assign(targets=[P.Attribute(value=_name(fn), attr="batch", ctx=P.Store())],
                                 value=_name(batch)))
@@ -435,10 +440,10 @@ class Vectorizer:
         if isinstance(target, A.Index):
             return self._assign_lane_entry(target, value, kind, op, s)
         if not isinstance(target, A.Name):
-            raise NotVectorisable("an assignment to an attribute has an effect", s.span)
+            raise NotVectorisable("an assignment to an attribute has an effect", s.span, True)
         ref = self.base.info.refs[id(target)]
         if ref.kind not in ("local", "hookparam"):
-            raise NotVectorisable(f"an assignment to {ref.kind} '{target.id}' has an effect", s.span)
+            raise NotVectorisable(f"an assignment to {ref.kind} '{target.id}' has an effect", s.span, True)
         py = ref.py
         old_kind = fn.kinds.get(py, SCALAR)
         if op is not None:
@@ -781,7 +786,7 @@ class Vectorizer:
         kind = info.kind
         name = info.name or getattr(e.func, "id", "") or getattr(e.func, "name", "")
         if name in _EFFECT_NAMES or (kind == "method" and self.base.t(A.receiver(e)).name in _EFFECT_TYPES):
-            raise NotVectorisable(f"'{name}' has an effect", e.span)
+            raise NotVectorisable(f"'{name}' has an effect", e.span, True)
         args = [self.ex(a) for a in e.args]
         if e.kwargs:
             return self._per_lane(e)

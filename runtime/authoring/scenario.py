@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError, Span
 from fumarole.runtime.authoring.process_state_input import declared_process_states, read_process_inputs
+from fumarole.runtime.authoring.scenario_extenders import Canned, read_extenders, serving
 from fumarole.runtime.authoring.scenario_keys import unknown_keys
 from fumarole.runtime.bundles.bundle import Bundle, build_bundle, load_bundle
 from fumarole.runtime.framework.budget import StepBudget
@@ -52,6 +53,7 @@ class Scenario:
     options: SchedulerOptions | None = None  # None: the bundle's
     process_state: ProcessState = field(default_factory=ProcessState)
     cluster_text: str | None = None  # a `cluster:` file's text, which places a problem found at open
+    extenders: dict[str, dict[str, Canned]] = field(default_factory=dict)  # stand-in HTTP extenders
 
     @property
     def sources(self) -> dict[str, str]:
@@ -113,7 +115,11 @@ def load_scenario(path: Path) -> Scenario:
         raise
     now = parse_time(doc["now"]) if doc.get("now") is not None else None
     options, state = _process_inputs(doc, bundle, file, text)
-    return Scenario(str(doc.get("name") or path.stem), file, doc, bundle, cluster, now, options, state, cluster_text)
+    extenders, diags = read_extenders(doc, file)
+    if diags:
+        raise FumaroleError(diags, {file: text})
+    return Scenario(str(doc.get("name") or path.stem), file, doc, bundle, cluster, now, options, state, cluster_text,
+                    extenders)
 
 
 def _process_inputs(doc: dict, bundle: Bundle, file: str,
@@ -375,8 +381,14 @@ def _ref(ref: Any) -> str:
 # -- running -------------------------------------------------------------------------------
 
 def run_scenario(scenario: Scenario, engine: str = "fast", timeout: float | None = None) -> Outcome:
-    """The scenario's session against its expectations.  A cluster ``run`` would refuse (a queue
-    hierarchy with a cycle) raises the FumaroleError ``run`` gives, before any hook or action runs."""
+    """The scenario's session against its expectations, its stand-in extenders serving meanwhile.
+    A cluster ``run`` would refuse (a queue hierarchy with a cycle) raises the FumaroleError ``run``
+    gives, before any hook or action runs."""
+    with serving(scenario.extenders):
+        return _run(scenario, engine, timeout)
+
+
+def _run(scenario: Scenario, engine: str, timeout: float | None) -> Outcome:
     doc = scenario.doc
     ssn = scenario.session(engine, timeout)
     if "expectHooks" in doc:

@@ -25,6 +25,7 @@ SCENARIO_KEYS = frozenset({
     "objects", "cluster",                 # the cluster: inline objects, or a dump file
     "now",                                # the session clock
     "processState",                       # scheduler process state carried across sessions
+    "extenders",                          # stand-in HTTP extenders: canned answers per verb
     "expect", "expectHooks",              # what the session must decide / what hook calls must return
 })
 

@@ -21,6 +21,7 @@ from fumarole.runtime.api import resource as R
 from fumarole.runtime.api.fit import FitError
 from fumarole.runtime.api.resource import Resource
 from fumarole.runtime.framework import eviction as _eviction_module
+from fumarole.runtime.framework import extender_lib as _extender_module
 from fumarole.runtime.framework import go_semantics as _go_module
 from fumarole.runtime.framework.go_sort import sort_slice
 from fumarole.runtime.framework import text_lib as _text_module
@@ -163,6 +164,7 @@ def namespace() -> dict:
         "_fields": _library(_fields_module, ("queue_spec",)),
         "_math": SimpleNamespace(floor=math.floor),
         "_eviction": _library(_eviction_module, ("Eviction", "VictimBundle")),
+        "_ext": _library(_extender_module, ("client", "status_fit_error", "resource_names")),
         "_usage": _library(_usage_module, ("metrics_time", "cpu_usage", "memory_usage", "task_limit",
                                                           "priority_set", "qos_class")),
         "_limits": _library(_limits_module, ("queue_has_affinity", "queue_node_groups", "node_group_limits")),

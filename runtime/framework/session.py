@@ -297,8 +297,11 @@ class Session:
             else:
                 fn = builder(tiers)
             batch_builder = BATCH_COMBINATORS.get(spec["combine"])
-            if self.columns is not None and batch_builder is not None:
-                fn.batch = batch_builder([f for tier in tiers for f in tier])
+            plugin_fns = [f for tier in tiers for f in tier]
+            if any(getattr(f, "per_node_only", False) for f in plugin_fns):
+                fn.per_node_only = True  # a plugin's hook has effects: asked node by node, as the scan asks
+            elif self.columns is not None and batch_builder is not None:
+                fn.batch = batch_builder(plugin_fns)
             setattr(H, name, fn)
 
     def _split_vetoes(self, spec: Mapping[str, Any], registered: dict[str, dict[str, Callable]]

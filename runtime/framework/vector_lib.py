@@ -287,8 +287,16 @@ def dict_lanes(mapping: dict | NodeMap, dom: NodeBatch, default) -> np.ndarray:
     return np.array([mapping.get(n, default) for n in dom.nodes], dtype=float)
 
 
+class PerNodeOnly(Exception):
+    """A batch form reached a hook that runs node by node only; its caller runs its per-node code."""
+
+
 def dispatch(dispatcher, positions: tuple[int, ...], args: tuple):
-    """A hook dispatcher over a batch: its batch form, else plugin by plugin per node."""
+    """A hook dispatcher over a batch: its batch form, else plugin by plugin per node.  A hook with
+    effects (an extender call) must be asked exactly as the per-node code asks it: PerNodeOnly,
+    before anything ran, sends the caller back to its per-node code."""
+    if getattr(dispatcher, "per_node_only", False):
+        raise PerNodeOnly("a plugin's hook has effects")
     batch = getattr(dispatcher, "batch", None)
     if batch is not None:
         return batch(*args)
