@@ -30,6 +30,7 @@ from fumarole.runtime.framework.budget import StepBudget
 from fumarole.runtime.framework.extender_http import MAX_BODY, Answer
 from fumarole.runtime.framework.extender_lib import Extender
 from fumarole.runtime.framework.extender_replies import RESPONSES, read_reply
+from fumarole.runtime.framework.lifecycle import run_session
 from fumarole.runtime.framework.policy_error import BudgetExhausted, PolicyRuntimeError
 from fumarole.runtime.framework.session import Session
 from fumarole.runtime.ingest.kube import cluster_from_objects, task_from_pod
@@ -258,7 +259,7 @@ def test_a_silent_extender_never_outlasts_the_session_timeout() -> None:
                                          "spec": {"queue": "q1", "minMember": 1}}], "test")
         start = time.monotonic()
         with pytest.raises(PolicyRuntimeError, match="deadline"):
-            Session(build_bundle(config), cluster, budget=StepBudget(timeout=1.0)).run()
+            run_session(Session(build_bundle(config), cluster, budget=StepBudget(timeout=1.0)))
     assert time.monotonic() - start < 5 and asked == ["/predicate"]
 
 
@@ -321,7 +322,7 @@ def test_both_engines_make_the_same_calls_and_decisions() -> None:
     try:
         for engine in ("fast", "reference"):
             _Recorder.asked = []
-            decisions = Session(build_bundle(config), cluster_from_objects(objects, "test"), engine=engine).run()
+            decisions = run_session(Session(build_bundle(config), cluster_from_objects(objects, "test"), engine=engine))
             runs[engine] = (decisions_as_expect(decisions)["binds"], list(_Recorder.asked))
     finally:
         server.shutdown()
@@ -361,7 +362,7 @@ def test_fumarole_serve_answers_the_client_as_the_same_rules_decide_in_process(t
                 "extender.urlPrefix": url + "/v1/extender", "extender.httpTimeout": "10s",
                 "extender.onSessionOpenVerb": "onSessionOpen", "extender.onSessionCloseVerb": "onSessionClose",
                 "extender.predicateVerb": "predicate", "extender.prioritizeVerb": "prioritize"}}]}]}, "conf")
-        through_serve = decisions_as_expect(Session(build_bundle(config), cluster_from_objects(objects, "t")).run())
+        through_serve = decisions_as_expect(run_session(Session(build_bundle(config), cluster_from_objects(objects, "t"))))
     folder = tmp_path / "in-process"
     (folder / "plugins").mkdir(parents=True)
     (folder / "plugins" / "site.policy").write_text(SITE_POLICY)
@@ -369,7 +370,7 @@ def test_fumarole_serve_answers_the_client_as_the_same_rules_decide_in_process(t
         "apiVersion": "fumarole/v1", "kind": "PolicyBundle", "metadata": {"name": "in-process", "revision": "1"},
         "uses": ["volcano"], "sources": ["plugins/*.policy"], "actions": ["enqueue", "allocate"],
         "tiers": [*base[:1], {"plugins": [*base[1]["plugins"], {"name": "site", "arguments": site_arguments}]}]}))
-    in_process = decisions_as_expect(Session(load_bundle_dir(folder), cluster_from_objects(objects, "t")).run())
+    in_process = decisions_as_expect(run_session(Session(load_bundle_dir(folder), cluster_from_objects(objects, "t"))))
     assert through_serve == in_process
     assert through_serve["binds"]["c1/p0"] == "n2" and "n0" not in through_serve["binds"].values()
 
