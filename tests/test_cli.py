@@ -192,13 +192,13 @@ def test_test_command_skips_cluster_dumps_and_manifests_in_folders(cli, root):
     assert "cluster" not in result.out and result.out.strip().endswith(" passed, 0 failed")
 
 
-def test_volcano_plugins_fumarole_does_not_model_are_named_as_such(cli, tmp_path, root):
+def test_every_volcano_plugin_runs_the_extender_included(cli, tmp_path, root):
+    """The last Volcano plugin fumarole lacked was the extender: a configuration naming it (with no
+    verb it asks nothing) runs like Volcano's, where it was C021."""
     conf = tmp_path / "v.conf"
     conf.write_text('actions: "enqueue, allocate, gangpreempt"\ntiers:\n- plugins:\n  - name: gang\n  - name: extender\n')
     result = cli("run", str(root / "examples/cluster.yaml"), "--config", str(conf))
-    assert result.code == 2
-    assert "error[C021]: plugin 'extender' is a Volcano plugin fumarole does not implement" in result.err
-    assert "gangpreempt" not in result.err  # modelled: policies/volcano/actions/gangpreempt.policy
+    assert result.code == 0, result.err
 
 
 GANG_CONF = """actions: "enqueue, allocate, gangpreempt, gangreclaim"

@@ -560,19 +560,8 @@ def _digest(sources: Mapping[str, str], config: SchedulerConfig, overrides: Mapp
     return "sha256:" + h.hexdigest()
 
 
-# Plugins Volcano registers that fumarole does not model (devices, topology, DRA...):
-# running without them could change decisions, so they are errors with their own message.
-VOLCANO_ONLY_PLUGINS = frozenset({
-    "extender",
-})
-
-
 def _unknown_plugin(entry: PluginEntry, library: Library, file: str) -> Diagnostic:
-    if entry.name in VOLCANO_ONLY_PLUGINS:
-        return Diagnostic("C021", f"plugin '{entry.name}' is a Volcano plugin fumarole does not implement",
-                          file, Span(*entry.pos),
-                          hint="remove it from the tiers to run the session without it (its decisions then "
-                               "may differ from Volcano's)")
+    """C021: every plugin Volcano registers is in the standard library, so any other is unknown."""
     return Diagnostic("C021", f"unknown plugin '{entry.name}'", file, Span(*entry.pos),
                       hint=did_you_mean(entry.name, library.plugins)
                       or f"available: {', '.join(sorted(library.plugins))}")
