@@ -64,7 +64,7 @@ def test_the_eviction_actions_node_check_has_a_batch_form():
 
 def _balance_by_definition(requested, allocatable, pod) -> int:
     """NodeResourcesBalancedAllocation's balance, restated from its definition by resource name."""
-    from fumarole.runtime.k8s.plugins import BALANCED_RESOURCES
+    from fumarole.runtime.k8s.noderesources import BALANCED_RESOURCES
 
     fractions = [min(requested.get(name) / allocatable.get(name), 1.0) for name in BALANCED_RESOURCES
                  if (name in ("cpu", "memory") or pod.get(name) != 0) and allocatable.get(name) != 0]
@@ -99,7 +99,8 @@ def test_balanced_allocation_node_by_node_and_over_lanes_is_its_definition(pod, 
     from fumarole.runtime.api.resource import Resource
     from fumarole.runtime.framework.node_columns import NodeColumns
     from fumarole.runtime.framework.vector_lib import _balanced_or_lanes
-    from fumarole.runtime.k8s.plugins import K8sView, balanced_allocation_score
+    from fumarole.runtime.k8s.noderesources import balanced_allocation_score
+    from fumarole.runtime.k8s.view import K8sView
 
     task = SimpleNamespace(request=_resource(pod))
     built = [Node(f"n{i}", _resource(a), _resource(a), {}, {}, {}, [], False, []) for i, (a, _) in enumerate(nodes)]

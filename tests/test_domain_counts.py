@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from fumarole.runtime.framework.session import Session
 from fumarole.runtime.ingest.kube import cluster_from_objects
 from fumarole.runtime.k8s import domain_counts
-from fumarole.runtime.k8s.plugins import PodView
+from fumarole.runtime.k8s.view import PodView
 from tests.differential import bundle, clusters
 
 

@@ -1,4 +1,5 @@
-"""Tests for fumarole.runtime.k8s.plugins: the Kubernetes filters and scorers the policies call."""
+"""Tests for runtime/k8s/ (one module per Kubernetes plugin, and the view): the filters and scorers
+the policies call."""
 
 from __future__ import annotations
 
@@ -10,8 +11,17 @@ import yaml
 from fumarole.runtime.api.model import Node, Task
 from fumarole.runtime.api.resource import Resource
 from fumarole.runtime.ingest.kube import cluster_from_objects, task_from_pod
-from fumarole.runtime.k8s import plugins as k8s
-from fumarole.runtime.k8s.plugins import K8sView
+from fumarole.runtime.k8s import (
+    imagelocality,
+    interpodaffinity,
+    nodeaffinity,
+    nodeports,
+    noderesources,
+    nodeunschedulable,
+    podtopologyspread,
+    tainttoleration,
+)
+from fumarole.runtime.k8s.view import K8sView
 
 CASES = Path(__file__).resolve().parent / "conformance" / "cases"  # the repository's copy
 MI = 1024 * 1024
@@ -63,7 +73,7 @@ def case_file(directory: str, prefix: str) -> str:
 
 def test_nonzero_request_defaults_missing_cpu_and_memory():
     task = make_pod(containers=[{"resources": {"requests": {"cpu": "250m"}}}, {}])
-    got = k8s.nonzero_request(task)
+    got = noderesources.nonzero_request(task)
     assert got.milli_cpu == 250 + 100
     assert got.memory == 2 * 200 * MI
     assert got.scalars is None
@@ -71,7 +81,7 @@ def test_nonzero_request_defaults_missing_cpu_and_memory():
 
 def test_nonzero_request_keeps_explicit_zero():
     task = make_pod(containers=[{"resources": {"requests": {"cpu": "0", "memory": "0"}}}])
-    got = k8s.nonzero_request(task)
+    got = noderesources.nonzero_request(task)
     assert (got.milli_cpu, got.memory) == (0, 0)
 
 
@@ -83,7 +93,7 @@ def test_nonzero_request_init_containers_and_sidecars():
             {"resources": {"requests": {"cpu": "3"}}},  # memory defaults to 200Mi
         ],
         overhead={"cpu": "10m", "memory": "1Mi"})
-    got = k8s.nonzero_request(task)
+    got = noderesources.nonzero_request(task)
     # regular: 1 + 0.5 (sidecar) = 1.5 cpu; init peak: 3 + 0.5 = 3.5 cpu
     assert got.milli_cpu == 3500 + 10
     # regular: 100 + 50 = 150Mi; init peak: 200 + 50 = 250Mi
@@ -93,10 +103,10 @@ def test_nonzero_request_init_containers_and_sidecars():
 def test_view_requested_sums_view_pods():
     node = make_node("n1")
     place(node, make_pod("a", node="n1"), make_pod("b", node="n1", containers=[{}]))
-    requested = k8s.view_requested(node)
+    requested = noderesources.view_requested(node)
     assert requested.milli_cpu == 1000 and requested.memory == 1024 * MI
     assert requested.scalars == {"pods": 2.0}
-    nonzero = k8s.view_nonzero_requested(node)
+    nonzero = noderesources.view_nonzero_requested(node)
     assert nonzero.milli_cpu == 1100 and nonzero.memory == 1024 * MI + 200 * MI
 
 
@@ -108,9 +118,9 @@ def _required(*terms) -> dict:
 
 def test_node_selector_requires_every_label():
     node = make_node("n1", {"disk": "ssd", "zone": "a"})
-    assert k8s.matches_node_selector_and_affinity(make_pod(nodeSelector={"disk": "ssd"}), node)
-    assert not k8s.matches_node_selector_and_affinity(make_pod(nodeSelector={"disk": "ssd", "gpu": "yes"}), node)
-    assert k8s.matches_node_selector_and_affinity(make_pod(), node)
+    assert nodeaffinity.matches_node_selector_and_affinity(make_pod(nodeSelector={"disk": "ssd"}), node)
+    assert not nodeaffinity.matches_node_selector_and_affinity(make_pod(nodeSelector={"disk": "ssd", "gpu": "yes"}), node)
+    assert nodeaffinity.matches_node_selector_and_affinity(make_pod(), node)
 
 
 @pytest.mark.parametrize("expr, expected", [
@@ -134,33 +144,33 @@ def test_node_selector_requires_every_label():
 def test_required_node_affinity_operators(expr, expected):
     node = make_node("n1", {"zone": "a", "cores": "16"})
     task = make_pod(affinity=_required({"matchExpressions": [expr]}))
-    assert k8s.matches_node_selector_and_affinity(task, node) is expected
+    assert nodeaffinity.matches_node_selector_and_affinity(task, node) is expected
 
 
 def test_required_node_affinity_terms_are_ored_and_empty_term_matches_nothing():
     node = make_node("n1", {"zone": "a"})
     miss = {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["b"]}]}
     hit = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}
-    assert k8s.matches_node_selector_and_affinity(make_pod(affinity=_required(miss, hit)), node)
-    assert not k8s.matches_node_selector_and_affinity(make_pod(affinity=_required(miss)), node)
-    assert not k8s.matches_node_selector_and_affinity(make_pod(affinity=_required({})), node)
+    assert nodeaffinity.matches_node_selector_and_affinity(make_pod(affinity=_required(miss, hit)), node)
+    assert not nodeaffinity.matches_node_selector_and_affinity(make_pod(affinity=_required(miss)), node)
+    assert not nodeaffinity.matches_node_selector_and_affinity(make_pod(affinity=_required({})), node)
     not_here = {"matchFields": [{"key": "metadata.name", "operator": "NotIn", "values": ["n1"]}]}
-    assert not k8s.matches_node_selector_and_affinity(make_pod(affinity=_required(not_here)), node)
+    assert not nodeaffinity.matches_node_selector_and_affinity(make_pod(affinity=_required(not_here)), node)
 
 
 def test_node_selector_and_affinity_must_both_hold():
     node = make_node("n1", {"zone": "a"})
     term = {"matchExpressions": [{"key": "zone", "operator": "Exists"}]}
-    assert not k8s.matches_node_selector_and_affinity(
+    assert not nodeaffinity.matches_node_selector_and_affinity(
         make_pod(nodeSelector={"zone": "b"}, affinity=_required(term)), node)
 
 
 def test_has_node_selection():
-    assert not k8s.has_node_selection(make_pod())
-    assert k8s.has_node_selection(make_pod(nodeSelector={"a": "b"}))
-    assert k8s.has_node_selection(make_pod(affinity=_required({})))
+    assert not nodeaffinity.has_node_selection(make_pod())
+    assert nodeaffinity.has_node_selection(make_pod(nodeSelector={"a": "b"}))
+    assert nodeaffinity.has_node_selection(make_pod(affinity=_required({})))
     preferred = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": []}}
-    assert not k8s.has_node_selection(make_pod(affinity=preferred))
+    assert not nodeaffinity.has_node_selection(make_pod(affinity=preferred))
 
 
 def _name_in(*names) -> dict:
@@ -169,14 +179,14 @@ def _name_in(*names) -> dict:
 
 def test_node_affinity_conflict():
     conflict = make_pod(affinity=_required({"matchFields": [_name_in("a"), _name_in("b")]}))
-    assert k8s.node_affinity_conflict(conflict)
+    assert nodeaffinity.node_affinity_conflict(conflict)
     pinned = make_pod(affinity=_required({"matchFields": [_name_in("a"), _name_in("b")]},
                                          {"matchFields": [_name_in("c")]}))
-    assert not k8s.node_affinity_conflict(pinned)
+    assert not nodeaffinity.node_affinity_conflict(pinned)
     unpinned = make_pod(affinity=_required({"matchFields": [_name_in("a"), _name_in("b")]},
                                            {"matchExpressions": [{"key": "x", "operator": "Exists"}]}))
-    assert not k8s.node_affinity_conflict(unpinned)
-    assert not k8s.node_affinity_conflict(make_pod())
+    assert not nodeaffinity.node_affinity_conflict(unpinned)
+    assert not nodeaffinity.node_affinity_conflict(make_pod())
 
 
 def test_preferred_node_affinity_score():
@@ -186,10 +196,10 @@ def test_preferred_node_affinity_score():
         {"weight": 7, "preference": {}},  # empty preference: ignored
     ]}}
     task = make_pod(affinity=preferred)
-    assert k8s.has_preferred_node_affinity(task)
-    assert not k8s.has_preferred_node_affinity(make_pod())
-    assert k8s.preferred_node_affinity_score(task, make_node("n1", {"zone": "a", "disk": "ssd"})) == 8
-    assert k8s.preferred_node_affinity_score(task, make_node("n2", {"zone": "b"})) == 0
+    assert nodeaffinity.has_preferred_node_affinity(task)
+    assert not nodeaffinity.has_preferred_node_affinity(make_pod())
+    assert nodeaffinity.preferred_node_affinity_score(task, make_node("n1", {"zone": "a", "disk": "ssd"})) == 8
+    assert nodeaffinity.preferred_node_affinity_score(task, make_node("n2", {"zone": "b"})) == 0
 
 
 # -- taints ---------------------------------------------------------------------
@@ -201,11 +211,11 @@ def test_untolerated_taint_reports_first_untolerated():
         {"key": "broken", "effect": "NoExecute"},
     ])
     effects = ["NoSchedule", "NoExecute"]
-    assert k8s.untolerated_taint(make_pod(), node, effects) == "dedicated=gpu:NoSchedule"
+    assert tainttoleration.untolerated_taint(make_pod(), node, effects) == "dedicated=gpu:NoSchedule"
     equal = make_pod(tolerations=[{"key": "dedicated", "operator": "Equal", "value": "gpu"}])
-    assert k8s.untolerated_taint(equal, node, effects) == "broken:NoExecute"
+    assert tainttoleration.untolerated_taint(equal, node, effects) == "broken:NoExecute"
     everything = make_pod(tolerations=[{"operator": "Exists"}])
-    assert k8s.untolerated_taint(everything, node, effects) is None
+    assert tainttoleration.untolerated_taint(everything, node, effects) is None
 
 
 @pytest.mark.parametrize("toleration, tolerated", [
@@ -220,15 +230,15 @@ def test_untolerated_taint_reports_first_untolerated():
 ])
 def test_toleration_rules(toleration, tolerated):
     node = make_node("n1", taints=[{"key": "k", "value": "v", "effect": "NoSchedule"}])
-    got = k8s.untolerated_taint(make_pod(tolerations=[toleration]), node, ["NoSchedule"])
+    got = tainttoleration.untolerated_taint(make_pod(tolerations=[toleration]), node, ["NoSchedule"])
     assert (got is None) is tolerated
 
 
 def test_tolerates_unschedulable():
-    assert not k8s.tolerates_unschedulable(make_pod())
-    assert k8s.tolerates_unschedulable(make_pod(tolerations=[
+    assert not nodeunschedulable.tolerates_unschedulable(make_pod())
+    assert nodeunschedulable.tolerates_unschedulable(make_pod(tolerations=[
         {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}]))
-    assert not k8s.tolerates_unschedulable(make_pod(tolerations=[
+    assert not nodeunschedulable.tolerates_unschedulable(make_pod(tolerations=[
         {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoExecute"}]))
 
 
@@ -238,11 +248,11 @@ def test_intolerable_prefer_no_schedule():
         {"key": "b", "effect": "PreferNoSchedule"},
         {"key": "c", "effect": "NoSchedule"},
     ])
-    assert k8s.intolerable_prefer_no_schedule(make_pod(), node) == 2
+    assert tainttoleration.intolerable_prefer_no_schedule(make_pod(), node) == 2
     soft = make_pod(tolerations=[{"key": "a", "operator": "Exists", "effect": "PreferNoSchedule"}])
-    assert k8s.intolerable_prefer_no_schedule(soft, node) == 1
+    assert tainttoleration.intolerable_prefer_no_schedule(soft, node) == 1
     hard_only = make_pod(tolerations=[{"key": "a", "operator": "Exists", "effect": "NoSchedule"}])
-    assert k8s.intolerable_prefer_no_schedule(hard_only, node) == 2
+    assert tainttoleration.intolerable_prefer_no_schedule(hard_only, node) == 2
 
 
 # -- host ports -----------------------------------------------------------------
@@ -254,12 +264,12 @@ def _with_port(name: str, node: str = "", **port) -> Task:
 def test_host_port_conflicts():
     node = make_node("n1")
     place(node, _with_port("web", node="n1", hostPort=8080, hostIP="10.0.0.1"))
-    assert k8s.host_port_conflict(_with_port("a", hostPort=8080), node)                   # wildcard
-    assert k8s.host_port_conflict(_with_port("b", hostPort=8080, hostIP="10.0.0.1"), node)
-    assert not k8s.host_port_conflict(_with_port("c", hostPort=8080, hostIP="10.0.0.2"), node)
-    assert not k8s.host_port_conflict(_with_port("d", hostPort=8080, protocol="UDP"), node)
-    assert not k8s.host_port_conflict(_with_port("e", hostPort=9090), node)
-    assert not k8s.host_port_conflict(_with_port("f"), node)  # no host port
+    assert nodeports.host_port_conflict(_with_port("a", hostPort=8080), node)                   # wildcard
+    assert nodeports.host_port_conflict(_with_port("b", hostPort=8080, hostIP="10.0.0.1"), node)
+    assert not nodeports.host_port_conflict(_with_port("c", hostPort=8080, hostIP="10.0.0.2"), node)
+    assert not nodeports.host_port_conflict(_with_port("d", hostPort=8080, protocol="UDP"), node)
+    assert not nodeports.host_port_conflict(_with_port("e", hostPort=9090), node)
+    assert not nodeports.host_port_conflict(_with_port("f"), node)  # no host port
 
 
 def test_host_port_of_sidecar_counts():
@@ -267,7 +277,7 @@ def test_host_port_of_sidecar_counts():
     sidecar = make_pod("s", node="n1", initContainers=[
         {"restartPolicy": "Always", "ports": [{"containerPort": 1, "hostPort": 7000}]}])
     place(node, sidecar)
-    assert k8s.host_port_conflict(_with_port("x", hostPort=7000, hostIP="1.2.3.4"), node)
+    assert nodeports.host_port_conflict(_with_port("x", hostPort=7000, hostIP="1.2.3.4"), node)
 
 
 # -- image locality -------------------------------------------------------------
@@ -277,10 +287,10 @@ def test_image_locality_score():
               {"names": ["busybox:latest"], "sizeBytes": 10 * MI}]
     node = make_node("n1", images=images)
     app = make_pod(containers=[{"image": "registry/app:1.0"}])
-    assert k8s.image_locality_score(app, node) == 100 * (500 - 23) // (1000 - 23)
-    assert k8s.image_locality_score(app, node, total_nodes=2) == 100 * (250 - 23) // (1000 - 23)
-    assert k8s.image_locality_score(make_pod(containers=[{"image": "busybox"}]), node) == 0
-    assert k8s.image_locality_score(make_pod(containers=[{"image": "other"}]), node) == 0
+    assert imagelocality.image_locality_score(app, node) == 100 * (500 - 23) // (1000 - 23)
+    assert imagelocality.image_locality_score(app, node, total_nodes=2) == 100 * (250 - 23) // (1000 - 23)
+    assert imagelocality.image_locality_score(make_pod(containers=[{"image": "busybox"}]), node) == 0
+    assert imagelocality.image_locality_score(make_pod(containers=[{"image": "other"}]), node) == 0
     view = K8sView([node, make_node("n2")])
     assert view.image_locality_score(app, node) == 100 * (250 - 23) // (1000 - 23)
 
@@ -294,15 +304,15 @@ def _requesting(name: str, node: str = "", **requests) -> Task:
 def test_balanced_allocation_scores_the_change_of_balance():
     node = make_node("n1")                                  # 4 cpu, 8Gi
     # empty node: balance 100 before; 1/4 cpu and 1/8 memory after -> 93 -> 50 + (50 + 93 - 100) // 2
-    assert k8s.balanced_allocation_score(_requesting("a", cpu="1", memory="1Gi"), node) == 71
+    assert noderesources.balanced_allocation_score(_requesting("a", cpu="1", memory="1Gi"), node) == 71
     # a pod that restores the balance: 2 cpu / 1Gi placed (81), then 0 cpu / 3Gi -> 50% / 50% (100)
     place(node, _requesting("b", node="n1", cpu="2", memory="1Gi"))
-    assert k8s.balanced_allocation_score(_requesting("c", cpu="0", memory="3Gi"), node) == 50 + (50 + 100 - 81) // 2
+    assert noderesources.balanced_allocation_score(_requesting("c", cpu="0", memory="3Gi"), node) == 50 + (50 + 100 - 81) // 2
     # no change scores 75 (gpus only, on a node without any); a pod requesting neither cpu,
     # memory nor gpus is skipped
-    assert k8s.balanced_allocation_score(_requesting("f", **{"nvidia.com/gpu": "1"}), node) == 75
-    assert k8s.balanced_allocation_score(_requesting("d", cpu="0", memory="0"), node) == 0
-    assert k8s.balanced_allocation_score(make_pod("e", containers=[{}]), node) == 0
+    assert noderesources.balanced_allocation_score(_requesting("f", **{"nvidia.com/gpu": "1"}), node) == 75
+    assert noderesources.balanced_allocation_score(_requesting("d", cpu="0", memory="0"), node) == 0
+    assert noderesources.balanced_allocation_score(make_pod("e", containers=[{}]), node) == 0
 
 
 def test_balanced_allocation_counts_gpus_only_when_requested():
@@ -311,8 +321,8 @@ def test_balanced_allocation_counts_gpus_only_when_requested():
                {}, {}, [], False, [])
     # cpu 1/4, memory 1/8, gpu 2/4: population standard deviation of the three -> 84
     with_gpus = _requesting("a", cpu="1", memory="1Gi", **{"nvidia.com/gpu": "2"})
-    assert k8s.balanced_allocation_score(with_gpus, gpu) == 50 + (50 + 84 - 100) // 2
-    assert k8s.balanced_allocation_score(_requesting("b", cpu="1", memory="1Gi"), gpu) == 71
+    assert noderesources.balanced_allocation_score(with_gpus, gpu) == 50 + (50 + 84 - 100) // 2
+    assert noderesources.balanced_allocation_score(_requesting("b", cpu="1", memory="1Gi"), gpu) == 71
 
 
 # -- inter-pod affinity filter ----------------------------------------------------
@@ -325,7 +335,7 @@ def test_conformance_pod_anti_affinity_rejects_worker3():
     snap, tasks = load_case(case_file("predicates", "TestPodAntiAffinity-000"))
     view = K8sView(list(snap.nodes.values()))
     n1 = snap.nodes["n1"]
-    assert view.pod_affinity_failure(tasks["worker-3"], n1) == k8s.ANTI_AFFINITY_FAILURE
+    assert view.pod_affinity_failure(tasks["worker-3"], n1) == interpodaffinity.ANTI_AFFINITY_FAILURE
 
 
 def test_existing_pod_anti_affinity():
@@ -335,7 +345,7 @@ def test_existing_pod_anti_affinity():
     place(n1, guard)
     view = K8sView([n1, n2])
     web = make_pod("web", labels={"app": "web"})
-    assert view.pod_affinity_failure(web, n1) == k8s.EXISTING_ANTI_AFFINITY_FAILURE
+    assert view.pod_affinity_failure(web, n1) == interpodaffinity.EXISTING_ANTI_AFFINITY_FAILURE
     assert view.pod_affinity_failure(web, n2) is None
     assert view.pod_affinity_failure(make_pod("db", labels={"app": "db"}), n1) is None
     other_ns = make_pod("web2", namespace="elsewhere", labels={"app": "web"})
@@ -348,16 +358,16 @@ def test_required_pod_affinity_and_first_pod_exception():
     affinity = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_pod_term({"app": "db"}, "zone")]}}
     # No db pod anywhere and the pod is not a db itself: nowhere.
     client = make_pod("client", labels={"app": "client"}, affinity=affinity)
-    assert view.pod_affinity_failure(client, n1) == k8s.AFFINITY_FAILURE
+    assert view.pod_affinity_failure(client, n1) == interpodaffinity.AFFINITY_FAILURE
     # No db pod anywhere, but the pod is one: the first of its group may go anywhere labelled.
     first = make_pod("db-0", labels={"app": "db"}, affinity=affinity)
     assert view.pod_affinity_failure(first, n1) is None
-    assert view.pod_affinity_failure(first, bare) == k8s.AFFINITY_FAILURE
+    assert view.pod_affinity_failure(first, bare) == interpodaffinity.AFFINITY_FAILURE
     # Once a db pod runs in zone a, only zone a qualifies.
     place(n1, make_pod("db-1", node="n1", labels={"app": "db"}))
     assert view.pod_affinity_failure(client, n1) is None
-    assert view.pod_affinity_failure(client, n2) == k8s.AFFINITY_FAILURE
-    assert view.pod_affinity_failure(first, n2) == k8s.AFFINITY_FAILURE
+    assert view.pod_affinity_failure(client, n2) == interpodaffinity.AFFINITY_FAILURE
+    assert view.pod_affinity_failure(first, n2) == interpodaffinity.AFFINITY_FAILURE
 
 
 def test_required_pod_anti_affinity_of_incoming_pod():
@@ -366,7 +376,7 @@ def test_required_pod_anti_affinity_of_incoming_pod():
     view = K8sView([n1, n2, bare])
     anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_pod_term({"app": "web"}, "zone")]}}
     web = make_pod("web-1", labels={"app": "web"}, affinity=anti)
-    assert view.pod_affinity_failure(web, n1) == k8s.ANTI_AFFINITY_FAILURE
+    assert view.pod_affinity_failure(web, n1) == interpodaffinity.ANTI_AFFINITY_FAILURE
     assert view.pod_affinity_failure(web, n2) is None
     assert view.pod_affinity_failure(web, bare) is None  # no topology label: nothing to violate
 
@@ -389,11 +399,11 @@ def test_affinity_term_namespaces():
             _pod_term({"app": "db"}, **term_extra)]}}
         return make_pod("c", namespace="apps", affinity=affinity)
 
-    assert view.pod_affinity_failure(client(), n1) == k8s.AFFINITY_FAILURE  # own namespace only
+    assert view.pod_affinity_failure(client(), n1) == interpodaffinity.AFFINITY_FAILURE  # own namespace only
     assert view.pod_affinity_failure(client(namespaces=["data"]), n1) is None
     assert view.pod_affinity_failure(client(namespaceSelector={}), n1) is None  # all namespaces
     labelled = {"matchLabels": {"team": "x"}}
-    assert view.pod_affinity_failure(client(namespaceSelector=labelled), n1) == k8s.AFFINITY_FAILURE
+    assert view.pod_affinity_failure(client(namespaceSelector=labelled), n1) == interpodaffinity.AFFINITY_FAILURE
 
 
 # -- topology spread filter ------------------------------------------------------
@@ -417,15 +427,15 @@ def _zones(*counts) -> tuple[list[Node], K8sView]:
 def test_topology_spread_filter_max_skew():
     nodes, view = _zones(2, 1, 0)
     task = make_pod("new", labels={"app": "w"}, topologySpreadConstraints=[_spread(1, "zone", {"app": "w"})])
-    assert view.topology_spread_failure(task, nodes[0]) == k8s.SPREAD_FAILURE  # 2 + 1 - 0 > 1
-    assert view.topology_spread_failure(task, nodes[1]) == k8s.SPREAD_FAILURE  # 1 + 1 - 0 > 1
+    assert view.topology_spread_failure(task, nodes[0]) == podtopologyspread.SPREAD_FAILURE  # 2 + 1 - 0 > 1
+    assert view.topology_spread_failure(task, nodes[1]) == podtopologyspread.SPREAD_FAILURE  # 1 + 1 - 0 > 1
     assert view.topology_spread_failure(task, nodes[2]) is None               # 0 + 1 - 0
 
 
 def test_topology_spread_filter_counts_skew_exactly():
     nodes, view = _zones(2, 1, 1)
     task = make_pod("new", labels={"app": "w"}, topologySpreadConstraints=[_spread(1, "zone", {"app": "w"})])
-    assert view.topology_spread_failure(task, nodes[0]) == k8s.SPREAD_FAILURE  # 2 + 1 - 1 = 2
+    assert view.topology_spread_failure(task, nodes[0]) == podtopologyspread.SPREAD_FAILURE  # 2 + 1 - 1 = 2
     assert view.topology_spread_failure(task, nodes[1]) is None               # 1 + 1 - 1 = 1
     # A pod the selector does not pick does not add itself.
     other = make_pod("x", labels={"app": "x"}, topologySpreadConstraints=[_spread(1, "zone", {"app": "w"})])
@@ -437,11 +447,11 @@ def test_topology_spread_filter_missing_label_and_min_domains():
     bare = make_node("bare", {})
     view = K8sView(nodes + [bare])
     task = make_pod("new", labels={"app": "w"}, topologySpreadConstraints=[_spread(1, "zone", {"app": "w"})])
-    assert view.topology_spread_failure(task, bare) == k8s.SPREAD_LABEL_FAILURE
+    assert view.topology_spread_failure(task, bare) == podtopologyspread.SPREAD_LABEL_FAILURE
     assert view.topology_spread_failure(task, nodes[0]) is None  # 1 + 1 - 1
     strict = make_pod("new", labels={"app": "w"},
                       topologySpreadConstraints=[_spread(1, "zone", {"app": "w"}, minDomains=3)])
-    assert view.topology_spread_failure(strict, nodes[0]) == k8s.SPREAD_FAILURE  # min treated as 0
+    assert view.topology_spread_failure(strict, nodes[0]) == podtopologyspread.SPREAD_FAILURE  # min treated as 0
 
 
 def test_topology_spread_filter_honours_node_affinity_and_ignores_soft_constraints():
@@ -454,7 +464,7 @@ def test_topology_spread_filter_honours_node_affinity_and_ignores_soft_constrain
     assert view.topology_spread_failure(task, nodes[1]) is None
     ignore = make_pod("new", labels={"app": "w"}, affinity=pinned_away,
                       topologySpreadConstraints=[_spread(1, "zone", {"app": "w"}, nodeAffinityPolicy="Ignore")])
-    assert view.topology_spread_failure(ignore, nodes[1]) == k8s.SPREAD_FAILURE
+    assert view.topology_spread_failure(ignore, nodes[1]) == podtopologyspread.SPREAD_FAILURE
     soft = make_pod("new", labels={"app": "w"},
                     topologySpreadConstraints=[_spread(1, "zone", {"app": "w"}, when="ScheduleAnyway")])
     assert view.topology_spread_failure(soft, nodes[1]) is None
@@ -550,7 +560,7 @@ def test_topology_spread_scores_hostname_and_empty_selector():
         _spread(2, "kubernetes.io/hostname", {"app": "w"}, when="ScheduleAnyway")])
     scores = view.topology_spread_scores(by_host, nodes)
     weight = math.log(2 + 2)
-    raw = [k8s._go_round(2 * weight + 1), k8s._go_round(0 * weight + 1)]
+    raw = [podtopologyspread.go_round(2 * weight + 1), podtopologyspread.go_round(0 * weight + 1)]
     assert [scores[n] for n in nodes] == [100 * (raw[0] + raw[1] - r) // raw[0] for r in raw]
     # An empty labelSelector counts no pods: every node scores alike.
     everything = make_pod("e", topologySpreadConstraints=[
@@ -559,6 +569,6 @@ def test_topology_spread_scores_hostname_and_empty_selector():
 
 
 def test_go_round_is_half_away_from_zero():
-    assert k8s._go_round(2.5) == 3
-    assert k8s._go_round(0.49999999999999994) == 0
-    assert k8s._go_round(-1.5) == -2
+    assert podtopologyspread.go_round(2.5) == 3
+    assert podtopologyspread.go_round(0.49999999999999994) == 0
+    assert podtopologyspread.go_round(-1.5) == -2

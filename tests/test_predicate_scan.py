@@ -16,7 +16,7 @@ from fumarole.runtime.api.resource import Resource
 from fumarole.runtime.framework.node_columns import NodeColumns
 from fumarole.runtime.framework.predicate_helper import PredicateHelper
 from fumarole.runtime.ingest.scheduler_options import DEFAULT_OPTIONS
-from fumarole.runtime.k8s.plugins import K8sView
+from fumarole.runtime.k8s.view import K8sView
 
 
 def _scan(nodes, failing, start, tasks, engine_columns):

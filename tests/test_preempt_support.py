@@ -24,7 +24,8 @@ from fumarole.runtime.framework.namespace import PolicyRuntimeError
 from fumarole.runtime.framework.session import Session
 from fumarole.runtime.ingest.kube import cluster_from_objects, task_from_pod
 from fumarole.runtime.ingest.scheduler_config import PluginEntry, config_from_document
-from fumarole.runtime.k8s import plugins as k8s
+from fumarole.runtime.k8s import interpodaffinity, podspec
+from fumarole.runtime.k8s.view import K8sView
 
 CASES = Path(__file__).resolve().parent / "conformance" / "cases"  # the repository's copy
 ANTI_AFFINITY_CASE = CASES / "predicates/TestPodAntiAffinity-000-pod-anti-affinity.yaml"
@@ -110,11 +111,11 @@ ANTI = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
     {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "kubernetes.io/hostname"}]}}
 
 
-def _view_with(*tasks) -> tuple[k8s.K8sView, Node]:
+def _view_with(*tasks) -> tuple[K8sView, Node]:
     node = _node()
     for task in tasks:
         node.view_pods[task.key] = task
-    return k8s.K8sView([node]), node
+    return K8sView([node]), node
 
 
 def test_a_pod_view_keeps_the_placements_it_was_taken_with():
@@ -124,11 +125,11 @@ def test_a_pod_view_keeps_the_placements_it_was_taken_with():
     snapshot = view.pod_view(incoming)
     node.view_pods.clear()
     assert view.pod_affinity_failure(incoming, node) is None
-    assert view.pod_affinity_failure(incoming, node, snapshot.placed) == k8s.ANTI_AFFINITY_FAILURE
+    assert view.pod_affinity_failure(incoming, node, snapshot.placed) == interpodaffinity.ANTI_AFFINITY_FAILURE
     snapshot.remove(web)
     assert view.pod_affinity_failure(incoming, node, snapshot.placed) is None
     snapshot.add(web, node)
-    assert view.pod_affinity_failure(incoming, node, snapshot.placed) == k8s.ANTI_AFFINITY_FAILURE
+    assert view.pod_affinity_failure(incoming, node, snapshot.placed) == interpodaffinity.ANTI_AFFINITY_FAILURE
 
 
 def test_a_pod_view_copies_every_pod_only_for_tasks_whose_own_terms_read_them():
@@ -150,7 +151,7 @@ def test_terminating_by_preemption(metadata, conditions, expected):
     task = _running("a")
     task.pod["metadata"].update(metadata)
     task.pod["status"]["conditions"] = conditions
-    assert k8s.terminating_by_preemption(task) is expected
+    assert podspec.terminating_by_preemption(task) is expected
 
 
 def test_the_predicate_reads_the_placements_of_the_tasks_latest_pre_predicate():

@@ -9,7 +9,7 @@ from fumarole.policy_lang.compiler import compile_module
 from fumarole.runtime.api.model import Node
 from fumarole.runtime.api.resource import Resource
 from fumarole.runtime.framework.node_columns import NodeColumns
-from fumarole.runtime.k8s.plugins import K8sView
+from fumarole.runtime.k8s.view import K8sView
 
 from tests.helpers import checked
 

@@ -57,7 +57,7 @@ class Task:
         self.pod, self.revocable_zone = pod, revocable_zone
         self.eviction_occurred = False
         self.job_allocated_hyper_node: Any = None  # a HyperNode; Volcano's TaskInfo.JobAllocatedHyperNode, set by allocate
-        self.derived: dict = {}  # facts computed from the pod spec once per session (runtime/k8s/plugins.py)
+        self.derived: dict = {}  # facts computed from the pod spec once per session (runtime/k8s/podspec.py)
 
     def __repr__(self) -> str:
         return f"<Task {self.key} {self.status}>"

@@ -32,17 +32,29 @@ from fumarole.runtime.framework.policy_error import PolicyRuntimeError
 from fumarole.runtime.api import constraints as _limits_module
 from fumarole.runtime.api import devices as _devices_module
 from fumarole.runtime.api import numa as _numa_module
-from fumarole.runtime.k8s import plugins as _k8s_module
+from fumarole.runtime.k8s import (
+    nodeaffinity,
+    noderesources,
+    nodeports,
+    nodeunschedulable,
+    podspec,
+    tainttoleration,
+)
+
 
 __all__ = ["PolicyRuntimeError", "namespace"]
 
 # The functions of runtime/schema.yaml's `_k8s.NAME` and `_go.NAME` expressions; nothing else of those modules.
-_K8S_FUNCTIONS = ("balanced_allocation_score", "has_node_selection", "has_preferred_node_affinity", "has_start_time",
-                  "host_port_conflict", "intolerable_prefer_no_schedule", "matches_node_selector_and_affinity",
-                  "node_affinity_conflict", "nonzero_request", "only_queue_allocation_gate", "pod_phase",
-                  "pod_scheduled_since", "preferred_node_affinity_score",
-                  "terminating_by_preemption", "tolerates_unschedulable", "untolerated_taint",
-                  "view_nonzero_requested", "view_requested")
+_K8S_FUNCTIONS: dict[ModuleType, tuple[str, ...]] = {
+    nodeaffinity: ("has_node_selection", "has_preferred_node_affinity", "matches_node_selector_and_affinity",
+                   "node_affinity_conflict", "preferred_node_affinity_score"),
+    noderesources: ("balanced_allocation_score", "nonzero_request", "view_nonzero_requested", "view_requested"),
+    nodeports: ("host_port_conflict",),
+    nodeunschedulable: ("tolerates_unschedulable",),
+    podspec: ("has_start_time", "only_queue_allocation_gate", "pod_phase", "pod_scheduled_since",
+              "terminating_by_preemption"),
+    tainttoleration: ("intolerable_prefer_no_schedule", "untolerated_taint"),
+}
 _GO_FUNCTIONS = ("int_or_percent", "json_int_map", "local_time", "parse_quantity", "parse_clock", "parse_duration", "pow", "trim_space")
 _CONDITION_FUNCTIONS = ("job_condition", "job_conditions", "job_evicted_at", "job_pending_since", "job_scheduled_at",
                         "task_condition", "task_conditions", "task_evicted_at", "task_pending_since",
@@ -157,7 +169,8 @@ def namespace() -> dict:
         "__builtins__": {"len": len, "max": max, "min": min, "sum": sum, "abs": abs, "list": list,
                          "int": int, "float": float, "bool": bool},
         "_res": _ResourceLibrary,
-        "_k8s": _library(_k8s_module, _K8S_FUNCTIONS),
+        "_k8s": SimpleNamespace(**{name: getattr(module, name) for module, names in _K8S_FUNCTIONS.items()
+                                   for name in names}),
         "_go": _library(_go_module, _GO_FUNCTIONS),
         "_text": _library(_text_module, _TEXT_FUNCTIONS),
         "_cond": _library(_conditions_module, _CONDITION_FUNCTIONS),

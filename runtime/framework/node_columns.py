@@ -26,7 +26,8 @@ import numpy as np
 from fumarole.runtime.api.model import Node
 from fumarole.runtime.api.resource import Resource
 from fumarole.runtime.framework.policy_error import NOT_RETRIED
-from fumarole.runtime.k8s import plugins as k8s
+from fumarole.runtime.k8s import noderesources
+from fumarole.runtime.k8s.view import K8sView
 
 # Resource-valued node attributes (runtime/schema.yaml) and how to read them from a node.
 RESOURCE_ATTRIBUTES: dict[str, Callable[[Node], Resource]] = {
@@ -37,8 +38,8 @@ RESOURCE_ATTRIBUTES: dict[str, Callable[[Node], Resource]] = {
     "releasing": lambda n: n.releasing,
     "pipelined": lambda n: n.pipelined,
     "future_idle": lambda n: n.future_idle,
-    "view_requested": k8s.view_requested,
-    "view_nonzero_requested": k8s.view_nonzero_requested,
+    "view_requested": noderesources.view_requested,
+    "view_nonzero_requested": noderesources.view_nonzero_requested,
 }
 # Numeric and boolean node attributes, by the name policies use.
 NUMERIC_ATTRIBUTES: dict[str, Callable[[Node], float]] = {
@@ -132,7 +133,7 @@ class NodeColumns:
     MEMO_ROWS_NODE_BY_NODE = 16
     MEMO_ROWS_RECOMPUTED = 256
 
-    def __init__(self, nodes: list[Node], view: "k8s.K8sView") -> None:
+    def __init__(self, nodes: list[Node], view: "K8sView") -> None:
         self.nodes = nodes
         self.node_array = np.empty(len(nodes), dtype=object)  # the nodes, for picking many at once
         self.node_array[:] = nodes

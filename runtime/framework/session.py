@@ -69,15 +69,11 @@ from fumarole.runtime.ingest.queue_tree import (
 )
 from fumarole.runtime.ingest.scheduler_config import PluginEntry, SchedulerConfig
 from fumarole.runtime.ingest.scheduler_options import SchedulerOptions
-from fumarole.runtime.k8s.plugins import (
-    UNRESOLVABLE_REASONS,
-    K8sView,
-    PodView,
-    has_hard_spread_constraints,
-    has_required_pod_terms,
-    only_queue_allocation_gate,
-    view_appended,
-)
+from fumarole.runtime.k8s.interpodaffinity import has_required_pod_terms
+from fumarole.runtime.k8s.noderesources import view_appended
+from fumarole.runtime.k8s.podspec import only_queue_allocation_gate
+from fumarole.runtime.k8s.podtopologyspread import has_hard_spread_constraints
+from fumarole.runtime.k8s.view import K8sView, PodView, UNRESOLVABLE_REASONS
 from fumarole.runtime.k8s import domain_counts
 from fumarole.runtime.k8s.domain_counts import PodCounts
 

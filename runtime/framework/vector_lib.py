@@ -17,7 +17,7 @@ from fumarole.runtime.api.model import Task
 from fumarole.runtime.api.resource import EPS, Resource
 from fumarole.runtime.framework.node_columns import NodeBatch, NodeMap, ResourceVector
 from fumarole.runtime.k8s import domain_counts
-from fumarole.runtime.k8s import plugins as k8s
+from fumarole.runtime.k8s import nodeaffinity, nodeports, noderesources, podspec, podtopologyspread, tainttoleration
 
 # Lanes a rule does not take may divide by zero (a masked-out branch is computed too): IEEE
 # results, as ``_div`` gives, without a warning per division.
@@ -320,7 +320,7 @@ def memo_key(value) -> object:
         key = value.derived.get(_TASK_KEY)
         if key is None:  # the spec covers what is derived from it alone (the non-zero request)
             key = ("task", _resource_key(value.request), _resource_key(value.init_request),
-                   k8s.spec_identity(value))
+                   podspec.spec_identity(value))
             if len(_TASK_KEYS) >= _TASK_KEYS_KEPT:
                 _TASK_KEYS.clear()
             key = value.derived[_TASK_KEY] = _TASK_KEYS.setdefault(key, key)  # equal keys: one object
@@ -443,39 +443,39 @@ def _some_lanes(fn: Callable, dom: NodeBatch, lanes: np.ndarray, default, dtype)
 def _untolerated_taint(mask, task, dom, effects):
     """Taints and tolerations are static: one column per distinct tolerations and effects."""
     cols = dom.columns
-    key = ("untolerated", k8s.tolerations_text(task), tuple(effects))
+    key = ("untolerated", tainttoleration.tolerations_text(task), tuple(effects))
     column = cols.static.get(key)
     if column is None:
         every = cols.all_batch()
-        column = cols.static[key] = _some_lanes(lambda n: k8s.untolerated_taint(task, n, effects), every,
-                                                _tainted(every), None, object)
+        column = cols.static[key] = _some_lanes(lambda n: tainttoleration.untolerated_taint(task, n, effects),
+                                                every, _tainted(every), None, object)
     return column[dom.rows]
 
 
 def _prefer_no_schedule(mask, task, dom):
     cols = dom.columns
-    key = ("prefer-no-schedule", k8s.tolerations_text(task))
+    key = ("prefer-no-schedule", tainttoleration.tolerations_text(task))
     column = cols.static.get(key)
     if column is None:
         every = cols.all_batch()
-        column = cols.static[key] = _some_lanes(lambda n: k8s.intolerable_prefer_no_schedule(task, n), every,
-                                                _tainted(every), 0.0, float)
+        column = cols.static[key] = _some_lanes(lambda n: tainttoleration.intolerable_prefer_no_schedule(task, n),
+                                                every, _tainted(every), 0.0, float)
     return column[dom.rows]
 
 
 def _host_port_conflict(mask, task, dom):
-    if not k8s.wanted_host_ports(task):
+    if not nodeports.wanted_host_ports(task):
         return np.zeros(_size(dom), dtype=bool)
     return NotImplemented
 
 
 def _node_selector(mask, task, dom):
     """Node selector and required node affinity: static node facts, one mask per distinct pod spec."""
-    key = ("selector", k8s.node_selection_text(task))
+    key = ("selector", nodeaffinity.node_selection_text(task))
     cols = dom.columns
     column = cols.static.get(key)
     if column is None:
-        column = cols.static[key] = np.array([k8s.matches_node_selector_and_affinity(task, n)
+        column = cols.static[key] = np.array([nodeaffinity.matches_node_selector_and_affinity(task, n)
                                               for n in cols.nodes], dtype=bool)
     return column[dom.rows]
 
@@ -484,19 +484,19 @@ def _balanced(mask, task, dom):
     """NodeResourcesBalancedAllocation, lane-wise with the per-node function's float steps."""
     pod = task.request
     n = _size(dom)
-    if all(pod.get(name) == 0 for name in k8s.BALANCED_RESOURCES):
+    if all(pod.get(name) == 0 for name in noderesources.BALANCED_RESOURCES):
         return np.zeros(n)
     before = dom.attribute("view_requested")
     allocatable = dom.attribute("allocatable")
     after = _added(before, _vector(pod, n))
     with_pod = _balance(after, allocatable, pod, n)
     without_pod = _balance(before, allocatable, pod, n)
-    half = k8s.MAX_NODE_SCORE // 2
+    half = podspec.MAX_NODE_SCORE // 2
     return half + np.floor_divide(half + with_pod - without_pod, 2)
 
 
 def _balance(requested: ResourceVector, allocatable: ResourceVector, pod: Resource, n: int) -> np.ndarray:
-    names = [name for name in k8s.BALANCED_RESOURCES if name in ("cpu", "memory") or pod.get(name) != 0]
+    names = [name for name in noderesources.BALANCED_RESOURCES if name in ("cpu", "memory") or pod.get(name) != 0]
     fractions, present = [], []
     for name in names:
         capacity = np.broadcast_to(allocatable.get(name), (n,))  # 0.0 when no node has the resource
@@ -505,7 +505,7 @@ def _balance(requested: ResourceVector, allocatable: ResourceVector, pod: Resour
     if len(names) == 2:  # cpu and memory: half the difference where the node has both
         both_there = np.logical_and(present[0], present[1])
         spread = np.where(both_there, np.abs(fractions[0] - fractions[1]) / 2, 0.0)
-        return np.trunc((1 - spread) * k8s.MAX_NODE_SCORE)
+        return np.trunc((1 - spread) * podspec.MAX_NODE_SCORE)
     counts = np.sum(present, axis=0) if present else np.zeros(n)
     spread = np.zeros(n)
     if len(names) >= 2:
@@ -515,7 +515,7 @@ def _balance(requested: ResourceVector, allocatable: ResourceVector, pod: Resour
             spread = np.where(two, np.abs(picked[0] - picked[1]) / 2, spread)
         if (counts > 2).any():
             raise _LaneByLane()
-    return np.trunc((1 - spread) * k8s.MAX_NODE_SCORE)
+    return np.trunc((1 - spread) * podspec.MAX_NODE_SCORE)
 
 
 class _LaneByLane(Exception):
@@ -541,8 +541,8 @@ def _balanced_or_lanes(mask, task, dom):
         try:
             return _balanced(None, task, batch)
         except _LaneByLane:
-            return np.array([k8s.balanced_allocation_score(task, n) for n in batch.nodes], dtype=float)
-    return dom.columns.memo_over(dom, key, rows, lambda node: k8s.balanced_allocation_score(task, node))
+            return np.array([noderesources.balanced_allocation_score(task, n) for n in batch.nodes], dtype=float)
+    return dom.columns.memo_over(dom, key, rows, lambda node: noderesources.balanced_allocation_score(task, node))
 
 
 def _image_locality(mask, task, dom):
@@ -572,7 +572,7 @@ def _pod_view_affinity(mask, view, task, dom):
 
 
 def _spread(mask, task, dom, view=None):
-    if not k8s.has_hard_spread_constraints(task):
+    if not podtopologyspread.has_hard_spread_constraints(task):
         return np.zeros(_size(dom), dtype=bool)
     failing = _failing(domain_counts.spread_reasons, task, dom, view)
     return NotImplemented if failing is None else failing

@@ -26,7 +26,8 @@ import numpy as np
 
 from fumarole.runtime.api.labels import Requirement, selects
 from fumarole.runtime.api.model import Node, Task
-from fumarole.runtime.k8s import plugins as k8s
+from fumarole.runtime.k8s import interpodaffinity, nodeaffinity, podspec, podtopologyspread, tainttoleration
+from fumarole.runtime.k8s.view import PodView
 
 Entry = tuple[int, Task]  # where a pod sits: its node's row, and the pod
 Adjustment = tuple[int, Task, int]  # a pod at a row counted once more (+1) or once less (-1)
@@ -36,7 +37,7 @@ def _selector_key(selector: list[Requirement] | None) -> tuple | None:
     return None if selector is None else tuple(selector)
 
 
-def _term_key(term: "k8s._PodTerm") -> tuple:
+def _term_key(term: "interpodaffinity.PodTerm") -> tuple:
     """What a term's match depends on (not its topology key or weight)."""
     return (_selector_key(term.selector), term.namespaces, _selector_key(term.namespace_selector))
 
@@ -77,21 +78,21 @@ class _Held:
 
     __slots__ = ("kind", "key", "term", "counts")
 
-    def __init__(self, kind: str, key: tuple, term: "k8s._PodTerm", size: int) -> None:
+    def __init__(self, kind: str, key: tuple, term: "interpodaffinity.PodTerm", size: int) -> None:
         self.kind, self.key, self.term, self.counts = kind, key, term, np.zeros(size)
 
 
 # The terms of a placed pod that reach other pods: (kind, parsed terms), in the scorer's order.
-def _held_terms(pod: Task) -> list[tuple[str, tuple, "k8s._PodTerm"]]:
+def _held_terms(pod: Task) -> list[tuple[str, tuple, "interpodaffinity.PodTerm"]]:
     key = ("domain_counts.held",)
     held = pod.derived.get(key)
     if held is None:
         held = []
-        for kind, terms in (("required-anti", k8s._required_terms(pod, "podAntiAffinity", False)),
-                            ("required-affinity", k8s._required_terms(pod, "podAffinity", False,
-                                                                      k8s.HARD_POD_AFFINITY_WEIGHT)),
-                            ("preferred-affinity", k8s._preferred_terms(pod, "podAffinity", False)),
-                            ("preferred-anti", k8s._preferred_terms(pod, "podAntiAffinity", False))):
+        for kind, terms in (("required-anti", interpodaffinity.required_terms(pod, "podAntiAffinity", False)),
+                            ("required-affinity", interpodaffinity.required_terms(
+                                pod, "podAffinity", False, interpodaffinity.HARD_POD_AFFINITY_WEIGHT)),
+                            ("preferred-affinity", interpodaffinity.preferred_terms(pod, "podAffinity", False)),
+                            ("preferred-anti", interpodaffinity.preferred_terms(pod, "podAntiAffinity", False))):
             for t in terms:
                 held.append((kind, (kind, _term_key(t), t.topology_key, t.weight), t))
         pod.derived[key] = held
@@ -119,20 +120,20 @@ class PodCounts:
         self._held_anywhere: list[_Held] = []
         self._codes: dict[str, tuple[np.ndarray, np.ndarray, int]] = {}
         self._static: dict[object, np.ndarray] = {}
-        self._views: weakref.WeakSet[k8s.PodView] = weakref.WeakSet()
+        self._views: weakref.WeakSet[PodView] = weakref.WeakSet()
         self.version = 0  # changes of the live view: answers over it are kept for one version
         self._live_answers: tuple[int, dict] = (0, {})
 
     # -- the live view -----------------------------------------------------------------
     def _file(self, key: str, entry: Entry) -> None:
         self.where[key] = entry
-        self._affinity_pods += k8s._has_pod_affinity(entry[1])
+        self._affinity_pods += interpodaffinity.has_pod_affinity(entry[1])
         for label, value in entry[1].labels.items():
             self._by_label.setdefault((label, str(value)), set()).add(key)
 
     def _unfile(self, key: str, entry: Entry) -> None:
         del self.where[key]
-        self._affinity_pods -= k8s._has_pod_affinity(entry[1])
+        self._affinity_pods -= interpodaffinity.has_pod_affinity(entry[1])
         for label, value in entry[1].labels.items():
             self._by_label.get((label, str(value)), set()).discard(key)
 
@@ -167,11 +168,11 @@ class PodCounts:
         for counted in self._counted_for(pod):
             if counted.matches(pod):
                 counted.counts[row] += sign
-        if self._held is not None and k8s._has_pod_affinity(pod):
+        if self._held is not None and interpodaffinity.has_pod_affinity(pod):
             for kind, key, term in _held_terms(pod):
                 self._holding(kind, key, term).counts[row] += sign
 
-    def _holding(self, kind: str, key: tuple, term: "k8s._PodTerm") -> _Held:
+    def _holding(self, kind: str, key: tuple, term: "interpodaffinity.PodTerm") -> _Held:
         """The holders of a term, filed the first time a pod holds it."""
         held = self._held.get(key)
         if held is None:
@@ -193,8 +194,8 @@ class PodCounts:
         count = self._affinity_pods
         for key, seen in delta.items():
             live = self.where.get(key)
-            count += (seen is not None and k8s._has_pod_affinity(seen[1])) - (
-                live is not None and k8s._has_pod_affinity(live[1]))
+            count += (seen is not None and interpodaffinity.has_pod_affinity(seen[1])) - (
+                live is not None and interpodaffinity.has_pod_affinity(live[1]))
         return count > 0
 
     # -- counts of pods matching a question ------------------------------------------------
@@ -225,11 +226,11 @@ class PodCounts:
         if self._held is None:
             self._held = {}
             for row, pod in self.where.values():
-                if k8s._has_pod_affinity(pod):
+                if interpodaffinity.has_pod_affinity(pod):
                     for kind, key, term in _held_terms(pod):
                         self._holding(kind, key, term).counts[row] += 1
         for _row, pod, _sign in adjust:  # a pod only a view sees may hold terms nobody else does
-            if k8s._has_pod_affinity(pod):
+            if interpodaffinity.has_pod_affinity(pod):
                 for kind, key, term in _held_terms(pod):
                     self._holding(kind, key, term)
         out = []
@@ -277,9 +278,9 @@ class PodCounts:
         return column
 
     # -- views ----------------------------------------------------------------------------
-    def view(self) -> "k8s.PodView":
+    def view(self) -> "PodView":
         """A view of the placements as they are now, kept so while the live view changes."""
-        view = k8s.PodView.tracking(self)
+        view = PodView.tracking(self)
         self._views.add(view)
         return view
 
@@ -315,7 +316,7 @@ def _adjusted_held(held: _Held, adjust: list[Adjustment]) -> np.ndarray:
     counts = held.counts
     copied = False
     for row, pod, sign in adjust:
-        if not k8s._has_pod_affinity(pod):
+        if not interpodaffinity.has_pod_affinity(pod):
             continue
         for _kind, key, _term in _held_terms(pod):
             if key == held.key:
@@ -330,7 +331,7 @@ def _adjusted_held(held: _Held, adjust: list[Adjustment]) -> np.ndarray:
 Rows = Callable[[PodCounts, Task, list[Adjustment]], np.ndarray]
 
 
-def answer(counts: PodCounts | None, rows: Rows, task: Task, view: "k8s.PodView | None") -> np.ndarray | None:
+def answer(counts: PodCounts | None, rows: Rows, task: Task, view: "PodView | None") -> np.ndarray | None:
     """``rows`` (:func:`affinity_reasons`, :func:`spread_reasons`) for ``task`` over the live view
     (``view`` None) or a view taken from ``counts``, kept until the view changes; None when there
     are no counts or the view is a copy."""
@@ -354,7 +355,7 @@ def answer(counts: PodCounts | None, rows: Rows, task: Task, view: "k8s.PodView 
     return found
 
 
-def refuses_somewhere(counts: PodCounts | None, rows: Rows, task: Task, view: "k8s.PodView | None") -> bool | None:
+def refuses_somewhere(counts: PodCounts | None, rows: Rows, task: Task, view: "PodView | None") -> bool | None:
     """Whether :func:`answer` refuses ``task`` on some row (None: no answer)."""
     if answer(counts, rows, task, view) is None:
         return None
@@ -371,7 +372,7 @@ def _first(out: np.ndarray, lanes: np.ndarray, reason: str) -> None:
 def affinity_reasons(counts: PodCounts, task: Task, adjust: list[Adjustment]) -> np.ndarray:
     """K8sView.pod_affinity_failure for every row: the reason, or None."""
     out = np.full(counts.size, None, dtype=object)
-    affinity = k8s._required_terms(task, "podAffinity", True)
+    affinity = interpodaffinity.required_terms(task, "podAffinity", True)
     if affinity:
         question = ("all-of", tuple(_term_key(t) for t in affinity))
         rows = counts.matching(question, lambda pod: all(t.matches(pod) for t in affinity),
@@ -385,30 +386,30 @@ def affinity_reasons(counts: PodCounts, task: Task, adjust: list[Adjustment]) ->
             per_domain = counts.per_domain(t.topology_key, rows)
             anywhere = anywhere or bool(per_domain.sum() > 0)
             empty |= np.logical_and(has, counts.at_rows(t.topology_key, per_domain) <= 0)
-        _first(out, missing, k8s.AFFINITY_FAILURE)
+        _first(out, missing, interpodaffinity.AFFINITY_FAILURE)
         if anywhere or not all(t.matches(task) for t in affinity):
-            _first(out, empty, k8s.AFFINITY_FAILURE)
+            _first(out, empty, interpodaffinity.AFFINITY_FAILURE)
     conflict = np.zeros(counts.size, dtype=bool)
-    for t in k8s._required_terms(task, "podAntiAffinity", True):
+    for t in interpodaffinity.required_terms(task, "podAntiAffinity", True):
         rows = counts.matching(("term", _term_key(t)), t.matches, t.selector, adjust)
         conflict |= counts.at_rows(t.topology_key, counts.per_domain(t.topology_key, rows)) > 0
-    _first(out, conflict, k8s.ANTI_AFFINITY_FAILURE)
+    _first(out, conflict, interpodaffinity.ANTI_AFFINITY_FAILURE)
     existing = np.zeros(counts.size, dtype=bool)
     for held, rows in counts.held_by_others(task, ("required-anti",), adjust):
         label = held.term.topology_key
         existing |= counts.at_rows(label, counts.per_domain(label, rows)) > 0
-    _first(out, existing, k8s.EXISTING_ANTI_AFFINITY_FAILURE)
+    _first(out, existing, interpodaffinity.EXISTING_ANTI_AFFINITY_FAILURE)
     return out
 
 
-def _spread_matching(counts: PodCounts, task: Task, c: "k8s._SpreadConstraint",
+def _spread_matching(counts: PodCounts, task: Task, c: "podtopologyspread.SpreadConstraint",
                      adjust: list[Adjustment]) -> np.ndarray:
     """Per row, the pods of the task's namespace, not terminating, that the constraint selects."""
     if c.selector == [] or c.selector is None:
         return np.zeros(counts.size)
     namespace, selector = task.namespace, c.selector
     return counts.matching(("spread", namespace, _selector_key(selector)),
-                           lambda pod: pod.namespace == namespace and not k8s._terminating(pod)
+                           lambda pod: pod.namespace == namespace and not podspec.terminating(pod)
                            and selects(selector, pod.labels), selector, adjust)
 
 
@@ -421,12 +422,12 @@ def _counted_nodes(counts: PodCounts, task: Task, constraints: list) -> list[np.
     for c in constraints:
         rows = every_key
         if c.honor_node_affinity:
-            rows = rows & counts.static(("selection", k8s.node_selection_text(task)),
-                                        lambda n: k8s.matches_node_selector_and_affinity(task, n))
+            rows = rows & counts.static(("selection", nodeaffinity.node_selection_text(task)),
+                                        lambda n: nodeaffinity.matches_node_selector_and_affinity(task, n))
         if c.honor_node_taints:
-            rows = rows & ~counts.static(("untolerated", k8s.tolerations_text(task)),
-                                         lambda n: k8s.untolerated_taint(task, n, list(k8s.DO_NOT_SCHEDULE_EFFECTS))
-                                         is not None)
+            rows = rows & ~counts.static(("untolerated", tainttoleration.tolerations_text(task)),
+                                         lambda n: tainttoleration.untolerated_taint(
+                                             task, n, list(tainttoleration.DO_NOT_SCHEDULE_EFFECTS)) is not None)
         out.append(rows)
     return out
 
@@ -434,7 +435,7 @@ def _counted_nodes(counts: PodCounts, task: Task, constraints: list) -> list[np.
 def spread_reasons(counts: PodCounts, task: Task, adjust: list[Adjustment]) -> np.ndarray:
     """K8sView.topology_spread_failure for every row: the reason, or None."""
     out = np.full(counts.size, None, dtype=object)
-    constraints = k8s._spread_constraints(task, "DoNotSchedule")
+    constraints = podtopologyspread.spread_constraints(task, "DoNotSchedule")
     for c, counted in zip(constraints, _counted_nodes(counts, task, constraints)):
         codes, has, size = counts.codes(c.topology_key)
         per_domain = counts.per_domain(c.topology_key, _spread_matching(counts, task, c, adjust), counted)
@@ -442,9 +443,9 @@ def spread_reasons(counts: PodCounts, task: Task, adjust: list[Adjustment]) -> n
         domains = int(present.sum())
         minimum = 0 if domains < c.min_domains else (int(per_domain[present].min()) if domains else 2**31 - 1)
         own = 1 if selects(c.selector, task.labels) else 0
-        _first(out, ~has, k8s.SPREAD_LABEL_FAILURE)
+        _first(out, ~has, podtopologyspread.SPREAD_LABEL_FAILURE)
         _first(out, np.logical_and(has, counts.at_rows(c.topology_key, per_domain) + own - minimum > c.max_skew),
-               k8s.SPREAD_FAILURE)
+               podtopologyspread.SPREAD_FAILURE)
     return out
 
 
@@ -462,7 +463,7 @@ def inter_pod_affinity_raw(counts: PodCounts, task: Task) -> np.ndarray | None:
             by_label[label] = by_label.get(label, 0.0) + rows * weight
 
     for sign, kind in ((1, "podAffinity"), (-1, "podAntiAffinity")):
-        for t in k8s._preferred_terms(task, kind, True):
+        for t in interpodaffinity.preferred_terms(task, kind, True):
             add(t.topology_key, counts.matching(("term", _term_key(t)), t.matches, t.selector, adjust), sign * t.weight)
     signs = {"required-affinity": 1, "preferred-affinity": 1, "preferred-anti": -1}
     for held, rows in counts.held_by_others(task, tuple(signs), adjust):
@@ -483,12 +484,12 @@ def normalised_affinity(raw: np.ndarray) -> np.ndarray:
     spread = high - low
     if spread <= 0:
         return np.zeros(len(raw))
-    return np.trunc(k8s.MAX_NODE_SCORE * ((raw - low) / spread))
+    return np.trunc(podspec.MAX_NODE_SCORE * ((raw - low) / spread))
 
 
 def spread_scores(counts: PodCounts, task: Task, candidates: np.ndarray) -> np.ndarray | None:
     """K8sView.topology_spread_scores for the candidate rows (None: skip)."""
-    constraints = k8s._spread_constraints(task, "ScheduleAnyway")
+    constraints = podtopologyspread.spread_constraints(task, "ScheduleAnyway")
     if not constraints or not counts.size:
         return None
     adjust = counts.adjustments({}, task)
@@ -500,7 +501,7 @@ def spread_scores(counts: PodCounts, task: Task, candidates: np.ndarray) -> np.n
     for c, counted in zip(constraints, _counted_nodes(counts, task, constraints)):
         codes, _has, size = counts.codes(c.topology_key)
         matching = _spread_matching(counts, task, c, adjust)
-        if c.topology_key == k8s.HOSTNAME_LABEL:
+        if c.topology_key == podtopologyspread.HOSTNAME_LABEL:
             weight = math.log(len(scored_rows) + 2)
             matched = matching[scored_rows]
         else:
@@ -512,7 +513,7 @@ def spread_scores(counts: PodCounts, task: Task, candidates: np.ndarray) -> np.n
     out = np.zeros(len(candidates))
     if len(raw):
         high, low = int(raw.max()), int(raw.min())
-        out[scored] = k8s.MAX_NODE_SCORE if high == 0 else (k8s.MAX_NODE_SCORE * (high + low - raw)) // high
+        out[scored] = podspec.MAX_NODE_SCORE if high == 0 else (podspec.MAX_NODE_SCORE * (high + low - raw)) // high
     return out
 
 

@@ -1,0 +1,147 @@
+"""Kubernetes' ``noderesources`` plugin: the non-zero requests the resource scorers count,
+the requests summed over a node's k8s view, and NodeResourcesBalancedAllocation."""
+
+from __future__ import annotations
+
+import math
+
+from fumarole.runtime.api.model import Node, Task
+from fumarole.runtime.api.resource import Resource
+from fumarole.runtime.k8s.podspec import cached_per_spec, list_at, mapping_at, MAX_NODE_SCORE, pod_spec
+from fumarole.runtime.k8s.podtopologyspread import included
+
+
+DEFAULT_MILLI_CPU = 100.0  # schedutil.DefaultMilliCPURequest
+
+
+DEFAULT_MEMORY = 200.0 * 1024 * 1024  # schedutil.DefaultMemoryRequest
+
+
+def _container_nonzero(container: dict) -> Resource:
+    """A container's cpu/memory request, with the defaults for a request that is absent.
+
+    Only a missing key gets the default: an explicit ``cpu: 0`` stays 0, as in
+    Kubernetes' ``NonMissingContainerRequests``.
+    """
+    requests = mapping_at(mapping_at(container, "resources"), "requests")
+    parsed = Resource.from_list({k: v for k, v in requests.items() if k in ("cpu", "memory")})
+    return Resource(parsed.milli_cpu if "cpu" in requests else DEFAULT_MILLI_CPU,
+                    parsed.memory if "memory" in requests else DEFAULT_MEMORY)
+
+
+@cached_per_spec
+def nonzero_request(task: Task) -> Resource:
+    """The pod's cpu/memory request as the k8s resource scorers see it.
+
+    LeastAllocated / MostAllocated must not treat request-less pods as free, so
+    every container (init containers included) without a cpu or memory request
+    counts 100m / 200Mi.  Aggregation follows the Kubernetes pod request:
+    containers and restartable (sidecar) init containers add up, each ordinary
+    init container runs alongside the sidecars started before it, the pod needs
+    the larger of the two, plus the pod overhead.
+    """
+    spec = pod_spec(task)
+    total = Resource()
+    for container in list_at(spec, "containers"):
+        total.add(_container_nonzero(container))
+    sidecars, peak = Resource(), Resource()
+    for container in list_at(spec, "initContainers"):
+        request = _container_nonzero(container)
+        if container.get("restartPolicy") == "Always":
+            total.add(request)
+            sidecars.add(request)
+            peak.set_max(sidecars)
+        else:
+            peak.set_max(request.add(sidecars))
+    total.set_max(peak)
+    overhead = Resource.from_list(mapping_at(spec, "overhead"))
+    return Resource(total.milli_cpu + overhead.milli_cpu, total.memory + overhead.memory)
+
+
+def view_requested(node: Node) -> Resource:
+    """Sum of the requests of the pods in the node's k8s view (cached until the view changes)."""
+    total = node.view_cache.get("requested")
+    if total is None:
+        total = node.view_cache["requested"] = Resource()
+        for task in node.view_pods.values():
+            total.add(task.request)
+    return total
+
+
+def view_nonzero_requested(node: Node) -> Resource:
+    """As :func:`view_requested`, with the non-zero defaults (k8s NodeInfo.NonZeroRequested)."""
+    total = node.view_cache.get("nonzero")
+    if total is None:
+        total = node.view_cache["nonzero"] = Resource()
+        for task in node.view_pods.values():
+            total.add(nonzero_request(task))
+    return total
+
+
+def view_appended(node: Node, task: Task) -> None:
+    """The task joined the end of the node's view: the sums kept so far take its requests last,
+    the same additions in the same order as summing the whole view again."""
+    cache = node.view_cache
+    requested, nonzero = cache.get("requested"), cache.get("nonzero")
+    cache.clear()
+    if requested is not None:
+        cache["requested"] = requested.clone().add(task.request)
+    if nonzero is not None:
+        cache["nonzero"] = nonzero.clone().add(nonzero_request(task))
+
+
+# The resources Volcano's nodeorder plugin gives NodeResourcesBalancedAllocation.
+BALANCED_RESOURCES = ("cpu", "memory", "nvidia.com/gpu")
+
+
+_GPU = BALANCED_RESOURCES[2]
+
+
+def _balance(cpu: float, memory: float, gpu: float | None, allocatable: Resource) -> int:
+    """How evenly requests of ``cpu``, ``memory`` and ``gpu`` fill ``allocatable``: 100 minus 100
+    times the spread of the fractions.
+
+    A resource the node does not have is left out, and so is the extended
+    resource when the pod does not ask for it (``gpu`` None).  With two
+    fractions the spread is half their difference, with more their population
+    standard deviation.  Scores every node a task is weighed against, so the
+    resources are spelled out rather than looked up by name.
+    """
+    fractions = []
+    if allocatable.milli_cpu != 0:
+        fractions.append(min(cpu / allocatable.milli_cpu, 1.0))
+    if allocatable.memory != 0:
+        fractions.append(min(memory / allocatable.memory, 1.0))
+    if gpu is not None:
+        capacity = allocatable.get(_GPU)
+        if capacity != 0:
+            fractions.append(min(gpu / capacity, 1.0))
+    spread = 0.0
+    if len(fractions) == 2:
+        spread = abs(fractions[0] - fractions[1]) / 2
+    elif len(fractions) > 2:
+        mean = sum(fractions) / len(fractions)
+        spread = math.sqrt(sum((f - mean) * (f - mean) for f in fractions) / len(fractions))
+    return int((1 - spread) * MAX_NODE_SCORE)
+
+
+def balanced_allocation_score(task: Task, node: Node) -> int:
+    """NodeResourcesBalancedAllocation as Kubernetes v1.36 scores it, in [50, 100].
+
+    Since v1.36 the score rewards the change of balance that placing the pod
+    brings, not the balance after placement alone: no change scores 75, going
+    from perfectly balanced to fully unbalanced 50, the reverse 100.  Requests
+    are the actual ones (no non-zero defaults).  A pod requesting none of the
+    resources is skipped (scores 0), as the scorer's PreScore does.
+    """
+    pod = task.request
+    pod_gpu = pod.get(_GPU)
+    if pod.milli_cpu == 0 and pod.memory == 0 and pod_gpu == 0:
+        return 0
+    before = view_requested(node)
+    gpu = None if pod_gpu == 0 else before.get(_GPU)
+    with_pod = _balance(before.milli_cpu + pod.milli_cpu, before.memory + pod.memory,
+                        None if gpu is None else gpu + pod_gpu, node.allocatable)
+    without_pod = _balance(before.milli_cpu, before.memory, gpu, node.allocatable)
+    # Go's integer division; the dividend is never negative (both scores lie in [50, 100]).
+    return MAX_NODE_SCORE // 2 + (MAX_NODE_SCORE // 2 + with_pod - without_pod) // 2
