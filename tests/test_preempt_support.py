@@ -21,6 +21,7 @@ from fumarole.runtime.bundles.bundle import (
     load_environment,
 )
 from fumarole.runtime.framework.namespace import PolicyRuntimeError
+from fumarole.runtime.framework import dry_run
 from fumarole.runtime.framework.session import Session
 from fumarole.runtime.ingest.kube import cluster_from_objects, task_from_pod
 from fumarole.runtime.ingest.scheduler_config import PluginEntry, config_from_document
@@ -89,12 +90,12 @@ def _running(name: str, node: str = "n1", labels: dict | None = None, **spec) ->
 def test_a_dry_run_copy_changes_without_touching_the_node():
     node, task = _node(), _running("a")
     node.add_task(task)
-    copy = Session.dry_run_copy(node)
+    copy = dry_run.dry_run_copy(node)
     assert isinstance(copy, DryRunNode)
-    Session.dry_run_remove_task(copy, task)
+    dry_run.remove_task(copy, task)
     assert copy.idle.milli_cpu == 4000 and node.idle.milli_cpu == 3000
     assert task.key in node.tasks and task.key not in copy.tasks
-    Session.dry_run_add_task(copy, task)
+    dry_run.add_task(copy, task)
     assert copy.idle.milli_cpu == 3000
 
 
@@ -102,7 +103,7 @@ def test_only_a_dry_run_copy_can_be_changed_directly():
     node, task = _node(), _running("a")
     node.add_task(task)
     with pytest.raises(PolicyRuntimeError, match="dry_run_copy"):
-        Session.dry_run_remove_task(node, task)
+        dry_run.remove_task(node, task)
 
 
 # -- per-task pod placements (cycle state) -----------------------------------------------------

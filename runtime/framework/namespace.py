@@ -20,15 +20,19 @@ from fumarole.runtime.api import object_fields as _fields_module
 from fumarole.runtime.api import resource as R
 from fumarole.runtime.api.fit import FitError
 from fumarole.runtime.api.resource import Resource
+from fumarole.runtime.framework import dry_run as _dry_run_module
 from fumarole.runtime.framework import eviction as _eviction_module
 from fumarole.runtime.framework import extender_lib as _extender_module
 from fumarole.runtime.framework import go_semantics as _go_module
 from fumarole.runtime.framework.go_sort import sort_slice
+from fumarole.runtime.framework import job_info as _job_info_module
 from fumarole.runtime.framework import text_lib as _text_module
 from fumarole.runtime.framework import usage_facts as _usage_module
 from fumarole.runtime.framework import vector_lib as _vector_module
 from fumarole.runtime.framework.budget import budget_of
 from fumarole.runtime.framework.policy_error import PolicyRuntimeError
+from fumarole.runtime.framework.priority_queue import PriorityQueue
+from fumarole.runtime.framework.statement import SavedOperations
 from fumarole.runtime.api import constraints as _limits_module
 from fumarole.runtime.api import devices as _devices_module
 from fumarole.runtime.api import numa as _numa_module
@@ -186,10 +190,15 @@ def namespace() -> dict:
                                             "pod_vgpu_requests", "pod_vgpu_assigned")),
         "_numa": _library(_numa_module, ("node_numa", "container_cpus")),
         "_go_sort": sort_slice,
+        "_job": _library(_job_info_module, ("deduct_gated", "min_resource_list", "min_resource_names",
+                                            "record_fit_error", "record_fit_errors")),
+        "_dry": _library(_dry_run_module, ("dry_run_copy", "remove_task", "add_task")),
         "_V": _library(_vector_module, _public_functions(_vector_module)),
         "_div": _div,
         "_str": _str,
         "_parse_float": _parse_float,
         "_FitError": FitError,
+        "_PriorityQueue": PriorityQueue,
+        "_SavedOperations": SavedOperations,
         "_budget_of": budget_of,
     }

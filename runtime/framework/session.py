@@ -6,7 +6,11 @@ in generated code).  It owns the snapshot (jobs, queues, nodes), the hook
 dispatchers built from the bundle's tiers (``_H``), the event handlers, and the
 decisions made so far.  Scheduling logic lives in the policies; this module
 keeps only Volcano's framework: plugin registration, hook dispatch, the
-statement's effects, and the PodGroup status update at close.
+statement's effects, and the PodGroup status update at close.  Library functions
+that need no session are modules of their own, reached through the policy
+namespace (``namespace.py``): ``fallback_orders`` (the orders dispatchers end
+on), ``job_info`` (a job's minResources, gated resources, fit errors),
+``dry_run`` (node copies preempt may change), ``priority_queue``, ``statement``.
 """
 
 from __future__ import annotations
@@ -20,7 +24,6 @@ from fumarole.policy_lang.compiled import STATE_VIEW
 from fumarole.runtime.api.constraints import (
     DisruptionBudget,
     NamespaceQuota,
-    ResourceList,
     disruption_budget,
     namespace_quota,
 )
@@ -39,7 +42,6 @@ from fumarole.runtime.api.model import (
     RELEASING,
     RUNNING,
     SUCCEEDED,
-    DryRunNode,
     Job,
     Node,
     NodeError,
@@ -51,14 +53,14 @@ from fumarole.runtime.api.resource import Resource
 from fumarole.runtime.framework import dispatch as C
 from fumarole.runtime.framework.batch_dispatch import BATCH_COMBINATORS
 from fumarole.runtime.framework.budget import StepBudget
+from fumarole.runtime.framework.fallback_orders import compare_task, job_fallback, queue_fallback, sub_job_fallback
 from fumarole.runtime.framework.namespace import PolicyRuntimeError
 from fumarole.runtime.framework.node_columns import NodeColumns, as_batch, as_value
 from fumarole.runtime.framework.numa_pending import apply_pending, record_pending
 from fumarole.runtime.framework.policy_error import NOT_RETRIED
 from fumarole.runtime.framework.predicate_helper import PredicateHelper
-from fumarole.runtime.framework.priority_queue import PriorityQueue
 from fumarole.runtime.framework.process_state import PROCESS_STATE_HOOK, ProcessState
-from fumarole.runtime.framework.statement import SavedOperations, Statement
+from fumarole.runtime.framework.statement import Statement
 from fumarole.runtime.framework.topology import Topology
 from fumarole.runtime.ingest.gc_pause import collect_if_due, gc_paused
 from fumarole.runtime.ingest.kube import Cluster, parse_time
@@ -71,7 +73,6 @@ from fumarole.runtime.ingest.scheduler_config import PluginEntry, SchedulerConfi
 from fumarole.runtime.ingest.scheduler_options import SchedulerOptions
 from fumarole.runtime.k8s.interpodaffinity import has_required_pod_terms
 from fumarole.runtime.k8s.noderesources import view_appended
-from fumarole.runtime.k8s.podspec import only_queue_allocation_gate
 from fumarole.runtime.k8s.podtopologyspread import has_hard_spread_constraints
 from fumarole.runtime.k8s.view import K8sView, PodView, UNRESOLVABLE_REASONS
 from fumarole.runtime.k8s import domain_counts
@@ -107,47 +108,6 @@ class CompiledBundle(Protocol):
     def actions(self) -> Mapping[str, Any]: ...
     @property
     def modules_by_filename(self) -> Mapping[str, Any]: ...
-
-
-# -- fallback orders (framework/session_plugins.go) ------------------------------
-
-def job_fallback(l: Job, r: Job) -> bool:
-    if l.creation != r.creation:
-        return l.creation < r.creation
-    return l.uid < r.uid
-
-
-def queue_fallback(l: Queue, r: Queue) -> bool:
-    if l.creation != r.creation:
-        return l.creation < r.creation
-    return l.uid < r.uid
-
-
-def sub_job_fallback(l, r) -> bool:
-    """SubJobOrderFn without plugins: match index, then UID."""
-    if l.match_index != r.match_index:
-        return l.match_index < r.match_index
-    return l.uid < r.uid
-
-
-def _pod_index(name: str) -> int | None:
-    parts = name.split("-")
-    if len(parts) < 3:
-        return None
-    try:
-        return int(parts[-1])
-    except ValueError:
-        return None
-
-
-def compare_task(l: Task, r: Task) -> bool:
-    """CompareTask (controllers/job/helpers): numeric pod-name suffix, then creation, then UID."""
-    li, ri = _pod_index(l.name), _pod_index(r.name)
-    if li is None or ri is None or li == ri:
-        if l.creation == r.creation:
-            return l.uid < r.uid
-        return l.creation < r.creation
-    return li < ri
 
 
 class SessionObserver(Protocol):
@@ -560,13 +520,6 @@ class Session:
     def statement(self) -> Statement:
         return Statement(self)
 
-    @staticmethod
-    def save_operations(statements: list[Statement]) -> SavedOperations:
-        return SavedOperations.of(statements)
-
-    def priority_queue(self, less: Callable, items: list | None = None) -> PriorityQueue:
-        return PriorityQueue(less, items or ())
-
     def predicate_helper(self) -> PredicateHelper:
         return PredicateHelper(self)
 
@@ -632,11 +585,6 @@ class Session:
             self._budgets = [disruption_budget(obj) for obj in self._cluster_constraints[0]]
         return self._budgets
 
-    def min_resource_list(self, job: Job) -> ResourceList | None:
-        """spec.minResources with its names as written (the resourcequota plugin compares by name)."""
-        raw = (job.pod_group.get("spec") or {}).get("minResources")
-        return None if raw is None else ResourceList.of(raw)
-
     def namespace_quotas(self, namespace: str) -> list[NamespaceQuota]:
         """The ResourceQuotas of a namespace (Volcano's NamespaceInfo.QuotaStatus), in cluster order."""
         if self._quotas is None:
@@ -653,39 +601,6 @@ class Session:
     def start_time(self, task: Task) -> float:
         started = (task.pod.get("status") or {}).get("startTime")
         return parse_time(started) if started else task.creation
-
-    def min_resource_names(self, job: Job) -> list[str]:
-        spec = job.pod_group.get("spec") or {}
-        return [str(name) for name in (spec.get("minResources") or {})]
-
-    def deduct_gated(self, job: Job, res: Resource) -> Resource:
-        """Volcano's DeductSchGatedResources over GetSchGatedPodResources.
-
-        Gated tasks hold no queue room until their gates go, so the quota plugins
-        leave them out of a job's inqueue share; a task whose only gate is
-        Volcano's queue-allocation gate is the exception (Volcano lifts that gate
-        itself once the queue has room, so it counts as inqueue).
-        """
-        gated = Resource()
-        for task in job.tasks.values():
-            if task.gated and not only_queue_allocation_gate(task):
-                gated.add(task.request)
-        if gated.is_empty():
-            return res
-        out = res.clone()
-        out.milli_cpu = max(out.milli_cpu - gated.milli_cpu, 0.0)
-        out.memory = max(out.memory - gated.memory, 0.0)
-        if out.scalars and gated.scalars:
-            for name, amount in out.scalars.items():
-                if name in gated.scalars:
-                    out.scalars[name] = max(amount - gated.scalars[name], 0.0)
-        return out
-
-    def record_fit_errors(self, job: Job, task: Task, errors: FitErrors) -> None:
-        job.fit_errors[task.uid] = errors
-
-    def record_fit_error(self, job: Job, task: Task, message: str) -> None:
-        job.fit_errors[task.uid] = FitErrors(message=message)
 
     def set_condition(self, job: Job, kind: str, status: str, reason: str) -> None:
         """UpdatePodGroupCondition; like framework/job_updater.go, a condition that keeps its status and
@@ -775,26 +690,6 @@ class Session:
 
     def pod_view(self, task: Task) -> PodView:
         return self.k8s.pod_view(task)
-
-    # -- dry runs (topology-aware preemption) ------------------------------------------
-    @staticmethod
-    def dry_run_copy(node: Node) -> DryRunNode:
-        return DryRunNode.of(node)
-
-    @staticmethod
-    def dry_run_remove_task(node: Node, task: Task) -> None:
-        Session._dry_run_only(node, "remove_task").remove_task(task)
-
-    @staticmethod
-    def dry_run_add_task(node: Node, task: Task) -> None:
-        Session._dry_run_only(node, "add_task").add_task(task)
-
-    @staticmethod
-    def _dry_run_only(node: Node, what: str) -> DryRunNode:
-        """A policy changes a node's tasks only through statements; a dry-run copy is the exception."""
-        if not isinstance(node, DryRunNode):
-            raise PolicyRuntimeError(f"{what} on node {node.name}: only a dry_run_copy() can be changed directly")
-        return node
 
     # -- Kubernetes filters with Volcano's status codes ------------------------------
     def pod_affinity_failure(self, task: Task, node: Node, view: PodView | None = None) -> FitError | None:

@@ -1,0 +1,53 @@
+"""What Volcano's ``api/job_info.go`` computes of a job for the plugins: its minResources as
+written, its resources less the scheduling-gated tasks', and where its fit errors go."""
+
+from __future__ import annotations
+
+from fumarole.runtime.api.constraints import ResourceList
+from fumarole.runtime.api.fit import FitErrors
+from fumarole.runtime.api.model import Job, Task
+from fumarole.runtime.api.resource import Resource
+from fumarole.runtime.k8s.podspec import only_queue_allocation_gate
+
+
+def min_resource_list(job: Job) -> ResourceList | None:
+    """spec.minResources with its names as written (the resourcequota plugin compares by name)."""
+    raw = (job.pod_group.get("spec") or {}).get("minResources")
+    return None if raw is None else ResourceList.of(raw)
+
+
+def min_resource_names(job: Job) -> list[str]:
+    spec = job.pod_group.get("spec") or {}
+    return [str(name) for name in (spec.get("minResources") or {})]
+
+
+def deduct_gated(job: Job, res: Resource) -> Resource:
+    """Volcano's DeductSchGatedResources over GetSchGatedPodResources.
+
+    Gated tasks hold no queue room until their gates go, so the quota plugins
+    leave them out of a job's inqueue share; a task whose only gate is
+    Volcano's queue-allocation gate is the exception (Volcano lifts that gate
+    itself once the queue has room, so it counts as inqueue).
+    """
+    gated = Resource()
+    for task in job.tasks.values():
+        if task.gated and not only_queue_allocation_gate(task):
+            gated.add(task.request)
+    if gated.is_empty():
+        return res
+    out = res.clone()
+    out.milli_cpu = max(out.milli_cpu - gated.milli_cpu, 0.0)
+    out.memory = max(out.memory - gated.memory, 0.0)
+    if out.scalars and gated.scalars:
+        for name, amount in out.scalars.items():
+            if name in gated.scalars:
+                out.scalars[name] = max(amount - gated.scalars[name], 0.0)
+    return out
+
+
+def record_fit_errors(job: Job, task: Task, errors: FitErrors) -> None:
+    job.fit_errors[task.uid] = errors
+
+
+def record_fit_error(job: Job, task: Task, message: str) -> None:
+    job.fit_errors[task.uid] = FitErrors(message=message)
