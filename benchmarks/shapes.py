@@ -33,6 +33,8 @@ from __future__ import annotations
 
 import random
 
+from benchmarks.objects import container, gang_pod, queue_object, run_on
+
 SHAPES = ("plain", "affinity", "spread", "hypernodes", "overshare", "priority")
 EVICTION_SHAPES = ("overshare", "priority")
 ZONES = 3
@@ -127,9 +129,7 @@ def cluster_objects(nodes: int, shape: str = "affinity", seed: int = 11) -> list
     if shape == "hypernodes":
         objects += _hypernodes(nodes)
     for q in range(4):
-        objects.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
-                        "metadata": {"name": f"queue-{q}"}, "spec": {"weight": 1 + q % 2, "reclaimable": True},
-                        "status": {"state": "Open"}})
+        objects.append(queue_object(f"queue-{q}", {"weight": 1 + q % 2, "reclaimable": True}))
     placed = 0
     for j in range(nodes * 10 // PODS_PER_JOB):
         ns, name = f"team-{j % 5}", f"job-{j:05d}"
@@ -144,16 +144,10 @@ def cluster_objects(nodes: int, shape: str = "affinity", seed: int = 11) -> list
             group["spec"]["networkTopology"] = {"mode": "hard", "highestTierAllowed": 2}
         objects.append(group)
         for p in range(PODS_PER_JOB):
-            spec = {"containers": [{"name": "main", "image": "work:1",
-                                    "resources": {"requests": {"cpu": str(cpu), "memory": "2Gi"}}}], **extras}
-            pod = {"apiVersion": "v1", "kind": "Pod",
-                   "metadata": {"name": f"{name}-{p}", "namespace": ns, "uid": f"{ns}-{name}-{p}",
-                                "labels": {"job": name},
-                                "annotations": {"scheduling.k8s.io/group-name": name}},
-                   "spec": spec, "status": {"phase": "Pending"}}
+            pod = gang_pod(f"{name}-{p}", ns, f"{ns}-{name}-{p}", name,
+                           {"containers": [container(cpu, "2Gi")], **extras}, labels={"job": name})
             if running:
-                spec["nodeName"] = f"node-{(placed * 7) % nodes:04d}"
-                pod["status"]["phase"] = "Running"
+                run_on(pod, f"node-{(placed * 7) % nodes:04d}")
                 placed += 1
             objects.append(pod)
     return objects
@@ -169,9 +163,7 @@ def eviction_objects(nodes: int, shape: str, seed: int = 11) -> list[dict]:
     objects.append({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
                     "metadata": {"name": "low"}, "value": 10})
     for q in range(4):
-        objects.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
-                        "metadata": {"name": f"queue-{q}"}, "spec": {"weight": 1, "reclaimable": True},
-                        "status": {"state": "Open"}})
+        objects.append(queue_object(f"queue-{q}", {"weight": 1, "reclaimable": True}))
     free = [32] * nodes
     jobs: list[tuple[int, list[int] | None]] = []  # (CPUs per pod, the node of each pod when running)
     while sum(free) >= 64:  # running jobs until every node is nearly full
@@ -203,19 +195,13 @@ def eviction_objects(nodes: int, shape: str, seed: int = 11) -> list[dict]:
                                  **({"priorityClassName": priority} if priority else {})},
                         "status": {"phase": "Running" if running else "Pending"}})
         for p in range(8):
-            spec: dict = {"containers": [{"name": "main", "image": "work:1",
-                                          "resources": {"requests": {"cpu": str(cpu), "memory": "2Gi"}}}]}
+            spec: dict = {"containers": [container(cpu, "2Gi")]}
             if priority:
                 spec["priorityClassName"] = priority
                 spec["priority"] = 1000 if priority == "high" else 10
-            pod = {"apiVersion": "v1", "kind": "Pod",
-                   "metadata": {"name": f"{name}-{p}", "namespace": ns, "uid": f"{ns}-{name}-{p}",
-                                "labels": {"job": name},
-                                "annotations": {"scheduling.k8s.io/group-name": name}},
-                   "spec": spec, "status": {"phase": "Pending"}}
+            pod = gang_pod(f"{name}-{p}", ns, f"{ns}-{name}-{p}", name, spec, labels={"job": name})
             if running:
-                spec["nodeName"] = f"node-{placement[p]:04d}"
-                pod["status"]["phase"] = "Running"
+                run_on(pod, f"node-{placement[p]:04d}")
             objects.append(pod)
     return objects
 

@@ -15,6 +15,13 @@ are comparable between runs.
 from __future__ import annotations
 
 import random
+import sys
+from pathlib import Path
+
+if not __package__:  # run as a script: `python benchmarks/synthetic.py`
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.objects import container, gang_pod, queue_object, run_on  # noqa: E402
 
 SHAPES = {
     "roomy": {"node_cpu": 32, "running_fraction": 0.4, "running_queues": None},
@@ -50,9 +57,7 @@ def cluster_objects(size: str, shape: str = "roomy", seed: int = 7) -> list[dict
         if gpus:
             objects.append(_numa_topology(f"node-{i:04d}", form["node_cpu"]))
     for q in range(spec["queues"]):
-        objects.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
-                        "metadata": {"name": f"queue-{q}"}, "spec": {"weight": 1 + q % 3, "reclaimable": True},
-                        "status": {"state": "Open"}})
+        objects.append(queue_object(f"queue-{q}", {"weight": 1 + q % 3, "reclaimable": True}))
     node = 0
     for j in range(spec["jobs"]):
         ns, name = f"team-{j % 20}", f"job-{j:05d}"
@@ -68,16 +73,10 @@ def cluster_objects(size: str, shape: str = "roomy", seed: int = 7) -> list[dict
                                                   "memory": f"{2 * spec['pods_per_job']}Gi"}},
                         "status": {"phase": "Running" if running else "Pending"}})
         for p in range(spec["pods_per_job"]):
-            pod = {"apiVersion": "v1", "kind": "Pod",
-                   "metadata": {"name": f"{name}-{p}", "namespace": ns, "uid": f"{ns}-{name}-{p}",
-                                "annotations": {"scheduling.k8s.io/group-name": name}},
-                   "spec": {"containers": [{"name": "main", "image": "work:1",
-                                            "resources": {"requests": {"cpu": str(cpu), "memory": "2Gi"}}}]},
-                   "status": {"phase": "Pending"}}
+            pod = gang_pod(f"{name}-{p}", ns, f"{ns}-{name}-{p}", name, {"containers": [container(cpu, "2Gi")]})
             _ask(pod, device, cpu)
             if running:
-                pod["spec"]["nodeName"] = f"node-{node % spec['nodes']:04d}"
-                pod["status"]["phase"] = "Running"
+                run_on(pod, f"node-{node % spec['nodes']:04d}")
                 if "limits" in device:
                     pod["metadata"]["annotations"]["volcano.sh/gpu-index"] = str(node % gpus)
                 node += 1
@@ -119,7 +118,6 @@ def main() -> None:
     """`python benchmarks/synthetic.py S M L --out /work/bench`: write each size as SIZE.json (a List)."""
     import argparse
     import json
-    from pathlib import Path
 
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("sizes", nargs="+", choices=sorted(SIZES))

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
+from benchmarks.objects import container, gang_pod, queue_object, run_on
+
 from fumarole.runtime.authoring.scenario import decisions_as_expect
 from fumarole.runtime.bundles.bundle import build_bundle, default_bundle
 from fumarole.runtime.framework.lifecycle import run_session
@@ -148,8 +150,7 @@ def clusters(draw, max_nodes: int = 12, job_sizes: tuple[int, int] = (1, 4), pla
         queue_spec: dict = {"weight": draw(st.integers(1, 3)), "reclaimable": draw(st.booleans())}
         if draw(st.booleans()):
             queue_spec["capability"] = {"cpu": str(draw(st.sampled_from([4, 16, 64])))}
-        objects.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
-                        "metadata": {"name": f"q{q}"}, "spec": queue_spec, "status": {"state": "Open"}})
+        objects.append(queue_object(f"q{q}", queue_spec))
     objects.append({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
                     "metadata": {"name": "high"}, "value": 1000})
     n_jobs = draw(st.integers(1, 6))
@@ -168,8 +169,7 @@ def clusters(draw, max_nodes: int = 12, job_sizes: tuple[int, int] = (1, 4), pla
                         "spec": pg_spec, "status": {"phase": "Running" if state != "pending" else "Pending"}})
         job_constraints = draw(_placement_constraints(n_jobs)) if placement else {}
         for p in range(size):
-            pod_spec: dict = {"containers": [{"name": "c", "image": "img:1",
-                                              "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}]}
+            pod_spec: dict = {"containers": [container(cpu, "1Gi", "c", "img:1")]}
             if pg_spec.get("priorityClassName"):
                 pod_spec["priorityClassName"] = "high"
                 pod_spec["priority"] = 1000
@@ -194,17 +194,11 @@ def clusters(draw, max_nodes: int = 12, job_sizes: tuple[int, int] = (1, 4), pla
                                 else job_constraints)
                 if draw(st.integers(0, 3)) == 0:
                     labels["tier"] = draw(st.sampled_from(["web", "db"]))
-            pod = {"apiVersion": "v1", "kind": "Pod",
-                   "metadata": {"name": f"j{j}-{p}", "namespace": namespace, "uid": f"u-j{j}-{p}",
-                                "labels": labels,
-                                "annotations": {"scheduling.k8s.io/group-name": f"j{j}"},
-                                "creationTimestamp": f"2026-01-01T00:01:{p:02d}Z"},
-                   "spec": pod_spec, "status": {"phase": "Pending"}}
+            pod = gang_pod(f"j{j}-{p}", namespace, f"u-j{j}-{p}", f"j{j}", pod_spec, labels,
+                           created=f"2026-01-01T00:01:{p:02d}Z")
             placed = state == "running" or (state == "mixed" and p % 2 == 0)
             if placed:
-                pod["spec"]["nodeName"] = f"n{draw(st.integers(0, n_nodes - 1)):03d}"
-                pod["status"]["phase"] = "Running"
-                pod["status"]["startTime"] = "2026-01-01T00:02:00Z"
+                run_on(pod, f"n{draw(st.integers(0, n_nodes - 1)):03d}", started="2026-01-01T00:02:00Z")
                 if draw(st.integers(0, 6)) == 0:
                     pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:03:00Z"
             objects.append(pod)
@@ -235,8 +229,7 @@ def eviction_heavy_clusters(draw, max_nodes: int = 6) -> list[dict]:
         queue_spec: dict = {"weight": draw(st.integers(1, 3)), "reclaimable": draw(st.booleans())}
         if draw(st.integers(0, 3)) == 0:
             queue_spec["capability"] = {"cpu": str(draw(st.sampled_from([2, 8, 32])))}
-        objects.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
-                        "metadata": {"name": f"q{q}"}, "spec": queue_spec, "status": {"state": "Open"}})
+        objects.append(queue_object(f"q{q}", queue_spec))
     for name, value in (("high", 1000), ("low", 10)):
         objects.append({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
                         "metadata": {"name": name}, "value": value})
@@ -271,21 +264,14 @@ def eviction_heavy_clusters(draw, max_nodes: int = 6) -> list[dict]:
                                      "creationTimestamp": f"2026-01-01T00:00:{j:02d}Z"},
                         "spec": pg_spec, "status": {"phase": "Running" if running else "Pending"}})
         for p, node in enumerate(placement):
-            spec: dict = {"containers": [{"name": "c", "image": "img:1",
-                                          "resources": {"requests": {"cpu": str(cpu), "memory": "1Gi"}}}]}
+            spec: dict = {"containers": [container(cpu, "1Gi", "c", "img:1")]}
             if priority:
                 spec["priorityClassName"] = priority
                 spec["priority"] = 1000 if priority == "high" else 10
-            pod = {"apiVersion": "v1", "kind": "Pod",
-                   "metadata": {"name": f"j{j}-{p}", "namespace": "ns", "uid": f"u-j{j}-{p}",
-                                "labels": {"app": f"j{j}"},
-                                "annotations": {"scheduling.k8s.io/group-name": f"j{j}"},
-                                "creationTimestamp": f"2026-01-01T00:01:{p:02d}Z"},
-                   "spec": spec, "status": {"phase": "Pending"}}
+            pod = gang_pod(f"j{j}-{p}", "ns", f"u-j{j}-{p}", f"j{j}", spec, {"app": f"j{j}"},
+                           created=f"2026-01-01T00:01:{p:02d}Z")
             if node is not None:
-                spec["nodeName"] = f"n{node:03d}"
-                pod["status"]["phase"] = "Running"
-                pod["status"]["startTime"] = "2026-01-01T00:02:00Z"
+                run_on(pod, f"n{node:03d}", started="2026-01-01T00:02:00Z")
             objects.append(pod)
     return objects
 

@@ -56,6 +56,20 @@ on predicate(task, node):
 """
 
 
+# A predicate that loops for ever and checks nothing but the budget: only a deadline stops it.
+SPINNING_POLICY = """plugin namespace_gate
+
+arg allowed: list[string] = []
+
+on predicate(task, node):
+    let n = 0
+    while true:
+        while true:
+            n += 1
+"""
+YAML = {"content-type": "application/yaml"}  # how a cluster dump is posted to /v1/sessions
+
+
 def cluster_text() -> str:
     """The example cluster if the repository has one, else a conformance case's objects."""
     if EXAMPLE_CLUSTER.exists():
@@ -123,6 +137,23 @@ def make_service(initial: bytes | None, trusted: Sequence = (), state: Path | No
     if initial is not None:
         registry.activate(initial, "initial", origin="startup")
     return service
+
+
+def bundle_service(folder: Path, allowed: Sequence[str] | None = None, policy: str = GATE_POLICY,
+                   session_timeout: float | None = None) -> Service:
+    """A service whose active bundle (revision 1, written to ``folder``) runs ``policy`` allowing
+    ``allowed`` (every test namespace by default); ``session_timeout`` as `serve --session-timeout`."""
+    service = make_service(archive(write_bundle(folder, "1", namespaces() if allowed is None else allowed, policy)))
+    if session_timeout is not None:
+        service.session_timeout = session_timeout
+    return service
+
+
+@contextlib.contextmanager
+def serving(service: Service) -> Iterator[tuple[str, httpx.Client]]:
+    """The service on a loopback port: its base URL and a client of it (generous timeout)."""
+    with running(service) as url, httpx.Client(base_url=url, timeout=60) as client:
+        yield url, client
 
 
 @contextlib.contextmanager

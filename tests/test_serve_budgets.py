@@ -6,37 +6,25 @@ import json
 import time
 from pathlib import Path
 
-import httpx
 from serving_helpers import (
+    SPINNING_POLICY,
+    YAML,
     admin_headers,
     archive,
+    bundle_service,
     cluster_text,
-    make_service,
     namespaces,
-    running,
+    serving,
     write_bundle,
 )
-
-SPINNING_POLICY = """plugin namespace_gate
-
-arg allowed: list[string] = []
-
-on predicate(task, node):
-    let n = 0
-    while true:
-        while true:
-            n += 1
-"""
 
 
 def test_a_smoke_run_that_never_ends_is_refused_and_releases_the_lock(tmp_path: Path) -> None:
     ns = namespaces()
-    service = make_service(archive(write_bundle(tmp_path / "one", "1", ns)))
-    service.session_timeout = 0.5  # as `fumarole serve --session-timeout 0.5`
+    service = bundle_service(tmp_path / "one", ns, session_timeout=0.5)  # as `serve --session-timeout 0.5`
     spinning = archive(write_bundle(tmp_path / "spin", "2", [], SPINNING_POLICY))
-    with running(service) as url, httpx.Client(base_url=url, timeout=60) as client:
-        assert client.post("/v1/sessions", content=cluster_text(),
-                           headers={"content-type": "application/yaml"}).status_code == 200
+    with serving(service) as (_, client):
+        assert client.post("/v1/sessions", content=cluster_text(), headers=YAML).status_code == 200
         started = time.monotonic()
         refused = client.put("/v1/bundles/active", content=spinning, headers=admin_headers())
         assert refused.status_code == 422 and time.monotonic() - started < 30
@@ -56,10 +44,9 @@ def test_an_extender_verb_ends_at_the_session_timeout(tmp_path: Path) -> None:
     """Extender verbs built their session without any budget: a predicate loop answered after 13.9 s
     on `serve --session-timeout 1`.  Each verb now has the deadline, and the next verb a fresh one."""
     example = json.loads(Path(__file__).with_name("volcano_extender_example.json").read_text())
-    service = make_service(archive(write_bundle(tmp_path / "spin", "1", [], SPINNING_POLICY)))
-    service.session_timeout = 1.0  # as `fumarole serve --session-timeout 1`
+    service = bundle_service(tmp_path / "spin", [], SPINNING_POLICY, session_timeout=1.0)
     body = {"task": example["T2"], "node": example["N1"]}
-    with running(service) as url, httpx.Client(base_url=url, timeout=60) as client:
+    with serving(service) as (_, client):
         for _ in range(2):
             started = time.monotonic()
             answer = client.post("/v1/extender/predicate", json=body)

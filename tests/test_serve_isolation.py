@@ -16,18 +16,16 @@ from pathlib import Path
 import httpx
 from serving_helpers import (
     FAILING_POLICY,
+    SPINNING_POLICY,
+    YAML,
     admin_headers,
     archive,
+    bundle_service,
     cluster_text,
-    make_service,
-    namespaces,
-    running,
     serve_process,
+    serving,
     write_bundle,
 )
-from test_serve_budgets import SPINNING_POLICY
-
-YAML = {"content-type": "application/yaml"}
 
 
 def spin_forever(*args, **kwargs):
@@ -41,10 +39,9 @@ def allocate_4_gib(*args, **kwargs):
 
 
 def test_a_session_that_never_yields_is_killed_and_healthz_keeps_answering(tmp_path: Path, monkeypatch) -> None:
-    service = make_service(archive(write_bundle(tmp_path / "one", "1", namespaces())))
-    service.session_timeout = 0.5
+    service = bundle_service(tmp_path / "one", session_timeout=0.5)
     healthz: list[float] = []
-    with running(service) as url, httpx.Client(base_url=url, timeout=60) as client:
+    with serving(service) as (url, client):
         assert client.post("/v1/sessions", content=cluster_text(), headers=YAML).status_code == 200
         real_decide = service.decide
         monkeypatch.setattr(service, "decide", spin_forever)
@@ -77,10 +74,10 @@ def test_a_session_that_never_yields_is_killed_and_healthz_keeps_answering(tmp_p
 
 
 def test_a_session_past_its_memory_budget_fails_with_r001(tmp_path: Path, monkeypatch) -> None:
-    service = make_service(archive(write_bundle(tmp_path / "one", "1", namespaces())))
+    service = bundle_service(tmp_path / "one")
     service.containment.memory_bytes = 256 << 20
     monkeypatch.setattr(service, "decide", allocate_4_gib)
-    with running(service) as url, httpx.Client(base_url=url, timeout=60) as client:
+    with serving(service) as (url, client):
         answer = client.post("/v1/sessions", content=cluster_text(), headers=YAML)
         metrics = client.get("/metrics").text
     assert answer.status_code == 500
@@ -91,9 +88,8 @@ def test_a_session_past_its_memory_budget_fails_with_r001(tmp_path: Path, monkey
 
 def test_a_shadow_that_never_ends_neither_changes_the_answer_nor_holds_other_sessions(tmp_path: Path,
                                                                                       monkeypatch) -> None:
-    service = make_service(archive(write_bundle(tmp_path / "one", "1", namespaces())))
-    service.session_timeout = 2
-    with running(service) as url, httpx.Client(base_url=url, timeout=60) as client:
+    service = bundle_service(tmp_path / "one", session_timeout=2)
+    with serving(service) as (url, client):
         plain = client.post("/v1/sessions", content=cluster_text(), headers=YAML).json()
         assert client.put("/v1/bundles/shadow", content=archive(write_bundle(tmp_path / "s", "9", [])),
                           headers=admin_headers()).status_code == 200
@@ -121,9 +117,9 @@ def test_a_shadow_that_never_ends_neither_changes_the_answer_nor_holds_other_ses
 
 
 def test_a_bundle_activated_without_smoke_run_that_fails_is_counted_and_shown(tmp_path: Path) -> None:
-    service = make_service(archive(write_bundle(tmp_path / "one", "1", namespaces())))
+    service = bundle_service(tmp_path / "one")
     failing = archive(write_bundle(tmp_path / "failing", "2", [], FAILING_POLICY))
-    with running(service) as url, httpx.Client(base_url=url, timeout=60) as client:
+    with serving(service) as (url, client):
         assert client.post("/v1/sessions", content=cluster_text(), headers=YAML).status_code == 200
         assert client.put("/v1/bundles/active", content=failing, headers=admin_headers()).status_code == 422
         assert client.put("/v1/bundles/active?smoke=false", content=failing,

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 import yaml
+from loopback_api import CONFIGMAP, JsonHandler, loopback_server, write_kubeconfig
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "two-queues"
@@ -22,7 +21,6 @@ PATHS = {  # list endpoint -> kind
     "/apis/policy/v1/poddisruptionbudgets": "PodDisruptionBudget",
     "/apis/nodeinfo.volcano.sh/v1alpha1/numatopologies": "Numatopology",
 }
-CONFIGMAP = "/api/v1/namespaces/volcano-system/configmaps/volcano-scheduler-configmap"
 
 
 # What the example lacks and the pdb, resourcequota and numa-aware plugins read from a live cluster.
@@ -43,7 +41,7 @@ def _objects() -> list[dict]:
     return [item for d in docs for item in (d["items"] if d.get("kind") == "List" else [d])] + [QUOTA, BUDGET, NUMA]
 
 
-class _Api(BaseHTTPRequestHandler):
+class _Api(JsonHandler):
     """Answers as the API server does: list responses without apiVersion/kind on their items."""
 
     requests: list[tuple[str, str, str]] = []
@@ -54,57 +52,31 @@ class _Api(BaseHTTPRequestHandler):
         if path in PATHS:
             items = [{k: v for k, v in o.items() if k not in ("apiVersion", "kind")}
                      for o in _objects() if o["kind"] == PATHS[path]]
-            self._send(200, {"kind": f"{PATHS[path]}List", "apiVersion": "v1", "metadata": {}, "items": items})
+            self.send_json(200, {"kind": f"{PATHS[path]}List", "apiVersion": "v1", "metadata": {}, "items": items})
         elif path == CONFIGMAP:
-            self._send(200, {"kind": "ConfigMap", "apiVersion": "v1",
+            self.send_json(200, {"kind": "ConfigMap", "apiVersion": "v1",
                              "metadata": {"name": "volcano-scheduler-configmap", "namespace": "volcano-system"},
                              "data": {"volcano-scheduler.conf": EXAMPLE.joinpath("volcano-scheduler.conf").read_text()}})
         else:  # e.g. the HyperNode CRD is not installed
-            self._send(404, {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "NotFound",
+            self.send_json(404, {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "NotFound",
                              "code": 404})
 
     def _refuse(self) -> None:
         self.requests.append((self.command, self.path, ""))
-        self._send(405, {"kind": "Status", "code": 405})
+        self.send_json(405, {"kind": "Status", "code": 405})
 
     do_POST = do_PUT = do_PATCH = do_DELETE = _refuse
-
-    def _send(self, status: int, body: dict) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args) -> None:
-        pass
 
 
 @pytest.fixture
 def api_server():
     _Api.requests = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Api)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
-
-
-def _kubeconfig(tmp_path: Path, port: int) -> Path:
-    path = tmp_path / "kubeconfig"
-    path.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "test",
-        "clusters": [{"name": "loop", "cluster": {"server": f"http://127.0.0.1:{port}"}}],
-        "users": [{"name": "reader", "user": {"token": "s3cret"}}],
-        "contexts": [{"name": "test", "context": {"cluster": "loop", "user": "reader"}}],
-    }))
-    return path
+    with loopback_server(_Api) as server:
+        yield server
 
 
 def test_snapshot_writes_a_cluster_file_and_the_scheduler_configuration(cli, tmp_path, api_server):
-    kubeconfig = _kubeconfig(tmp_path, api_server.server_address[1])
+    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", api_server.server_address[1])
     out = tmp_path / "snap" / "cluster.yaml"
     out.parent.mkdir()
     result = cli("snapshot", "--kubeconfig", str(kubeconfig), "-o", str(out))
@@ -119,7 +91,7 @@ def test_snapshot_writes_a_cluster_file_and_the_scheduler_configuration(cli, tmp
 
 
 def test_run_on_the_live_cluster_decides_as_on_its_dump(cli, tmp_path, api_server):
-    kubeconfig = _kubeconfig(tmp_path, api_server.server_address[1])
+    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", api_server.server_address[1])
     live = cli("run", "--kubeconfig", str(kubeconfig), "--now", "2026-11-21T12:30:00Z", "-o", "json")
     assert live.code == 0, live.err
     dump = cli("run", str(EXAMPLE / "cluster.yaml"), "--config", str(EXAMPLE / "volcano-scheduler.conf"),
@@ -129,7 +101,7 @@ def test_run_on_the_live_cluster_decides_as_on_its_dump(cli, tmp_path, api_serve
 
 
 def test_an_unreachable_cluster_or_a_missing_context_is_f005(cli, tmp_path):
-    kubeconfig = _kubeconfig(tmp_path, 9)  # nothing listens on port 9 of the loopback
+    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", 9)  # nothing listens on port 9 of the loopback
     unreachable = cli("snapshot", "--kubeconfig", str(kubeconfig))
     assert unreachable.code == 2 and f"{kubeconfig}: error[F005]: cannot reach the API server" in unreachable.err
     no_context = cli("run", "--kubeconfig", str(kubeconfig), "--context", "nosuch")
@@ -139,7 +111,7 @@ def test_an_unreachable_cluster_or_a_missing_context_is_f005(cli, tmp_path):
 def test_snapshot_keeps_resource_quotas_with_their_status_and_disruption_budgets(cli, tmp_path, api_server):
     """The resourcequota plugin reads a quota's status.hard and used, the pdb plugin the budgets:
     a dump without them decided otherwise than the live cluster would."""
-    kubeconfig = _kubeconfig(tmp_path, api_server.server_address[1])
+    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", api_server.server_address[1])
     out = tmp_path / "cluster.yaml"
     assert cli("snapshot", "--kubeconfig", str(kubeconfig), "-o", str(out)).code == 0
     dumped = yaml.safe_load(out.read_text())["items"]

@@ -2,24 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Callable
 
 import pytest
 import yaml
 from fumarole.runtime.ingest import snapshot
-
-NODES = "/api/v1/nodes"
-CONFIGMAP = "/api/v1/namespaces/volcano-system/configmaps/volcano-scheduler-configmap"
+from loopback_api import CONFIGMAP, NODES, JsonHandler, loopback_server, write_kubeconfig
 EMPTY_LIST = {"kind": "List", "apiVersion": "v1", "metadata": {}, "items": []}
 STOP = threading.Event()  # set at teardown: every stalling handler gives up
 
 
-class _Hostile(BaseHTTPRequestHandler):
+class _Hostile(JsonHandler):
     """Answers NODES (or, with ``on_configmap``, the ConfigMap) with ``behave``; everything else politely."""
 
     behave: Callable[["_Hostile"], None] = lambda self: None
@@ -31,46 +29,22 @@ class _Hostile(BaseHTTPRequestHandler):
         else:
             self.send_json(200, EMPTY_LIST)
 
-    def send_json(self, status: int, body: object) -> None:
-        self.send_raw(status, json.dumps(body).encode())
-
-    def send_raw(self, status: int, data: bytes) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args) -> None:
-        pass
-
 
 @pytest.fixture
 def hostile(tmp_path: Path, monkeypatch):
     """hostile(behave, path) -> kubeconfig of a loopback server misbehaving on ``path``; short limits."""
-    servers = []
+    servers = contextlib.ExitStack()
     monkeypatch.setattr(snapshot, "DEFAULT_LIMITS", snapshot.Limits(
         connect_seconds=2, read_seconds=1, reply_seconds=3, reply_bytes=1 << 20, total_bytes=4 << 20, max_pages=50))
     STOP.clear()
 
     def start(behave: Callable[[_Hostile], None], path: str = NODES) -> Path:
         handler = type("Handler", (_Hostile,), {"behave": behave, "path_to_break": path})
-        server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        server.daemon_threads = True
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append(server)
-        config = tmp_path / "kubeconfig"
-        config.write_text(yaml.safe_dump({
-            "apiVersion": "v1", "kind": "Config", "current-context": "c",
-            "clusters": [{"name": "loop", "cluster": {"server": f"http://127.0.0.1:{server.server_address[1]}"}}],
-            "users": [{"name": "u", "user": {"token": "t"}}],
-            "contexts": [{"name": "c", "context": {"cluster": "loop", "user": "u"}}]}))
-        return config
+        server = servers.enter_context(loopback_server(handler))
+        return write_kubeconfig(tmp_path / "kubeconfig", server.server_address[1])
     yield start
     STOP.set()
-    for server in servers:
-        server.shutdown()
-        server.server_close()
+    servers.close()
 
 
 def _silent(handler: _Hostile) -> None:
