@@ -7,11 +7,12 @@ import json
 import os
 
 import yaml
-from test_snapshot import EXAMPLE, _kubeconfig, api_server  # noqa: F401 - api_server is a fixture
+from loopback_api import write_kubeconfig
+from test_snapshot import EXAMPLE, api_server  # noqa: F401 - api_server is a fixture
 
 
 def test_snapshot_reads_the_kubeconfig_kubeconfig_names(cli, tmp_path, api_server, monkeypatch):  # noqa: F811
-    kubeconfig = _kubeconfig(tmp_path, api_server.server_address[1])
+    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", api_server.server_address[1])
     monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     result = cli("snapshot")
@@ -20,7 +21,7 @@ def test_snapshot_reads_the_kubeconfig_kubeconfig_names(cli, tmp_path, api_serve
 
 
 def test_kubeconfig_may_list_several_files_that_are_merged(cli, tmp_path, api_server, monkeypatch):  # noqa: F811
-    full = yaml.safe_load(_kubeconfig(tmp_path, api_server.server_address[1]).read_text())
+    full = yaml.safe_load(write_kubeconfig(tmp_path / "kubeconfig", api_server.server_address[1]).read_text())
     clusters = tmp_path / "clusters"
     clusters.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "Config", "clusters": full["clusters"]}))
     rest = tmp_path / "users-and-contexts"
@@ -36,7 +37,7 @@ def test_kubeconfig_may_list_several_files_that_are_merged(cli, tmp_path, api_se
 def test_without_either_the_home_kubeconfig_is_read(cli, tmp_path, api_server, monkeypatch):  # noqa: F811
     home = tmp_path / "home"
     (home / ".kube").mkdir(parents=True)
-    _kubeconfig(tmp_path, api_server.server_address[1]).rename(home / ".kube" / "config")
+    write_kubeconfig(tmp_path / "kubeconfig", api_server.server_address[1]).rename(home / ".kube" / "config")
     monkeypatch.delenv("KUBECONFIG", raising=False)
     monkeypatch.setenv("HOME", str(home))
     result = cli("snapshot")
