@@ -126,7 +126,7 @@ def test_snapshot_keeps_resource_quotas_with_their_status_and_disruption_budgets
 def test_snapshot_keeps_the_numatopologies(cli, tmp_path, api_server):
     """numa-aware reads each node's Numatopology: a dump without them would place pods on CPUs the
     live cluster does not have free."""
-    kubeconfig = _kubeconfig(tmp_path, api_server.server_address[1])
+    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", api_server.server_address[1])
     out = tmp_path / "cluster.yaml"
     assert cli("snapshot", "--kubeconfig", str(kubeconfig), "-o", str(out)).code == 0
     dumped = yaml.safe_load(out.read_text())["items"]
