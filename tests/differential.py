@@ -33,7 +33,21 @@ CONFIGS = {
         "tiers": [{"plugins": _TIER1},
                   {"plugins": [{"name": "drf"}, {"name": "predicates"}, {"name": "capacity"},
                                {"name": "nodeorder", "arguments": {"mostrequested.weight": 2}}]}]},
+    "capacity-preempt": {
+        "actions": "enqueue, allocate, backfill, preempt, reclaim",
+        "tiers": [{"plugins": _TIER1},
+                  {"plugins": [{"name": "drf"}, {"name": "predicates"}, {"name": "capacity"},
+                               {"name": "nodeorder"}]}]},
+    "topology-aware": {
+        "actions": "enqueue, allocate, backfill",
+        "tiers": [{"plugins": _TIER1},
+                  {"plugins": [{"name": "drf"}, {"name": "predicates"}, {"name": "proportion"},
+                               {"name": "nodeorder"}, {"name": "binpack"},
+                               {"name": "network-topology-aware",
+                                "arguments": {"hypernode.binpack.normal-pod.fading": 0.5}}]}]},
 }
+# The configurations the generic cluster generators are run under (the others need their own shapes).
+GENERIC_CONFIGS = ("default", "reclaim-preempt-binpack", "capacity")
 _BUNDLES: dict[str, object] = {}
 
 
@@ -284,3 +298,73 @@ def decisions_trying_every_node(objects: list[dict], config: str, engine: str) -
     session.H.may_become_allocatable = lambda *_args: True
     session.run_actions()
     return decisions_as_expect(session.close())
+
+
+@st.composite
+def hypernode_clusters(draw, max_nodes: int = 14) -> list[dict]:
+    """A HyperNode tree over the nodes (leaves of one to four nodes at tier 1, spines of one to
+    three leaves at tier 2, sometimes a root at tier 3; some nodes in no HyperNode), running and
+    pending jobs of one to four pods, some with a hard or soft network topology up to a tier, so
+    that allocate searches HyperNode gradients and network-topology-aware scores nodes and
+    HyperNodes from per-HyperNode allocations that each placement and rollback changes."""
+    n_nodes = draw(st.integers(2, max_nodes))
+    cpus = [draw(st.sampled_from([2, 4, 8])) for _ in range(n_nodes)]
+    objects: list[dict] = [
+        {"apiVersion": "v1", "kind": "Node",
+         "metadata": {"name": f"n{i:03d}", "labels": {"kubernetes.io/hostname": f"n{i:03d}"}},
+         "status": {"allocatable": {"cpu": str(cpu), "memory": f"{cpu * 2}Gi", "pods": "110"},
+                    "capacity": {"cpu": str(cpu), "memory": f"{cpu * 2}Gi", "pods": "110"}}}
+        for i, cpu in enumerate(cpus)]
+    held = n_nodes - draw(st.integers(0, 2))
+    leaves: list[str] = []
+    start = 0
+    while start < held:
+        size = draw(st.integers(1, 4))
+        members = [{"type": "Node", "selector": {"exactMatch": {"name": f"n{i:03d}"}}}
+                   for i in range(start, min(held, start + size))]
+        leaves.append(f"leaf{len(leaves)}")
+        objects.append(_hypernode(leaves[-1], 1, members))
+        start += size
+    spines: list[str] = []
+    start = 0
+    while start < len(leaves):
+        size = draw(st.integers(1, 3))
+        spines.append(f"spine{len(spines)}")
+        objects.append(_hypernode(spines[-1], 2, [{"type": "HyperNode", "selector": {"exactMatch": {"name": leaf}}}
+                                                  for leaf in leaves[start:start + size]]))
+        start += size
+    if draw(st.booleans()):
+        objects.append(_hypernode("root", 3, [{"type": "HyperNode", "selector": {"exactMatch": {"name": spine}}}
+                                              for spine in spines]))
+    objects.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
+                    "metadata": {"name": "q0"}, "spec": {"weight": 1}, "status": {"state": "Open"}})
+    for j in range(draw(st.integers(1, 7))):
+        size = draw(st.integers(1, 4))
+        running = draw(st.integers(0, 2)) == 0
+        pg_spec: dict = {"queue": "q0", "minMember": draw(st.integers(1, size))}
+        if draw(st.integers(0, 2)) > 0:
+            pg_spec["networkTopology"] = {"mode": draw(st.sampled_from(["hard", "soft"])),
+                                          "highestTierAllowed": draw(st.integers(1, 3))}
+        objects.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+                        "metadata": {"name": f"j{j}", "namespace": "ns",
+                                     "creationTimestamp": f"2026-01-01T00:00:{j:02d}Z"},
+                        "spec": pg_spec, "status": {"phase": "Running" if running else "Pending"}})
+        cpu = draw(st.sampled_from(["500m", "1", "2"]))
+        for p in range(size):
+            pod = {"apiVersion": "v1", "kind": "Pod",
+                   "metadata": {"name": f"j{j}-{p}", "namespace": "ns", "uid": f"u-j{j}-{p}",
+                                "annotations": {"scheduling.k8s.io/group-name": f"j{j}"},
+                                "creationTimestamp": f"2026-01-01T00:01:{p:02d}Z"},
+                   "spec": {"containers": [{"name": "c", "image": "img:1",
+                                            "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}]},
+                   "status": {"phase": "Pending"}}
+            if running:
+                pod["spec"]["nodeName"] = f"n{draw(st.integers(0, n_nodes - 1)):03d}"
+                pod["status"] = {"phase": "Running", "startTime": "2026-01-01T00:02:00Z"}
+            objects.append(pod)
+    return objects
+
+
+def _hypernode(name: str, tier: int, members: list[dict]) -> dict:
+    return {"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": {"name": name},
+            "spec": {"tier": tier, "members": members}}

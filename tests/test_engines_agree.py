@@ -8,10 +8,17 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from tests.differential import CONFIGS, clusters, decisions, decisions_trying_every_node, eviction_heavy_clusters
+from tests.differential import (
+    GENERIC_CONFIGS,
+    clusters,
+    decisions,
+    decisions_trying_every_node,
+    eviction_heavy_clusters,
+    hypernode_clusters,
+)
 
 
-@pytest.mark.parametrize("config", sorted(CONFIGS))
+@pytest.mark.parametrize("config", GENERIC_CONFIGS)
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(objects=clusters())
 def test_generated_clusters_get_the_same_decisions(config: str, objects: list[dict]):
@@ -35,7 +42,7 @@ def test_many_tasks_of_one_spec_on_few_nodes_get_the_same_decisions(objects: lis
     assert decisions(objects, "default", "fast") == decisions(objects, "default", "reference")
 
 
-@pytest.mark.parametrize("config", sorted(CONFIGS))
+@pytest.mark.parametrize("config", GENERIC_CONFIGS)
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(objects=clusters(job_sizes=(1, 5), placement=True))
 def test_clusters_with_inter_pod_affinity_and_spread_get_the_same_decisions(config: str, objects: list[dict]):
@@ -45,7 +52,7 @@ def test_clusters_with_inter_pod_affinity_and_spread_get_the_same_decisions(conf
     assert decisions(objects, config, "fast") == decisions(objects, config, "reference")
 
 
-@pytest.mark.parametrize("config", ["reclaim-preempt-binpack", "capacity"])
+@pytest.mark.parametrize("config", ["reclaim-preempt-binpack", "capacity", "capacity-preempt"])
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(objects=eviction_heavy_clusters())
 def test_eviction_heavy_clusters_get_the_same_decisions(config: str, objects: list[dict]):
@@ -55,3 +62,12 @@ def test_eviction_heavy_clusters_get_the_same_decisions(config: str, objects: li
     fast = decisions(objects, config, "fast")
     assert fast == decisions(objects, config, "reference")
     assert fast == decisions_trying_every_node(objects, config, "fast")
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(objects=hypernode_clusters())
+def test_hypernode_clusters_get_the_same_decisions(objects: list[dict]):
+    """HyperNode trees and jobs with hard and soft network topologies under
+    network-topology-aware: allocate's gradient search, each HyperNode tried under a statement
+    that is discarded, and the plugin's node and HyperNode scores."""
+    assert decisions(objects, "topology-aware", "fast") == decisions(objects, "topology-aware", "reference")
