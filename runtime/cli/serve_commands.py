@@ -179,7 +179,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     registry = BundleRegistry(trusted, state, metrics)
     decisions = DecisionLog(args.decision_log_size, state.decisions_path if state else None)
     service = Service(registry, decisions, metrics, option_flags, args.session_timeout,
-                      args.session_memory * MiB)
+                      args.session_memory * MiB, args.memory_budget * MiB if args.memory_budget else None)
     watcher = Watcher(registry, Path(args.watch), args.watch_interval) if args.watch else None
     try:
         service.start(Path(args.bundle) if args.bundle else None, watcher)
@@ -242,4 +242,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     serve.add_argument("--session-memory", type=positive_int, default=DEFAULT_MEMORY_BUDGET // MiB, metavar="MIB",
                        help="memory a session (or a shadow session, a smoke run) may allocate beyond what the "
                             f"service holds; past it the session fails with R001 (default {DEFAULT_MEMORY_BUDGET // MiB})")
+    serve.add_argument("--memory-budget", type=positive_int, default=None, metavar="MIB",
+                       help="memory all the sessions, verbs and smoke runs running at once may reserve together "
+                            "(each reserves --session-memory); past it new ones are refused with R001 "
+                            "(default: no limit)")
     serve.set_defaults(func=cmd_serve, known_flags=long_flags(serve))

@@ -74,45 +74,54 @@ def first_diagnostics(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     return diagnostics[:MAX_DIAGNOSTICS] + [more]
 
 
-def _child(work: Callable[[], Any], out: int, memory_bytes: int | None) -> None:
-    """Run ``work`` and write its outcome to ``out``; never returns."""
+def enter_child(memory_bytes: int | None) -> None:
+    """In a freshly forked child: the default signals, death with the parent, the memory cap."""
+    signal.set_wakeup_fd(-1)  # the parent's event loop owns that file; a signal here is not its business
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, signal.SIG_DFL)
+    _die_with_parent()
+    if memory_bytes is not None:
+        limit = _data_bytes() + memory_bytes
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+
+
+def outcome_of(work: Callable[[], Any]) -> tuple[str, Any]:
+    """``work()``'s outcome as plain data for the parent: its value, its diagnostics, or how it failed."""
     try:
-        signal.set_wakeup_fd(-1)  # the parent's event loop owns that file; a signal here is not its business
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, signal.SIG_DFL)
-        _die_with_parent()
-        if memory_bytes is not None:
-            limit = _data_bytes() + memory_bytes
-            resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
-        try:
-            outcome: tuple[str, Any] = ("value", work())
-        except FumaroleError as err:
-            outcome = ("diagnostics", first_diagnostics(err.diagnostics))
-        except MemoryError:
-            outcome = ("memory", None)
-        except RecursionError:
-            outcome = ("internal", "RecursionError: maximum recursion depth exceeded")
-        except BaseException as exc:  # noqa: BLE001 - every outcome goes back to the parent as data
-            outcome = ("internal", f"{type(exc).__name__}: {exc}")
-        try:
-            data = pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL)
-        except MemoryError:
-            data = pickle.dumps(("memory", None))
-        except Exception as exc:  # noqa: BLE001 - a value that cannot be sent is the work's failure
-            data = pickle.dumps(("internal", f"unsendable result: {type(exc).__name__}: {exc}"))
-        view = memoryview(data)
-        while view:
-            view = view[os.write(out, view):]
-    finally:
-        os._exit(0)
+        return "value", work()
+    except FumaroleError as err:
+        return "diagnostics", first_diagnostics(err.diagnostics)
+    except MemoryError:
+        return "memory", None
+    except RecursionError:
+        return "internal", "RecursionError: maximum recursion depth exceeded"
+    except BaseException as exc:  # noqa: BLE001 - every outcome goes back to the parent as data
+        return "internal", f"{type(exc).__name__}: {exc}"
+
+
+def _child(work: Callable[[], Any], out: int) -> None:
+    """Run ``work`` and write its outcome to ``out``."""
+    outcome = outcome_of(work)
+    try:
+        data = pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL)
+    except MemoryError:
+        data = pickle.dumps(("memory", None))
+    except Exception as exc:  # noqa: BLE001 - a value that cannot be sent is the work's failure
+        data = pickle.dumps(("internal", f"unsendable result: {type(exc).__name__}: {exc}"))
+    view = memoryview(data)
+    while view:
+        view = view[os.write(out, view):]
 
 
 class Containment:
     """Runs callables in killable children: a wall-clock limit and a memory budget each."""
 
-    def __init__(self, wall_seconds: float | None, memory_bytes: int | None = DEFAULT_MEMORY_BUDGET) -> None:
+    def __init__(self, wall_seconds: float | None, memory_bytes: int | None = DEFAULT_MEMORY_BUDGET,
+                 total_bytes: int | None = None) -> None:
         self.wall_seconds = wall_seconds
         self.memory_bytes = memory_bytes
+        self.total_bytes = total_bytes  # the process-wide budget: children at once times memory_bytes
+        self._held: set[int] = set()  # the parent's ends of the children's pipes
         self._children: set[int] = set()
         self._lock = threading.Lock()
         self._stopping = False
@@ -123,35 +132,69 @@ class Containment:
             return None
         return self.wall_seconds + max(1.0, 0.1 * self.wall_seconds)
 
-    def run(self, work: Callable[[], Any], what: str = "session") -> Any:
-        """``work()``'s value; FumaroleError with its diagnostics, or with one saying how the child ended."""
-        read_end, write_end = os.pipe()
+    def fork(self, body: Callable[[int, int], None], what: str) -> tuple[int, int, int]:
+        """A child running ``body(from_parent, to_parent)`` under the memory budget, then exiting:
+        ``(pid, to_child, from_child)``, the parent's ends of its two pipes (``release`` them).
+
+        The pipes are made, the child forked and the parent's copies of the child's ends closed under
+        one lock, and every child closes the pipe ends the parent holds for the others: so no child
+        holds another's pipe open, and a child's end of file is seen the moment it ends.  FumaroleError
+        (R001) when the service is shutting down, its memory budget is spoken for, or no process
+        can start."""
         with self._lock:
             if self._stopping:
-                os.close(read_end)
-                os.close(write_end)
-                raise FumaroleError([Diagnostic("R001", f"the service is shutting down; the {what} did not run",
-                                                what, span=NO_POSITION)])
+                raise _refused(f"the service is shutting down; the {what} did not run", what)
+            if self.total_bytes is not None and self.memory_bytes is not None and \
+                    (len(self._children) + 1) * self.memory_bytes > self.total_bytes:
+                raise _refused(f"the service's memory budget ({self.total_bytes // MiB} MiB, --memory-budget) "
+                               f"is spoken for by {len(self._children)} running sessions of "
+                               f"{self.memory_bytes // MiB} MiB each; the {what} did not run", what)
+            down_read, down_write = os.pipe()
+            up_read, up_write = os.pipe()
             try:
                 pid = os.fork()
             except OSError as exc:  # no memory or no process slot left for a child
-                os.close(read_end)
-                os.close(write_end)
-                raise FumaroleError([Diagnostic("R001", f"the {what} could not start its process: "
-                                                f"{exc.strerror or exc}", what, span=NO_POSITION)]) from None
+                for fd in (down_read, down_write, up_read, up_write):
+                    os.close(fd)
+                raise _refused(f"the {what} could not start its process: {exc.strerror or exc}", what) from None
             if pid == 0:  # the child
-                os.close(read_end)
-                _child(work, write_end, self.memory_bytes)
+                try:
+                    for fd in (down_write, up_read, *self._held):
+                        _close(fd)
+                    enter_child(self.memory_bytes)
+                    body(down_read, up_write)
+                finally:
+                    os._exit(0)
+            os.close(down_read)
+            os.close(up_write)
             self._children.add(pid)
-        os.close(write_end)
+            self._held |= {down_write, up_read}
+        return pid, down_write, up_read
+
+    def close(self, fd: int) -> None:
+        """Close one of the parent's pipe ends (``fork``'s)."""
+        with self._lock:
+            if fd in self._held:
+                self._held.discard(fd)
+                _close(fd)
+
+    def release(self, pid: int, *fds: int) -> None:
+        """The child's work is over (or past its limit): its pipes closed, the child gone and reaped."""
+        for fd in fds:
+            self.close(fd)
+        with self._lock:
+            self._children.discard(pid)
+        _kill_and_reap(pid)
+
+    def run(self, work: Callable[[], Any], what: str = "session") -> Any:
+        """``work()``'s value; FumaroleError with its diagnostics, or with one saying how the child ended."""
+        pid, to_child, from_child = self.fork(lambda _from_parent, to_parent: _child(work, to_parent), what)
+        self.close(to_child)
         try:
-            data, timed_out = self._collect(read_end)
+            data, timed_out = self._collect(from_child)
         finally:
-            os.close(read_end)
-            with self._lock:
-                self._children.discard(pid)
-            _kill_and_reap(pid)
-        return self._outcome(data, timed_out, what)
+            self.release(pid, from_child)
+        return self.decode(data, timed_out, what)
 
     def _collect(self, read_end: int) -> tuple[bytes, bool]:
         """Everything the child wrote, and whether the hard limit passed first."""
@@ -169,7 +212,8 @@ class Containment:
                 return b"".join(chunks), False
             chunks.append(chunk)
 
-    def _outcome(self, data: bytes, timed_out: bool, what: str) -> Any:
+    def decode(self, data: bytes, timed_out: bool, what: str) -> Any:
+        """A child's outcome (``outcome_of``, pickled) as the value, or the FumaroleError it stands for."""
         if timed_out:
             raise FumaroleError([Diagnostic(
                 "R001", f"the {what} ran past --session-timeout ({self.wall_seconds:g} s) and was stopped "
@@ -195,6 +239,17 @@ class Containment:
             children = list(self._children)
         for pid in children:
             _kill(pid)
+
+
+def _refused(message: str, what: str) -> FumaroleError:
+    return FumaroleError([Diagnostic("R001", message, what, span=NO_POSITION)])
+
+
+def _close(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        pass
 
 
 def _kill(pid: int) -> None:

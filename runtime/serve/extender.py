@@ -8,6 +8,10 @@ they need) until ``onSessionClose``; without one, a session over just the
 objects the request carries.  A Volcano session therefore pins one bundle
 from open to close, like ``POST /v1/sessions`` does.
 
+Nothing of it runs in the service's process: an open Volcano session lives in
+a persistent, killable child (``extender_worker.SessionWorker``), a verb
+without one in a contained child of its own (docs/serving.md, "Containment").
+
 Answers follow the Go structs exactly (docs/volcano-extender.md):
 victims are echoed as received, and ``jobEnqueueable`` never answers Permit,
 because a Permit in an early tier would skip Volcano's proportion and
@@ -25,6 +29,7 @@ from fumarole.runtime.api.model import Job, Node, Queue, Task
 from fumarole.runtime.bundles.bundle import Bundle
 from fumarole.runtime.framework.budget import StepBudget
 from fumarole.runtime.framework.lifecycle import open_session
+from fumarole.runtime.framework.policy_error import PolicyRuntimeError
 from fumarole.runtime.framework.session import Session
 from fumarole.runtime.ingest.kube import (
     cluster_from_objects,
@@ -45,6 +50,8 @@ from fumarole.runtime.serve.extender_codec import (
     task_pod,
     unique,
 )
+from fumarole.runtime.serve.contained import Containment
+from fumarole.runtime.serve.extender_worker import SessionWorker
 from fumarole.runtime.serve.registry import BundleRegistry, Revision
 
 PREFIX = "/v1/extender"
@@ -142,52 +149,35 @@ class _Context:
         return job
 
 
-class Extender:
-    """Answers one verb at a time; holds the session between onSessionOpen and onSessionClose."""
+class _Answerer:
+    """Answers verbs from one fumarole session (runs in a contained child): the session an
+    ``onSessionOpen`` built, or, without one, a session per verb over the objects it carries."""
 
-    def __init__(self, registry: BundleRegistry, session_timeout: float | None = None) -> None:
-        self.registry = registry
-        self.session_timeout = session_timeout  # each verb's deadline (serve's --session-timeout)
-        self._open: _Context | None = None
-        self._open_lock = threading.Lock()
+    def __init__(self, revision: Revision, timeout: float | None, opened: _Context | None = None) -> None:
+        self.revision, self.timeout, self.opened = revision, timeout, opened
 
-    def handle(self, verb: str, body: Any) -> tuple[dict[str, Any], Revision]:
-        """The response body and the revision that answered (``verb`` is one of VERBS).
-
-        Raises PayloadError or FumaroleError for a body of the wrong shape, PolicyRuntimeError
-        when the bundle fails.
-        """
-        handler = _VERBS[verb]
-        if not isinstance(body, dict):
-            raise PayloadError("the request body must be a JSON object")
-        return handler(self, body)
+    def answer(self, verb: str, body: dict) -> tuple[str, Any]:
+        """``("ok", answer)``, or the request's or the policy's failure as data for the parent."""
+        try:
+            return "ok", _VERBS[verb](self, body)
+        except PayloadError as exc:
+            return "payload", str(exc)
+        except PolicyRuntimeError as exc:
+            return "policy", exc.message
 
     def _context(self, objects: Callable[[], list[dict]]) -> _Context:
-        opened = self._open
-        return opened if opened is not None else _Context(self.registry.active, objects(),
-                                                          timeout=self.session_timeout)
+        opened = self.opened
+        return opened if opened is not None else _Context(self.revision, objects(), timeout=self.timeout)
 
-    def _session_open(self, body: dict) -> tuple[dict, Revision]:
-        objects, priorities = session_objects(body)
-        context = _Context(self.registry.active, objects, priorities, self.session_timeout, "onSessionOpen")
-        with self._open_lock:
-            self._open = context
-        return {}, context.revision
-
-    def _session_close(self, body: dict) -> tuple[dict, Revision]:
-        with self._open_lock:
-            context, self._open = self._open, None
-        return {}, context.revision if context is not None else self.registry.active
-
-    def _predicate(self, body: dict) -> tuple[dict, Revision]:
+    def _predicate(self, body: dict) -> dict:
         task, node = field(body, "task", dict, "request"), field(body, "node", dict, "request")
         ctx = self._context(lambda: [task_pod(task), node_object(node)] + node_pods(node))
         with ctx.request():
             t, n = ctx.task(task, "task"), ctx.node(node, "node")
             failure = ctx.H.pre_predicate(t) or ctx.H.predicate(t, n)
-        return predicate_response(failure), ctx.revision
+        return predicate_response(failure)
 
-    def _prioritize(self, body: dict) -> tuple[dict, Revision]:
+    def _prioritize(self, body: dict) -> dict:
         task, nodes = field(body, "task", dict, "request"), field(body, "nodes", list, "request")
         ctx = self._context(lambda: [task_pod(task)] + [o for n in nodes for o in [node_object(n)] + node_pods(n)])
         with ctx.request():
@@ -196,56 +186,125 @@ class Extender:
             scores = {n.name: ctx.H.node_order(t, n) for n in candidates}
             batch = ctx.H.batch_node_order(t, candidates)
         if batch is None:
-            return {"nodeScore": {}, "errorMessage": "a batch_node_order plugin failed"}, ctx.revision
+            return {"nodeScore": {}, "errorMessage": "a batch_node_order plugin failed"}
         for node, score in batch.items():
             scores[node.name] = scores.get(node.name, 0.0) + score
-        return {"nodeScore": scores, "errorMessage": ""}, ctx.revision
+        return {"nodeScore": scores, "errorMessage": ""}
 
-    def _victims(self, hook: str, body: dict) -> tuple[dict, Revision]:
+    def _victims(self, hook: str, body: dict) -> dict:
         evictor, evictees = field(body, "evictor", dict, "request"), field(body, "evictees", list, "request")
         ctx = self._context(lambda: [task_pod(evictor, "evictor")] +
                             [task_pod(e, f"evictees[{i}]") for i, e in enumerate(evictees)])
         if not implements(ctx.revision.bundle, hook):
-            return {"status": 0}, ctx.revision
+            return {"status": 0}
         with ctx.request():
             actor = ctx.task(evictor, "evictor")
             candidates = [ctx.task(e, f"evictees[{i}]") for i, e in enumerate(evictees)]
             chosen = {id(t) for t in getattr(ctx.H, hook)(actor, candidates)}
         # Go may use the returned objects as they are, so they must be the evictees exactly as received
-        return {"status": 1, "victims": [evictees[i] for i, t in enumerate(candidates) if id(t) in chosen]}, \
-            ctx.revision
+        return {"status": 1, "victims": [evictees[i] for i, t in enumerate(candidates) if id(t) in chosen]}
 
-    def _queue_overused(self, body: dict) -> tuple[dict, Revision]:
+    def _queue_overused(self, body: dict) -> dict:
         queue = field(body, "queue", dict, "request")
         ctx = self._context(lambda: [queue_object(queue)])
         with ctx.request():
             overused = bool(ctx.H.overused(ctx.queue(queue, "queue")))
-        return {"overused": overused}, ctx.revision
+        return {"overused": overused}
 
-    def _job_enqueueable(self, body: dict) -> tuple[dict, Revision]:
+    def _job_enqueueable(self, body: dict) -> dict:
         job = field(body, "job", dict, "request")
         ctx = self._context(lambda: [job_pod_group(job)] + job_pods(job))
         with ctx.request():
             allowed = ctx.H.job_enqueueable(ctx.job(job, "job"))
-        return {"status": 0 if allowed else -1}, ctx.revision
+        return {"status": 0 if allowed else -1}
 
-    def _job_ready(self, body: dict) -> tuple[dict, Revision]:
+    def _job_ready(self, body: dict) -> dict:
         job = field(body, "job", dict, "request")
         ctx = self._context(lambda: [job_pod_group(job)] + job_pods(job))
         with ctx.request():
             ready = bool(ctx.H.job_ready(ctx.job(job, "job")))
-        return {"status": ready}, ctx.revision
+        return {"status": ready}
 
 
-_VERBS: dict[str, Callable[[Extender, dict], tuple[dict, Revision]]] = {
-    "onSessionOpen": Extender._session_open,
-    "onSessionClose": Extender._session_close,
-    "predicate": Extender._predicate,
-    "prioritize": Extender._prioritize,
+def _unwrap(outcome: tuple[str, Any]) -> dict:
+    kind, payload = outcome
+    if kind == "payload":
+        raise PayloadError(payload)
+    if kind == "policy":
+        raise PolicyRuntimeError(payload)
+    return payload
+
+
+class Extender:
+    """Routes the verbs: a Volcano session's to its worker (extender_worker.SessionWorker) between
+    onSessionOpen and onSessionClose, any other in a contained child of its own.  Nothing a policy
+    does runs in the service's process, so none of it can hold the service up."""
+
+    def __init__(self, registry: BundleRegistry, containment: Containment | None = None) -> None:
+        self.registry = registry
+        self.containment = containment if containment is not None else Containment(None)
+        self._open: tuple[Revision, SessionWorker] | None = None
+        self._open_lock = threading.Lock()
+
+    @property
+    def session_timeout(self) -> float | None:
+        """Each verb's deadline (serve's --session-timeout)."""
+        return self.containment.wall_seconds
+
+    def handle(self, verb: str, body: Any) -> tuple[dict[str, Any], Revision]:
+        """The response body and the revision that answered (``verb`` is one of VERBS).
+
+        Raises PayloadError or FumaroleError for a body of the wrong shape (a FumaroleError
+        for which ``extender_worker.worker_failure`` holds: the verb ran over, ran out of
+        memory or failed), PolicyRuntimeError when the bundle fails.
+        """
+        if verb not in VERBS:
+            raise PayloadError(f"unknown verb {verb!r}")
+        if not isinstance(body, dict):
+            raise PayloadError("the request body must be a JSON object")
+        if verb == "onSessionOpen":
+            return self._session_open(body)
+        if verb == "onSessionClose":
+            return self._session_close()
+        opened = self._open
+        if opened is not None:
+            revision, worker = opened
+            return _unwrap(worker.ask(verb, body)), revision
+        revision = self.registry.active
+        answerer = _Answerer(revision, self.session_timeout)
+        return _unwrap(self.containment.run(lambda: answerer.answer(verb, body), f"extender {verb}")), revision
+
+    def _session_open(self, body: dict) -> tuple[dict, Revision]:
+        objects, priorities = session_objects(body)
+        revision, timeout = self.registry.active, self.session_timeout
+
+        def build() -> Callable[[str, dict], tuple[str, Any]]:
+            context = _Context(revision, objects, priorities, timeout, "onSessionOpen")
+            return _Answerer(revision, timeout, context).answer
+        worker = SessionWorker(self.containment, build)
+        worker.start()
+        with self._open_lock:
+            previous, self._open = self._open, (revision, worker)
+        if previous is not None:
+            previous[1].stop()
+        return {}, revision
+
+    def _session_close(self) -> tuple[dict, Revision]:
+        with self._open_lock:
+            opened, self._open = self._open, None
+        if opened is None:
+            return {}, self.registry.active
+        opened[1].stop()
+        return {}, opened[0]
+
+
+_VERBS: dict[str, Callable[[_Answerer, dict], dict]] = {
+    "predicate": _Answerer._predicate,
+    "prioritize": _Answerer._prioritize,
     "preemptable": lambda self, body: self._victims("preemptable", body),
     "reclaimable": lambda self, body: self._victims("reclaimable", body),
-    "queueOverused": Extender._queue_overused,
-    "jobEnqueueable": Extender._job_enqueueable,
-    "jobReady": Extender._job_ready,
+    "queueOverused": _Answerer._queue_overused,
+    "jobEnqueueable": _Answerer._job_enqueueable,
+    "jobReady": _Answerer._job_ready,
 }
-VERBS = tuple(_VERBS)
+VERBS = ("onSessionOpen", "onSessionClose", *_VERBS)

@@ -33,6 +33,7 @@ from fumarole.runtime.ingest.strict_json import strict_json
 from fumarole.runtime.framework.namespace import PolicyRuntimeError
 from fumarole.runtime.serve.extender import PREFIX, VERBS, Extender
 from fumarole.runtime.serve.extender_codec import PayloadError
+from fumarole.runtime.serve.extender_worker import worker_failure
 from fumarole.runtime.serve.registry import Busy, diagnostics_json
 from fumarole.runtime.serve.service import Service, session_failed
 from starlette.applications import Starlette
@@ -151,7 +152,7 @@ def guarded(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Requ
 
 
 def create_app(service: Service, options: Options = Options()) -> Starlette:
-    extender = Extender(service.registry, service.session_timeout)
+    extender = Extender(service.registry, service.containment)
     registry = service.registry
 
     def admin(request: Request) -> None:
@@ -246,9 +247,11 @@ def create_app(service: Service, options: Options = Options()) -> Starlette:
         try:
             answer, revision = await run_in_threadpool(extender.handle, verb, _json_body(data))
             code = 200
-        except (PayloadError, FumaroleError) as exc:
-            message = exc.diagnostics[0].headline() if isinstance(exc, FumaroleError) else str(exc)
-            answer, revision, code = {"error": message}, None, 400
+        except FumaroleError as err:  # the child ran over, ran out of memory or broke: 500; else 400
+            code = 500 if worker_failure(err) else 400
+            answer, revision = {"error": err.diagnostics[0].headline()}, None
+        except PayloadError as exc:
+            answer, revision, code = {"error": str(exc)}, None, 400
         except PolicyRuntimeError as exc:
             answer, revision, code = {"error": f"policy failed while running: {exc.message}"}, None, 500
         service.metrics.extender.inc(verb=verb, code=str(code))

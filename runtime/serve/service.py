@@ -133,7 +133,7 @@ ClusterSource = Callable[[], Cluster]
 class Service:
     def __init__(self, registry: BundleRegistry, decisions: DecisionLog, metrics: Metrics,
                  option_flags: dict[str, Any] | None = None, session_timeout: float | None = None,
-                 memory_budget: int | None = DEFAULT_MEMORY_BUDGET) -> None:
+                 memory_budget: int | None = DEFAULT_MEMORY_BUDGET, total_memory: int | None = None) -> None:
         self.registry = registry
         self.decisions = decisions
         self.metrics = metrics
@@ -141,7 +141,8 @@ class Service:
         self.process_state = ProcessState()  # a freshly started scheduler
         self._cycle = threading.Lock()  # one scheduling cycle at a time, as in one Volcano process
         # every session, shadow session and smoke run runs in a child that is killed past the timeout
-        self.containment = Containment(session_timeout, memory_budget)
+        # ... each with memory_budget, and at most total_memory for all of them at once (None: no limit)
+        self.containment = Containment(session_timeout, memory_budget, total_memory)
         self.last_input: ClusterSource | None = None  # what the last good session read, for smoke runs
         self.last_shadow_error: dict[str, Any] | None = None
         self.last_session_error: dict[str, Any] | None = None
