@@ -136,6 +136,15 @@ def scenario(tmp_path: Path, arguments: dict, answers: dict, hooks: list, object
     return path
 
 
+def expecting_binds(path: Path, binds: dict) -> Path:
+    """The scenario at ``path`` asserting the binds it makes instead of the hooks' calls."""
+    doc = yaml.safe_load(path.read_text())
+    del doc["expectHooks"]
+    doc["expect"] = {"binds": binds}
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
 def passes(path: Path) -> None:
     for engine in ("fast", "reference"):
         outcome = run_file(path, engine=engine)
@@ -170,11 +179,7 @@ def test_a_code_outside_one_to_five_fails_no_node_in_allocate(tmp_path, code, bi
     """PredicateForAllocateAction keeps only Unschedulable, UnschedulableAndUnresolvable, Error, Skip, Wait."""
     path = scenario(tmp_path, PREDICATE, {"predicate": {"body": {"status": "no", "code": code}}}, [],
                     actions="enqueue, allocate", extra_plugins=[{"name": "gang"}, {"name": "predicates"}])
-    doc = yaml.safe_load(path.read_text())
-    del doc["expectHooks"]
-    doc["expect"] = {"binds": binds}
-    path.write_text(yaml.safe_dump(doc))
-    passes(path)
+    passes(expecting_binds(path, binds))
 
 
 def test_an_unregistered_session_asks_nothing(tmp_path) -> None:
@@ -211,11 +216,7 @@ def test_a_prioritize_error_leaves_allocate_without_a_node(tmp_path, answer, ign
     """A failed batch score gives allocate no node (PrioritizeNodes returns no scores)."""
     path = scenario(tmp_path, {**PRIORITIZE, "extender.ignorable": ignorable}, {"prioritize": answer}, [],
                     actions="enqueue, allocate", extra_plugins=[{"name": "gang"}, {"name": "predicates"}])
-    doc = yaml.safe_load(path.read_text())
-    del doc["expectHooks"]
-    doc["expect"] = {"binds": binds}
-    path.write_text(yaml.safe_dump(doc))
-    passes(path)
+    passes(expecting_binds(path, binds))
 
 
 def test_victims_are_matched_to_candidates_by_uid(tmp_path) -> None:

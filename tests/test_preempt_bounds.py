@@ -63,13 +63,15 @@ def cluster(other_queue_cpus: int) -> list[dict]:
     return objects
 
 
-def _run(objects: list[dict], engine: str, monkeypatch, hooks: dict | None = None) -> tuple[list, int]:
-    """The evictions a session decides and how many evictions it tried in all."""
+def _run(objects: list[dict], engine: str, monkeypatch, hooks: dict | None = None,
+         config: dict | None = None) -> tuple[list, int]:
+    """The evictions a session decides (under ``config``, PREEMPTING by default) and how many
+    evictions it tried in all."""
     tried = []
     original = Session.evict_in_session
     monkeypatch.setattr(Session, "evict_in_session", lambda self, task: (tried.append(task.name),
                                                                         original(self, task))[1])
-    session = Session(build_bundle(config_from_document(PREEMPTING), hook_overrides=hooks),
+    session = Session(build_bundle(config_from_document(config or PREEMPTING), hook_overrides=hooks),
                       cluster_from_objects(objects), now=1_800_000_000.0, engine=engine)
     return run_session(session).evictions, len(tried)
 
@@ -144,28 +146,19 @@ def capped_cluster(capability_cpus: int) -> list[dict]:
     return objects
 
 
-def _run_capacity(objects: list[dict], engine: str, monkeypatch, hooks: dict | None = None) -> tuple[list, int]:
-    tried = []
-    original = Session.evict_in_session
-    monkeypatch.setattr(Session, "evict_in_session", lambda self, task: (tried.append(task.name),
-                                                                        original(self, task))[1])
-    session = Session(build_bundle(config_from_document(CAPACITY_PREEMPTING), hook_overrides=hooks),
-                      cluster_from_objects(objects), now=1_800_000_000.0, engine=engine)
-    return run_session(session).evictions, len(tried)
-
-
 @pytest.mark.parametrize("engine", ["fast", "reference"])
 def test_capacity_a_queue_far_over_its_capability_tries_no_eviction(engine, monkeypatch):
     """q0 holds 8 CPUs against a capability of 3: one node's 4 CPUs evicted leave it at 4, and the
     preemptor's CPU does not fit.  Without capacity's bound every node's victims were evicted and
     rolled back (8 trials); with `allocatable` combined by `any` the bound is not trusted."""
-    assert _run_capacity(capped_cluster(3), engine, monkeypatch) == ([], 0)
-    assert _run_capacity(capped_cluster(3), engine, monkeypatch, hooks={"allocatable": {"combine": "any"}}) == ([], 8)
+    assert _run(capped_cluster(3), engine, monkeypatch, config=CAPACITY_PREEMPTING) == ([], 0)
+    assert _run(capped_cluster(3), engine, monkeypatch, hooks={"allocatable": {"combine": "any"}},
+                config=CAPACITY_PREEMPTING) == ([], 8)
 
 
 @pytest.mark.parametrize("engine", ["fast", "reference"])
 def test_capacity_a_queue_one_node_can_bring_within_its_capability_still_preempts(engine, monkeypatch):
     """A capability of 6 CPUs: evicting 3 of one node's tasks leaves 5, and the preemptor fits."""
-    evictions, tried = _run_capacity(capped_cluster(6), engine, monkeypatch)
+    evictions, tried = _run(capped_cluster(6), engine, monkeypatch, config=CAPACITY_PREEMPTING)
     assert evictions == [("ns/running-6", "preempt"), ("ns/running-4", "preempt"), ("ns/running-2", "preempt")]
     assert tried == 3
