@@ -69,6 +69,9 @@ SCALAR, NODE, VECTOR, RESOURCES, FAILS, NAMES, BATCH, NODEMAP = "S", "N", "V", "
 # The node-level hooks the fast engine asks over many nodes at once.
 BATCH_HOOKS = ("predicate", "node_order", "batch_node_order")
 _LANE_KINDS = (NODE, VECTOR, RESOURCES, FAILS, NAMES)
+# The local a batch form keeps its lanes' returned values in; not ``_res``, the resource library
+# per-node code reads (``_res.Resource()``) from inside the form's lane-by-lane parts.
+_RESULT = "_returned"
 # What one call of a batch form costs beyond its lanes, in steps of per-node code: the array
 # set-up (masks, memo look-ups, the result) takes as long as about this many loop iterations.
 BATCH_CALL_STEPS = 100
@@ -153,6 +156,7 @@ class Vectorizer:
         self.modules = [compiler.c, *compiler.c.uses]
         self.row_local: dict[tuple[str, str], bool] = {}  # (module, def) -> body is row-local
         self._rl_hooks: tuple[list[str], list[str]] | None = None  # a node check's (params, hooks it asks)
+        self.held = 0  # locals holding the lanes a short-circuit leaves to its right side (_k1, _k2...)
 
     @property
     def current(self) -> _Function:
@@ -178,15 +182,10 @@ class Vectorizer:
             except NotVectorisable as exc:
                 fallbacks.append(self._fallback(" ".join(hook.decl.names), c, exc, hook.decl.span))
                 if exc.effect:  # the session's dispatcher then runs this hook node by node only
-                    out.append(P.Assign(targets=[P.Attribute(value=_name(fn), attr="per_node_only",
-                                                             ctx=P.Store())], value=_const(True)))
+                    out.append(P.Expr(value=_call("_rt.batch_forms.mark_per_node_only", _name(fn))))
                 continue
-            out.append(P.Assign(targets=[P.Attribute(value=_name(fn), attr="batch", ctx=P.Store())],
-                                value=_name(batch)))
             guard = self._hook_guard(hook, c)
-            if guard is not None:
-                out.append(P.Assign(targets=[P.Attribute(value=_name(batch), attr="guard", ctx=P.Store())],
-                                    value=guard))
+            out.append(_register(fn, batch, guard=guard))
         for m in self.modules:
             for name, decl in m.defs.items():
                 kinds = tuple(self._param_kind(m, p) for p in decl.params)
@@ -203,12 +202,8 @@ class Vectorizer:
                     out.append(_assign(f"f_{name}", _call("_rt.batched", _name(f"f_{name}"), _name(batch),
                                                           positions)))
                 else:
-                    out.append(P.Assign(targets=[P.Attribute(value=_name(f"f_{name}"), attr="batch",
-                                                             ctx=P.Store())], value=_name(batch)))
                     test = self._check_row_local_test(m, decl) if _is_node_check(decl) else None
-                    if test is not None:
-                        out.append(P.Assign(targets=[P.Attribute(value=_name(batch), attr="row_local",
-                                                                 ctx=P.Store())], value=test))
+                    out.append(_register(f"f_{name}", batch, row_local=test))
         return self.emitted + out, fallbacks
 
     @staticmethod
@@ -289,7 +284,7 @@ class Vectorizer:
             learnt = dict(fn.kinds)
         prologue: list[P.stmt] = []
         if dom is not None:
-            prologue += [_assign("_live", _const(None)), _assign("_res", _const(None))]
+            prologue += [_assign("_live", _const(None)), _assign(_RESULT, _const(None))]
             if result == "fails":
                 prologue.append(_assign("_fail", _call("_V.none_failed", _name(dom))))
         if lane is not None:
@@ -325,7 +320,7 @@ class Vectorizer:
             return P.Return(value=_const(None))
         if fn.result == "fails":
             return P.Return(value=_name("_fail"))
-        return P.Return(value=_call("_V.finish", _name("_res"), _name("_live"), _const(None), _name(fn.dom)))
+        return P.Return(value=_call("_V.finish", _name(_RESULT), _name("_live"), _const(None), _name(fn.dom)))
 
     # -- statements ------------------------------------------------------------------------------
     def block(self, stmts) -> list[P.stmt]:
@@ -517,8 +512,8 @@ class Vectorizer:
             return [self._return(node, kind, s.value)]
         fn.live = True
         value = self._result_value(node, kind, s.value)
-        return [P.Assign(targets=[P.Tuple(elts=[_store("_res"), _store("_live")], ctx=P.Store())],
-                         value=_call("_V.returned", _name("_res"), _name("_live"), fn.mask, value,
+        return [P.Assign(targets=[P.Tuple(elts=[_store(_RESULT), _store("_live")], ctx=P.Store())],
+                         value=_call("_V.returned", _name(_RESULT), _name("_live"), fn.mask, value,
                                      _name(fn.batch)))]
 
     def _result_value(self, node, kind, expr) -> P.expr:
@@ -540,7 +535,7 @@ class Vectorizer:
         if fn.dom is None:
             return P.Return(value=node)
         value = self._result_value(node, kind, expr)
-        return P.Return(value=_call("_V.finish", _name("_res"), _name("_live") if fn.live else _const(None),
+        return P.Return(value=_call("_V.finish", _name(_RESULT), _name("_live") if fn.live else _const(None),
                                     value, _name(fn.dom)))
 
     def _st_Break(self, s) -> list[P.stmt]:
@@ -673,7 +668,14 @@ class Vectorizer:
 
     def _ex_Binary(self, e: A.Binary):
         left, lk = self.ex(e.left)
-        right, rk = self.ex(e.right)
+        if e.op in ("and", "or") and self.current.dom is not None and lk in (SCALAR, VECTOR, FAILS):
+            if lk == SCALAR:  # the mask a lane-by-lane part takes is one value per lane
+                left, lk = self._lanes(left, lk), VECTOR
+            held = self._held_name()
+            right, rk = self._under(held, e.op == "or", e.right)
+            left = self._hold(held, left, right)
+        else:
+            right, rk = self.ex(e.right)
         if lk == SCALAR and rk == SCALAR:  # node lists and maps read as lists and maps by per-node code
             return self._scalar(e), SCALAR
         return self._binary(e.op, left, lk, right, rk, self.base.t(e.left), e, self.base.t(e.right))
@@ -701,6 +703,8 @@ class Vectorizer:
         if lk not in (VECTOR, SCALAR) or rk not in (VECTOR, SCALAR):
             raise NotVectorisable(f"'{op}' on a value that is not a number per node", e.span)
         kind = SCALAR if lk == SCALAR and rk == SCALAR else VECTOR  # (an update of a plain number)
+        if self.current.mask is not None:  # lanes the mask leaves out may hold none: not computed on
+            left, right = (_call("_V.present", n) if k == VECTOR else n for n, k in ((left, lk), (right, rk)))
         if op in self._ARITH:
             if kind == SCALAR:  # charged as the per-node form charges it
                 return self.base._arith(op, lt, rt, left, right), kind
@@ -715,14 +719,44 @@ class Vectorizer:
 
     def _ex_Conditional(self, e: A.Conditional):
         cond, ck = self.ex(e.cond)
-        then, tk = self.ex(e.then)
-        orelse, ok = self.ex(e.orelse)
         if ck == SCALAR:
+            then, tk = self.ex(e.then)
+            orelse, ok = self.ex(e.orelse)
             kind = tk if tk == ok else self._join(tk, ok)
             return P.IfExp(test=cond, body=then, orelse=orelse), kind
+        held = self._held_name()
+        then, tk = self._under(held, False, e.then)
+        orelse, ok = self._under(held, True, e.orelse)
         if {tk, ok} - {SCALAR, VECTOR}:
             raise NotVectorisable("a per-node choice between values that are not numbers", e.span)
-        return _call("_V.choose", cond, then, orelse), VECTOR
+        return _call("_V.choose", self._hold(held, self._lanes(cond, ck), then, orelse), then, orelse), VECTOR
+
+    # Per-node code evaluates the right side of ``and`` / ``or`` and a conditional's branches only
+    # for the values that reach them; lane by lane, the batch form's code for them must skip the
+    # other lanes too, where it may fail (a missing map key) though the per-node code never asks.
+    # The lanes that reach such a part narrow the mask while it is translated (``_under``), and
+    # are held in a local evaluated first (``_hold``) when the translation reads them.
+    def _held_name(self) -> str:
+        self.held += 1
+        return f"_k{self.held}"
+
+    def _under(self, held: str, negated: bool, e) -> tuple[P.expr, str]:
+        """``e`` translated with the current mask narrowed to the lanes ``held`` (or not) names."""
+        fn = self.current
+        outer = fn.mask
+        taken = _call("_V.negate", _name(held)) if negated else _name(held)
+        fn.mask = _call("_V.both", outer, taken) if outer is not None else taken
+        try:
+            return self.ex(e)
+        finally:
+            fn.mask = outer
+
+    @staticmethod
+    def _hold(held: str, lanes: P.expr, *readers: P.expr) -> P.expr:
+        """``lanes``, assigned to ``held`` as it is evaluated when one of ``readers`` reads it."""
+        if any(isinstance(n, P.Name) and n.id == held for r in readers for n in P.walk(r)):
+            return P.NamedExpr(target=_store(held), value=lanes)
+        return lanes
 
     def _ex_ListLit(self, e: A.ListLit):
         items = [self.ex(i) for i in e.items]
@@ -935,9 +969,9 @@ class Vectorizer:
             return None
         dispatchers = P.Tuple(elts=[P.Attribute(value=_name("_H"), attr=h, ctx=P.Load()) for h in hooks],
                               ctx=P.Load())
-        return P.Lambda(args=P.arguments(posonlyargs=[], args=[P.arg(arg=params[0])], kwonlyargs=[],
+        return P.Lambda(args=P.arguments(posonlyargs=[], args=[P.arg(arg=p) for p in params], kwonlyargs=[],
                                          kw_defaults=[], defaults=[]),
-                        body=_call("_V.hooks_row_local", dispatchers, _name(params[0])))
+                        body=_call("_rt.batch_forms.hooks_row_local", dispatchers, _name(params[0])))
 
     def _rl_hook(self, e: A.Call, info) -> bool:
         """A failure hook asked about the node check's own (task, node), while analysing one."""
@@ -1077,7 +1111,8 @@ class Vectorizer:
         positions = P.Tuple(elts=[_const(i) for i, k in enumerate(kinds) if k in (NODE, BATCH)], ctx=P.Load())
         values = [(_name(self.current.batch) if k == NODE else n) for n, k in args]
         dispatcher = P.Attribute(value=_name("_H"), attr=info.name or _callee(e), ctx=P.Load())
-        result = _call("_V.dispatch", dispatcher, positions, P.Tuple(elts=values, ctx=P.Load()))
+        forms = P.Attribute(value=_name("_rt"), attr="batch_forms", ctx=P.Load())
+        result = _call("_V.dispatch", forms, dispatcher, positions, P.Tuple(elts=values, ctx=P.Load()))
         t = self.base.t(e)
         if NODE in kinds:
             return result, FAILS if t.name == "FitError" else VECTOR
@@ -1143,6 +1178,15 @@ class Vectorizer:
         if kind == NODE:
             raise NotVectorisable("a node chosen per node", e.span)
         return _call("_V.per_lane", lam, _name(fn.dom), self._mask_arg(), _const(kind), *values), kind
+
+
+def _register(per_node: str, batch: str, guard: P.expr | None = None, row_local: P.expr | None = None) -> P.stmt:
+    """``_rt.batch_forms.add(per_node, _BatchForm(batch, guard=..., row_local=...))``: the batch
+    form handed to the session's registry (runtime/framework/batch_forms.py) with what it declares."""
+    keywords = [P.keyword(arg=name, value=value) for name, value in (("guard", guard), ("row_local", row_local))
+                if value is not None]
+    form = _call("_BatchForm", _name(batch), keywords=keywords)
+    return P.Expr(value=_call("_rt.batch_forms.add", _name(per_node), form))
 
 
 def _is_node_check(decl: A.FuncDef) -> bool:

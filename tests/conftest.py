@@ -23,6 +23,11 @@ os.environ["FUMAROLE_CACHE_DIR"] = _CACHE
 os.environ.pop("FUMAROLE_NO_CACHE", None)
 atexit.register(shutil.rmtree, _CACHE, True)
 
+# Every session of the suite, and of the `fumarole` processes it starts, checks the fast engine's
+# batch answers against the per-node ones: a disagreement fails the test (docs/language.md,
+# "Checking the engines against each other").
+os.environ["FUMAROLE_CHECK_ENGINES"] = "1"
+
 
 @dataclass
 class Result:

@@ -57,7 +57,7 @@ def test_the_eviction_actions_node_check_has_a_batch_form():
                                                 "tiers": [{"plugins": [{"name": "gang"}, {"name": "predicates"},
                                                                        {"name": "proportion"}]}]}))
     source = bundle.actions["reclaim"].module.source
-    assert "f_preempt_predicate.batch = _bf_preempt_predicate_SN" in source
+    assert "_rt.batch_forms.add(f_preempt_predicate, _BatchForm(_bf_preempt_predicate_SN))" in source
     batch = source[source.index("def _bf_preempt_predicate_SN"):].splitlines()
     assert any("_f is not None and _f.unresolvable" in line and "_V.per_lane(" in line for line in batch[:8])
 
@@ -134,3 +134,76 @@ def test_a_builtin_called_on_a_node_attribute_compiles_to_a_per_node_fallback():
     does not stumble on the built-in's own name."""
     source = compile_module(checked(_BUILTIN_OVER_A_NODE)).source
     assert "def _bf_listed" in source
+
+
+_GUARDED = """plugin p
+
+on predicate(task, node):
+    fail "zone b" when "zone" in node.labels and node.labels["zone"] == "b"
+    let rack = node.labels["rack"] if "rack" in node.labels else "none"
+    fail "rack r1" when rack == "r1"
+    fail "no rack" when not ("rack" in node.labels or node.name == "n0")
+"""
+
+
+def test_a_part_the_per_node_code_does_not_reach_is_not_run_for_that_node():
+    """The right side of `and` / `or` and a conditional's branches run, lane by lane, only for the
+    nodes that reach them: a label read behind `"zone" in node.labels` is never read on a node
+    without it (the batch form used to stop there with a KeyError and hand over to per-node code)."""
+    from types import SimpleNamespace
+
+    from fumarole.runtime.api.model import Node
+    from fumarole.runtime.api.resource import Resource
+    from fumarole.runtime.framework.batch_forms import BatchForms
+    from fumarole.runtime.framework.namespace import namespace
+    from fumarole.runtime.framework.node_columns import NodeColumns
+    from fumarole.runtime.k8s.plugins import K8sView
+
+    compiled = compile_module(checked(_GUARDED))
+    assert ":= " in compiled.source  # the lanes reaching a part are held for its lane-by-lane code
+    scope = namespace()
+    exec(compiled.code, scope)
+    runtime = SimpleNamespace(batch_forms=BatchForms(checked=True))
+    hooks = scope["__build__"](runtime, SimpleNamespace(), {})
+    labels = [{}, {"zone": "a"}, {"zone": "b", "rack": "r2"}, {"rack": "r1"}, {"rack": "r2"}]
+    nodes = [Node(f"n{i}", Resource(1000.0, 1e9), Resource(1000.0, 1e9), {}, found, {}, [], False, [])
+             for i, found in enumerate(labels)]
+    columns = NodeColumns(nodes, K8sView(nodes))
+    task = SimpleNamespace()
+    lanes = runtime.batch_forms.of(hooks["predicate"]).run(task, columns.all_batch()).tolist()
+    assert lanes == [hooks["predicate"](task, node) is not None for node in nodes] == [False, True, True, True, False]
+
+
+def test_a_definition_over_node_lists_hands_over_to_per_node_code_only_at_a_policy_failure():
+    """Its batch form stopping at a policy failure (a missing key) runs the per-node code, which
+    raises it at its policy line or, answering, shows the engines disagree; any other failure of a
+    batch form is a bug and surfaces; checking the engines compares every answer."""
+    import pytest
+
+    from fumarole.runtime.api.model import Node
+    from fumarole.runtime.api.resource import Resource
+    from fumarole.runtime.framework.batch_dispatch import batched_definition
+    from fumarole.runtime.framework.batch_forms import EngineDisagreement
+    from fumarole.runtime.framework.node_columns import NodeColumns
+    from fumarole.runtime.k8s.plugins import K8sView
+
+    nodes = [Node(f"n{i}", Resource(1000.0, 1e9), Resource(1000.0, 1e9), {}, {}, {}, [], False, [])
+             for i in range(3)]
+    columns = NodeColumns(nodes, K8sView(nodes))
+
+    def per_node(listed):
+        return len(listed)
+
+    def raising(error):
+        def batch(listed):
+            raise error
+        return batch
+    for checked in (False, True):
+        assert batched_definition(per_node, lambda listed: len(listed.rows), (0,), columns, checked)(nodes) == 3
+    assert batched_definition(per_node, raising(KeyError("zone")), (0,), columns, False)(nodes) == 3
+    with pytest.raises(EngineDisagreement, match="KeyError"):
+        batched_definition(per_node, raising(KeyError("zone")), (0,), columns, True)(nodes)
+    with pytest.raises(TypeError, match="a fast-engine bug"):
+        batched_definition(per_node, raising(TypeError("a fast-engine bug")), (0,), columns, False)(nodes)
+    with pytest.raises(EngineDisagreement, match="4 .batch. against 3 .per node."):
+        batched_definition(per_node, lambda listed: 4, (0,), columns, True)(nodes)

@@ -7,12 +7,14 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fumarole.runtime.api.fit import UNRESOLVABLE, UNSCHEDULABLE, FitError
 from fumarole.runtime.api.model import Node
 from fumarole.runtime.api.resource import Resource
+from fumarole.runtime.framework.batch_forms import BatchForm, BatchForms, EngineDisagreement
 from fumarole.runtime.framework.node_columns import NodeColumns
 from fumarole.runtime.framework.predicate_helper import PredicateHelper
 from fumarole.runtime.ingest.scheduler_options import DEFAULT_OPTIONS
@@ -29,15 +31,16 @@ def _scan(nodes, failing, start, tasks, engine_columns):
             passed.append(node.name)
         return None if code is None else FitError([(code, f"{code} on {node.name}")])
 
-    check.batch = lambda task, batch: np.array([(task.key, n.name) in failing for n in batch.nodes])
+    forms = BatchForms()
+    forms.add(check, BatchForm(lambda task, batch: np.array([(task.key, n.name) in failing for n in batch.nodes])))
     ssn = SimpleNamespace(predicate_start_index=start, options=DEFAULT_OPTIONS, node_list=nodes,
-                          columns=engine_columns)
+                          columns=engine_columns, batch_forms=forms)
     helper, out = PredicateHelper(ssn), []
     for task in tasks:
         result = helper.predicate_nodes(task, nodes, check, True)
         out.append(([n.name for n in result.nodes],
                     [(name, e.statuses) for name, e in result.errors.nodes.items()], ssn.predicate_start_index))
-    assert engine_columns is None or not passed  # the batch scan ran (it falls back node by node on an error)
+    assert engine_columns is None or not passed  # the batch scan ran, asking per node only about failing nodes
     return out
 
 
@@ -57,3 +60,44 @@ def test_the_batch_scan_visits_what_the_node_by_node_scan_visits(data):
     start = data.draw(st.integers(0, 3 * size), label="start")
     assert _scan(nodes, failing, start, tasks, NodeColumns(nodes, K8sView(nodes))) == \
         _scan(nodes, failing, start, tasks, None)
+
+
+def _one_task_scan(batch_fails, node_fails, checked: bool, raises: Exception | None = None):
+    """A scan of four nodes for one task whose batch form answers ``batch_fails`` (or raises) and
+    whose per-node check answers ``node_fails``: the feasible names."""
+    nodes = [Node(f"n{i}", Resource(1000.0, 1e9), Resource(1000.0, 1e9), {}, {}, {}, [], False, [])
+             for i in range(4)]
+
+    def check(task, node):
+        return FitError([(UNRESOLVABLE, "no")]) if node.name in node_fails else None
+
+    def batch(task, lanes):
+        if raises is not None:
+            raise raises
+        return np.array([n.name in batch_fails for n in lanes.nodes])
+    forms = BatchForms(checked=checked)
+    forms.add(check, BatchForm(batch))
+    ssn = SimpleNamespace(predicate_start_index=0, options=DEFAULT_OPTIONS, node_list=nodes,
+                          columns=NodeColumns(nodes, K8sView(nodes)), batch_forms=forms)
+    task = SimpleNamespace(key="ns/p", job_id="ns/job", role="")
+    return [n.name for n in PredicateHelper(ssn).predicate_nodes(task, nodes, check, True).nodes]
+
+
+def test_a_batch_form_refusing_a_node_its_per_node_check_accepts_is_a_disagreement():
+    """The scan's own check (a failing lane's per-node fit error) used to be swallowed by the fallback
+    it raised into; checking the engines it surfaces, and without checking the per-node answer wins."""
+    with pytest.raises(EngineDisagreement, match="node n1"):
+        _one_task_scan({"n1"}, set(), checked=True)
+    assert _one_task_scan({"n1"}, set(), checked=False) == ["n0", "n1", "n2", "n3"]
+
+
+def test_a_batch_form_accepting_a_node_its_per_node_check_refuses_is_a_disagreement_when_checked():
+    with pytest.raises(EngineDisagreement, match="node n2"):
+        _one_task_scan(set(), {"n2"}, checked=True)
+
+
+def test_a_batch_form_failing_with_anything_but_a_policy_failure_is_not_retried_node_by_node():
+    """A bug in a batch form surfaces; only a policy failure (a missing key...) hands over to the scan."""
+    with pytest.raises(TypeError, match="a fast-engine bug"):
+        _one_task_scan(set(), set(), checked=False, raises=TypeError("a fast-engine bug"))
+    assert _one_task_scan(set(), {"n0"}, checked=True, raises=KeyError("zone")) == ["n1", "n2", "n3"]

@@ -158,9 +158,12 @@ def flagged(task: Task) -> bool = flag
 
 
 def _guard(body: str) -> str | None:
+    """The guard the hook's batch form is registered with, as source; None without one."""
     source = compile_module(checked(_PREDICATE.replace("{body}", body))).source
-    start = source.find("_bh_predicate.guard = ")
-    return None if start < 0 else source[start:source.index("\n", start)]
+    registered = next(line.strip() for line in source.splitlines()
+                      if line.strip().startswith("_rt.batch_forms.add(_hook_predicate, "))
+    start = registered.find("guard=")
+    return None if start < 0 else registered[start:-len("))")]
 
 
 def test_a_row_local_failure_hook_is_memoised_always_or_while_its_guards_are_false():
@@ -196,27 +199,29 @@ on execute:
 
 def test_a_node_check_asking_failure_hooks_is_memoised_while_the_hooks_are_row_local():
     source = compile_module(checked(_CHECKS)).source
-    tests = [line.strip() for line in source.splitlines() if ".row_local = " in line]
-    assert tests == ["_bf_ok_SN.row_local = lambda v_task: _V.hooks_row_local((_H.predicate,), v_task)"]
+    tests = [line.strip() for line in source.splitlines() if "row_local=" in line]
+    assert tests == ["_rt.batch_forms.add(f_ok, _BatchForm(_bf_ok_SN, row_local=lambda v_task, v_node: "
+                     "_rt.batch_forms.hooks_row_local((_H.predicate,), v_task)))"]
 
 
 def test_a_hook_is_row_local_for_a_task_only_while_every_plugin_guard_is_false():
-    from types import SimpleNamespace
-
     from fumarole.runtime.framework.batch_dispatch import first_failure
-    from fumarole.runtime.framework.vector_lib import hooks_row_local
+    from fumarole.runtime.framework.batch_forms import BatchForm, BatchForms
+
+    forms = BatchForms()
 
     def plugin(guard):
         fn = lambda task, node: None  # noqa: E731
-        fn.batch = lambda task, node: None
-        if guard is not None:
-            fn.batch.guard = guard
+        forms.add(fn, BatchForm(lambda task, node: None, guard=guard))
         return fn
     quiet, busy = plugin(lambda task, node: task == "busy"), plugin(lambda task, node: False)
-    hook = SimpleNamespace(batch=first_failure([quiet, busy]))
-    assert hooks_row_local((hook,), "calm") and not hooks_row_local((hook,), "busy")
-    assert not hooks_row_local((SimpleNamespace(batch=first_failure([quiet, plugin(None)])),), "calm")
-    assert not hooks_row_local((SimpleNamespace(),), "calm")  # no batch form: per node
+    hook = lambda task, node: None  # noqa: E731
+    forms.add(hook, first_failure([quiet, busy], forms))
+    assert forms.hooks_row_local((hook,), "calm") and not forms.hooks_row_local((hook,), "busy")
+    unguarded = lambda task, node: None  # noqa: E731
+    forms.add(unguarded, first_failure([quiet, plugin(None)], forms))
+    assert not forms.hooks_row_local((unguarded,), "calm")
+    assert not forms.hooks_row_local((lambda task, node: None,), "calm")  # no batch form: per node
 
 
 def test_row_values_are_kept_until_their_row_is_touched():

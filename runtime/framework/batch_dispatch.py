@@ -8,12 +8,13 @@ function, so the combination is the same either way.
 
 from __future__ import annotations
 
-from typing import Callable, cast
+from typing import Any, Callable
 
 import numpy as np
 
-from fumarole.runtime.framework.batch_forms import BatchForm, RowLocalBatchForm
-from fumarole.runtime.framework.node_columns import NodeBatch, NodeMap
+from fumarole.runtime.framework.batch_forms import BatchForm, BatchForms, PerNodeOnly, disagreement
+from fumarole.runtime.framework.node_columns import NodeBatch, NodeColumns, NodeMap, as_batch, as_value
+from fumarole.runtime.framework.policy_error import NOT_RETRIED, POLICY_FAILURES
 from fumarole.runtime.framework.vector_lib import row_memo
 
 
@@ -24,53 +25,59 @@ def _lanes(args: tuple) -> tuple[int, NodeBatch]:
     raise TypeError("a batch hook needs a node batch argument")
 
 
-def _with_node(args: tuple, at: int, node) -> tuple:
+def _with_node(args: tuple, at: int, node: Any) -> tuple:
     return args[:at] + (node,) + args[at + 1:]
 
 
-def first_failure(fns: list[Callable]) -> Callable:
+def first_failure(fns: list[Callable], forms: BatchForms) -> BatchForm:
     """Lanes where some plugin fails (plugins are side-effect free, so every one may be asked).
     A plugin hook with a guard (vectorize: row-local while the guard is false) answers from a
     row memo per pod spec while its guard is false for the task."""
-    def fails(*args) -> np.ndarray:
+    plugins = [(fn, forms.of(fn)) for fn in fns]
+    checked = forms.checked
+
+    def fails(*args: Any) -> np.ndarray:
         at, dom = _lanes(args)
         out = np.zeros(len(dom), dtype=bool)
-        for fn in fns:
-            batch = getattr(fn, "batch", None)
-            guard = getattr(batch, "guard", None)
-            if guard is not None and not guard(*_with_node(args, at, None)):  # a guard: a batch form
-                out |= row_memo(dom, cast(BatchForm, batch), lambda *a, fn=fn: fn(*a) is not None, at, args, True)
+        for fn, form in plugins:
+            if form is None:
+                for lane in np.flatnonzero(~out).tolist():
+                    out[lane] = fn(*_with_node(args, at, dom.node(lane))) is not None
                 continue
-            if batch is not None:
-                out |= np.asarray(batch(*args), dtype=bool)
-                continue
-            for lane in np.flatnonzero(~out).tolist():
-                out[lane] = fn(*_with_node(args, at, dom.node(lane))) is not None
+            if form.guard is not None and not form.guard(*_with_node(args, at, None)):
+                part = row_memo(dom, form.run, lambda *a, fn=fn: fn(*a) is not None, at, args, True)
+            else:
+                part = np.asarray(form.run(*args), dtype=bool)
+            if checked:
+                _check_lanes(fn, args, at, dom, part, lambda value: value is not None)
+            out |= part
         return out
 
-    def row_local(*args) -> bool:
+    def row_local(*args: Any) -> bool:
         """Whether every plugin answers from its node's own facts for these arguments (the node's
         position holds None): each has a guard, and the guard is false."""
-        for fn in fns:
-            guard = getattr(getattr(fn, "batch", None), "guard", None)
-            if guard is None or guard(*args):
+        for _fn, form in plugins:
+            if form is None or form.guard is None or form.guard(*args):
                 return False
         return True
-    form = cast(RowLocalBatchForm, fails)  # a function, with the attribute hung on it here
-    form.row_local = row_local
-    return form
+    return BatchForm(fails, row_local=row_local)
 
 
-def sum_(fns: list[Callable]) -> Callable:
+def sum_(fns: list[Callable], forms: BatchForms) -> BatchForm:
     """Per-lane sum of scores; a plugin answering none for a lane makes that lane's score 0."""
-    def scores(*args) -> np.ndarray:
+    plugins = [(fn, forms.of(fn)) for fn in fns]
+    checked = forms.checked
+
+    def scores(*args: Any) -> np.ndarray:
         at, dom = _lanes(args)
         total = np.zeros(len(dom))
         failed = None
-        for fn in fns:
-            batch = getattr(fn, "batch", None)
-            if batch is not None:
-                total = total + batch(*args)
+        for fn, form in plugins:
+            if form is not None:
+                part = form.run(*args)
+                if checked:
+                    _check_lanes(fn, args, at, dom, np.broadcast_to(part, (len(dom),)), lambda value: value)
+                total = total + part
                 continue
             part = np.zeros(len(dom))
             for lane in range(len(dom)):
@@ -82,17 +89,18 @@ def sum_(fns: list[Callable]) -> Callable:
                     part[lane] = value
             total = total + part
         return total if failed is None else np.where(failed, 0.0, total)
-    return scores
+    return BatchForm(scores)
 
 
-def sum_by_key(fns: list[Callable]) -> Callable:
+def sum_by_key(fns: list[Callable], forms: BatchForms) -> BatchForm:
     """Per-node sum of the plugins' maps over the batch; none when a plugin answers none."""
-    def scores(*args) -> NodeMap | None:
+    plugins = [(fn, forms.of(fn)) for fn in fns]
+
+    def scores(*args: Any) -> NodeMap | None:
         _at, dom = _lanes(args)
         total = np.zeros(len(dom))
-        for fn in fns:
-            batch = getattr(fn, "batch", None)
-            part = batch(*args) if batch is not None else fn(*args)
+        for fn, form in plugins:
+            part = form.run(*args) if form is not None else fn(*args)
             if part is None:
                 return None
             if isinstance(part, NodeMap):
@@ -100,10 +108,52 @@ def sum_by_key(fns: list[Callable]) -> Callable:
             else:
                 total = total + np.array([part.get(n, 0.0) for n in dom.nodes], dtype=float)
         return NodeMap(dom, total)
-    return scores
+    return BatchForm(scores)
 
 
-BATCH_COMBINATORS: dict[str, Callable[[list[Callable]], Callable]] = {
+def _check_lanes(fn: Callable, args: tuple, at: int, dom: NodeBatch, lanes: np.ndarray,
+                 answer: Callable[[Any], Any]) -> None:
+    """Under engine checking: each lane's batch answer is the plugin's per-node answer."""
+    for lane, value in enumerate(lanes.tolist()):
+        node = dom.node(lane)
+        expected = answer(fn(*_with_node(args, at, node)))
+        if value != expected:
+            raise disagreement(fn, f"node {node.name}", value, expected)
+
+
+def batched_definition(per_node: Callable, batch: Callable, positions: tuple[int, ...], columns: NodeColumns,
+                       checked: bool) -> Callable:
+    """A definition over node lists as the fast engine runs it: its batch form, the ``list[Node]``
+    arguments at ``positions`` as batches.  Where the form stops at a policy failure, the per-node
+    code runs: it raises it again at its policy line, or the engines disagree (batch_forms.py)."""
+    def run(*args: Any) -> Any:
+        call = list(args)
+        for i in positions:
+            batch_arg = as_batch(columns, args[i])
+            if batch_arg is None:  # e.g. dry-run copies: not session nodes
+                return per_node(*args)
+            call[i] = batch_arg
+        try:
+            value = as_value(batch(*call))
+        except NOT_RETRIED:  # a spent budget: the per-node code would trip it at its own first step
+            raise
+        except PerNodeOnly:  # a hook with effects, raised before anything ran: the per-node code asks it
+            return per_node(*args)
+        except POLICY_FAILURES as failure:
+            answer = per_node(*args)  # raises it at its policy line, where the engines agree
+            if checked:
+                raise disagreement(per_node, "the same nodes", f"{type(failure).__name__}: {failure}",
+                                   answer) from failure
+            return answer
+        if checked:
+            answer = per_node(*args)
+            if value != answer:
+                raise disagreement(per_node, "the same nodes", value, answer)
+        return value
+    return run
+
+
+BATCH_COMBINATORS: dict[str, Callable[[list[Callable], BatchForms], BatchForm]] = {
     "first-failure": first_failure,
     "sum": sum_,
     "sum-by-key": sum_by_key,

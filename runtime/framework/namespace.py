@@ -21,6 +21,7 @@ from fumarole.runtime.api import resource as R
 from fumarole.runtime.api.fit import FitError
 from fumarole.runtime.api.resource import Resource
 from fumarole.runtime.framework import dry_run as _dry_run_module
+from fumarole.runtime.framework.batch_forms import BatchForm
 from fumarole.runtime.framework import eviction as _eviction_module
 from fumarole.runtime.framework import extender_lib as _extender_module
 from fumarole.runtime.framework import go_semantics as _go_module
@@ -200,5 +201,6 @@ def namespace() -> dict:
         "_FitError": FitError,
         "_PriorityQueue": PriorityQueue,
         "_SavedOperations": SavedOperations,
+        "_BatchForm": BatchForm,  # what a batch form is registered as (batch_forms.py)
         "_budget_of": budget_of,
     }

@@ -25,7 +25,8 @@ import numpy as np
 
 from fumarole.runtime.api.model import Node
 from fumarole.runtime.api.resource import Resource
-from fumarole.runtime.framework.policy_error import NOT_RETRIED
+from fumarole.runtime.framework.batch_forms import disagreement
+from fumarole.runtime.framework.policy_error import NOT_RETRIED, POLICY_FAILURES
 from fumarole.runtime.k8s import noderesources
 from fumarole.runtime.k8s.view import K8sView
 
@@ -133,8 +134,9 @@ class NodeColumns:
     MEMO_ROWS_NODE_BY_NODE = 16
     MEMO_ROWS_RECOMPUTED = 256
 
-    def __init__(self, nodes: list[Node], view: "K8sView") -> None:
+    def __init__(self, nodes: list[Node], view: "K8sView", checked: bool = False) -> None:
         self.nodes = nodes
+        self.checked = checked  # compare each memo row worked out as a batch with the per-node value
         self.node_array = np.empty(len(nodes), dtype=object)  # the nodes, for picking many at once
         self.node_array[:] = nodes
         self.k8s = view
@@ -226,6 +228,10 @@ class NodeColumns:
                 self._memos[key] = (values, end)
                 return values
         values = np.array(self._worked_out(compute, self.all_batch()), dtype=dtype)
+        if values.ndim == 0:  # a batch form answering one value for every lane
+            values = np.full(len(self.nodes), values.item(), dtype=dtype)
+        if self.checked:
+            self._check_rows(values, range(len(self.nodes)), one_row)
         self._memos[key] = (values, end)
         return values
 
@@ -254,10 +260,27 @@ class NodeColumns:
                 return
             except NOT_RETRIED:  # a spent budget: the batch form would trip it again elsewhere
                 raise
-            except Exception:  # noqa: BLE001 - per-node code may raise where the batch form gives IEEE values
+            except POLICY_FAILURES:  # a row no rule may read (a division by its zero): the batch form's IEEE value
                 pass
         picked = np.fromiter(rows, dtype=np.intp, count=len(rows))
         values[picked] = self._worked_out(compute, NodeBatch(self, picked))
+        if self.checked:
+            self._check_rows(values, picked.tolist(), one_row)
+
+    def _check_rows(self, values: np.ndarray, rows: Iterable[int], one_row: Callable[[Node], object]) -> None:
+        """Under engine checking (batch_forms.py): each row a batch form worked out holds the
+        per-node value, where the per-node code has one (it may stop at a policy failure on a
+        row no rule reads)."""
+        for row in rows:
+            try:
+                expected = one_row(self.nodes[row])
+            except NOT_RETRIED:
+                raise
+            except POLICY_FAILURES:
+                continue
+            got = values[row].item()
+            if got != expected and not (got != got and expected != expected):  # NaN is NaN
+                raise disagreement(one_row, f"node {self.nodes[row].name}", got, expected)
 
     def all_batch(self) -> "NodeBatch":
         return NodeBatch(self, self.all_rows, self.nodes)

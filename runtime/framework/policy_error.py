@@ -23,3 +23,11 @@ class BudgetExhausted(PolicyRuntimeError):
 
 # What a fallback from a batch form to per-node code lets through instead of retrying.
 NOT_RETRIED = (BudgetExhausted, MemoryError)
+
+# What policy code raises at its own line on values it cannot take: a missing map key or list
+# index, a division by zero, a number too large, a text that is not a number, or a library's
+# PolicyRuntimeError.  A batch form may stop at one where the per-node code never asks (a node
+# beyond the sample the scan takes, a row no rule reads); the runtime then runs the per-node
+# code, which raises it again at its policy line or answers.  Anything else a batch form raises
+# is a fumarole bug, never a reason to fall back.
+POLICY_FAILURES = (PolicyRuntimeError, KeyError, IndexError, ZeroDivisionError, OverflowError, ValueError)

@@ -17,8 +17,9 @@ import numpy as np
 from fumarole.runtime.api.fit import FitError, FitErrors
 from fumarole.runtime.api.model import Node, Task
 from fumarole.runtime.ingest.scheduler_options import DEFAULT_OPTIONS, SchedulerOptions
+from fumarole.runtime.framework.batch_forms import BatchForm, BatchForms, EngineDisagreement, PerNodeOnly, disagreement
 from fumarole.runtime.framework.node_columns import NodeBatch, NodeColumns, as_batch
-from fumarole.runtime.framework.policy_error import NOT_RETRIED
+from fumarole.runtime.framework.policy_error import NOT_RETRIED, POLICY_FAILURES
 from fumarole.runtime.framework.vector_lib import memo_key
 
 
@@ -29,6 +30,7 @@ class NodeScan(Protocol):
     options: SchedulerOptions
     columns: NodeColumns | None  # the fast engine's node columns (None: node by node)
     node_list: list[Node]
+    batch_forms: BatchForms  # the batch forms of node checks (vectorize), asked when there are columns
 
 
 BASELINE_PERCENTAGE_OF_NODES_TO_FIND = 50
@@ -68,27 +70,41 @@ class PredicateHelper:
     def predicate_nodes(self, task: Task, nodes: list[Node],
                         check: Callable[[Task, Node], FitError | None], cache: bool) -> PredicateResult:
         ssn = self.ssn
-        errors = FitErrors()
-        feasible: list = []
-        total = len(nodes)
-        if total == 0:
-            return PredicateResult(feasible, errors)
-        wanted = num_feasible_nodes_to_find(total, ssn.options)
+        if not nodes:
+            return PredicateResult([], FitErrors())
+        wanted = num_feasible_nodes_to_find(len(nodes), ssn.options)
         use_cache = cache and bool(task.role)
         key = f"{task.job_id}/{task.role}"
         cached = self.cache.get(key) if use_cache else None
-        batch_check = getattr(check, "batch", None)
-        columns = getattr(ssn, "columns", None)
-        if batch_check is not None and columns is not None:
+        form = ssn.batch_forms.of(check)
+        columns = ssn.columns
+        if form is not None and columns is not None:
             batch = columns.all_batch() if nodes is ssn.node_list else as_batch(columns, nodes)
             if batch is not None:
                 try:
-                    return self._predicate_batch(task, nodes, batch, check, batch_check, wanted, key, cached,
-                                                 use_cache)
+                    return self._predicate_batch(task, nodes, batch, check, form, wanted, key, cached, use_cache)
                 except NOT_RETRIED:  # a spent budget: the per-node scan would trip it at its own first step
                     raise
-                except Exception:  # noqa: BLE001 - the per-node scan raises it again, at its policy line
+                except POLICY_FAILURES:
+                    # The form stopped at a policy failure on some node: the scan raises it again at
+                    # its policy line, or never reaches that node (the form asks beyond the sample).
                     pass
+                except PerNodeOnly:  # a hook with effects: asked node by node, as the scan asks
+                    pass
+                except EngineDisagreement:
+                    if ssn.batch_forms.checked:
+                        raise
+                    # The per-node answer is Volcano's: the scan gives it (docs/language.md).
+        return self._predicate_per_node(task, nodes, check, wanted, key, cached, use_cache)
+
+    def _predicate_per_node(self, task: Task, nodes: list[Node], check: Callable[[Task, Node], FitError | None],
+                            wanted: int, key: str, cached: dict[str, FitError] | None,
+                            use_cache: bool) -> PredicateResult:
+        """Volcano's scan, node by node from the rotating start, until ``wanted`` nodes fit."""
+        ssn = self.ssn
+        errors = FitErrors()
+        feasible: list = []
+        total = len(nodes)
         start = ssn.predicate_start_index
         processed = 0
         for i in range(total):
@@ -110,7 +126,7 @@ class PredicateHelper:
         return PredicateResult(feasible, errors)
 
     def _predicate_batch(self, task: Task, nodes: list[Node], batch: NodeBatch,
-                         check: Callable[[Task, Node], FitError | None], batch_check: Callable,
+                         check: Callable[[Task, Node], FitError | None], form: BatchForm,
                          wanted: int, key: str, cached: dict[str, FitError] | None,
                          use_cache: bool) -> PredicateResult:
         """:meth:`predicate_nodes` with the check's batch form: the feasibility mask over the nodes
@@ -133,16 +149,16 @@ class PredicateHelper:
             return np.concatenate((base[a:], base[:b - total]))
 
         columns = batch.columns
-        spec = self._spec_key(task, batch_check)
+        spec = self._spec_key(task, form)
         if spec is not None:
-            memo = columns.memo(spec, lambda lanes: batch_check(task, lanes),
+            memo = columns.memo(spec, lambda lanes: form.run(task, lanes),
                                 lambda node: check(task, node) is not None, bool)
 
             def failing(lanes: np.ndarray) -> np.ndarray:
                 return memo[lanes]
         else:
             def failing(lanes: np.ndarray) -> np.ndarray:
-                return np.broadcast_to(np.asarray(batch_check(task, NodeBatch(columns, lanes)), dtype=bool),
+                return np.broadcast_to(np.asarray(form.run(task, NodeBatch(columns, lanes)), dtype=bool),
                                        (len(lanes),))
         skipped = None
         if cached:
@@ -155,7 +171,7 @@ class PredicateHelper:
         # The rows in rotated order and whether each fails, a chunk at a time.
         rows = span(0, min(total, wanted + wanted // 2 + 1))
         fails = failing(rows)
-        while True:  # nothing changed yet: the batch form may still raise and fall back
+        while True:  # nothing changed yet: a policy failure in the batch form leaves the scan to per-node code
             done = len(rows)
             excluded = fails if skipped is None else fails | skipped[:done]
             feasible_at = (~excluded).nonzero()[0]
@@ -182,7 +198,7 @@ class PredicateHelper:
             found = dict(zip(columns.node_names[asked].tolist(), failures))
             for name, failure in found.items():
                 if failure is None:
-                    raise AssertionError(f"batch and per-node predicates disagree on {task.key} / {name}")
+                    raise disagreement(check, f"task {task.key}, node {name}", "fails", "fits")
             reused = cached if cached is not None else {}  # a name not asked again was cached
             errors.nodes = {name: found[name] if name in found else reused[name] for name in names}
             if use_cache:
@@ -190,14 +206,18 @@ class PredicateHelper:
         # The rotated order of rows in order wraps once at most: as many rows as their span are
         # then a run of the node list.
         feasible = columns.nodes_of(rows[chosen], in_order=columns.in_order(base))
+        if self.ssn.batch_forms.checked:
+            for node in feasible:
+                failure = check(task, node)
+                if failure is not None:
+                    raise disagreement(check, f"task {task.key}, node {node.name}", "fits", failure)
         ssn.predicate_start_index = (start + processed) % total
         return PredicateResult(feasible, errors)
 
     @staticmethod
-    def _spec_key(task: Task, batch_check: Callable) -> tuple | None:
+    def _spec_key(task: Task, form: BatchForm) -> tuple | None:
         """The row memo key of a check that is row-local for the task now; None when it is not."""
-        row_local = getattr(batch_check, "row_local", None)
-        if row_local is None or not row_local(task):
+        if not form.answers_per_row(task, None):
             return None
         spec = memo_key(task)
-        return None if spec is None else (batch_check, spec)
+        return None if spec is None else (form, spec)

@@ -51,13 +51,13 @@ from fumarole.runtime.api.model import (
 from fumarole.runtime.api.numa import format_cpu_set
 from fumarole.runtime.api.resource import Resource
 from fumarole.runtime.framework import dispatch as C
-from fumarole.runtime.framework.batch_dispatch import BATCH_COMBINATORS
+from fumarole.runtime.framework.batch_dispatch import BATCH_COMBINATORS, batched_definition
+from fumarole.runtime.framework.batch_forms import BatchForms, engines_checked
 from fumarole.runtime.framework.budget import StepBudget
 from fumarole.runtime.framework.fallback_orders import compare_task, job_fallback, queue_fallback, sub_job_fallback
 from fumarole.runtime.framework.namespace import PolicyRuntimeError
-from fumarole.runtime.framework.node_columns import NodeColumns, as_batch, as_value
+from fumarole.runtime.framework.node_columns import NodeColumns
 from fumarole.runtime.framework.numa_pending import apply_pending, record_pending
-from fumarole.runtime.framework.policy_error import NOT_RETRIED
 from fumarole.runtime.framework.predicate_helper import PredicateHelper
 from fumarole.runtime.framework.process_state import PROCESS_STATE_HOOK, ProcessState
 from fumarole.runtime.framework.statement import Statement
@@ -197,7 +197,10 @@ class Session:
             self.placed = 0
             self.phase = "open"
             # The fast engine's node columns; None: every rule runs node by node (the reference engine).
-            self.columns = NodeColumns(self.node_list, self.k8s) if engine == "fast" else None
+            # The fast engine's forms of node rules, by the per-node function (batch_forms.py).
+            self.batch_forms = BatchForms(checked=engines_checked())
+            self.columns = (NodeColumns(self.node_list, self.k8s, self.batch_forms.checked) if engine == "fast"
+                            else None)
             if self.columns is not None:
                 for hyper_node in self.topology.list:
                     hyper_node.nodes = self.columns.adopt(hyper_node.nodes)
@@ -254,10 +257,10 @@ class Session:
                 fn = builder(tiers)
             batch_builder = BATCH_COMBINATORS.get(spec["combine"])
             plugin_fns = [f for tier in tiers for f in tier]
-            if any(getattr(f, "per_node_only", False) for f in plugin_fns):
-                fn.per_node_only = True  # a plugin's hook has effects: asked node by node, as the scan asks
+            if any(self.batch_forms.is_per_node_only(f) for f in plugin_fns):
+                self.batch_forms.mark_per_node_only(fn)  # a plugin's hook has effects: asked node by node, as the scan asks
             elif self.columns is not None and batch_builder is not None:
-                fn.batch = batch_builder(plugin_fns)
+                self.batch_forms.add(fn, batch_builder(plugin_fns, self.batch_forms))
             setattr(H, name, fn)
 
     def _split_vetoes(self, spec: Mapping[str, Any], registered: dict[str, dict[str, Callable]]
@@ -396,21 +399,7 @@ class Session:
         columns = self.columns
         if columns is None:
             return per_node
-
-        def run(*args):
-            call = list(args)
-            for i in positions:
-                batch_arg = as_batch(columns, args[i])
-                if batch_arg is None:  # e.g. dry-run copies: not session nodes
-                    return per_node(*args)
-                call[i] = batch_arg
-            try:
-                return as_value(batch(*call))
-            except NOT_RETRIED:  # a spent budget: the per-node code would trip it at its own first step
-                raise
-            except Exception:  # noqa: BLE001 - the per-node code raises it again, at its policy line
-                return per_node(*args)
-        return run
+        return batched_definition(per_node, batch, positions, columns, self.batch_forms.checked)
 
     # -- event handlers ------------------------------------------------------------
     def fire_allocate(self, task: Task) -> None:

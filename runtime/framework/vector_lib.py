@@ -9,12 +9,14 @@ lane by lane through its per-node code: the answer is the same, only slower.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, cast
 
 import numpy as np
 
 from fumarole.runtime.api.model import Task
 from fumarole.runtime.api.resource import EPS, Resource
+from fumarole.runtime.framework.batch_forms import BatchForms, PerNodeOnly
 from fumarole.runtime.framework.node_columns import NodeBatch, NodeMap, ResourceVector
 from fumarole.runtime.k8s import domain_counts
 from fumarole.runtime.k8s import nodeaffinity, nodeports, noderesources, podspec, podtopologyspread, tainttoleration
@@ -39,6 +41,10 @@ def none_failed(dom: NodeBatch) -> np.ndarray:
 
 
 def both(a, b):
+    """Lanes in both masks.  ``_live`` is None until a lane returns (every lane is live): a
+    branch that retires lanes may not run, so ``both(mask, _live)`` meets None as every lane."""
+    if b is None:
+        return a
     return np.logical_and(a, b)
 
 
@@ -60,6 +66,18 @@ def is_set(x):
             return x != None  # noqa: E711 - numpy compares element by element (values are none or not)
         return np.ones(len(x), dtype=bool)
     return x is not None
+
+
+def present(x):
+    """A column of optional numbers as arithmetic takes it where a mask narrowed it to its set
+    lanes (``x != none and now - x <= d``): a none (left out by the mask, its answer never taken)
+    becomes NaN; a number keeps its Python value."""
+    if isinstance(x, np.ndarray) and x.dtype == object:
+        missing = x == None  # noqa: E711 - element by element
+        if missing.any():
+            x = x.copy()
+            x[missing] = math.nan
+    return x
 
 
 def fail(fails: np.ndarray, mask, cond, dom: NodeBatch) -> np.ndarray:
@@ -135,9 +153,13 @@ def _pairs(a, b):
 
 
 def count(names) -> np.ndarray:
+    """``len`` of a list per lane; a lane the list was not worked out for (masked out: None, or
+    no lane at all, ``per_lane``'s empty column) counts 0, and its answer is not taken."""
     if isinstance(names, MissingNames):
         return names.counts
-    return np.fromiter((len(x) for x in names.tolist()), dtype=float)
+    if names.dtype != object:
+        return np.zeros(len(names))
+    return np.fromiter((0 if x is None else len(x) for x in names.tolist()), dtype=float)
 
 
 # -- resources ---------------------------------------------------------------------------------------
@@ -287,19 +309,15 @@ def dict_lanes(mapping: dict | NodeMap, dom: NodeBatch, default) -> np.ndarray:
     return np.array([mapping.get(n, default) for n in dom.nodes], dtype=float)
 
 
-class PerNodeOnly(Exception):
-    """A batch form reached a hook that runs node by node only; its caller runs its per-node code."""
-
-
-def dispatch(dispatcher, positions: tuple[int, ...], args: tuple):
+def dispatch(forms: BatchForms, dispatcher, positions: tuple[int, ...], args: tuple):
     """A hook dispatcher over a batch: its batch form, else plugin by plugin per node.  A hook with
     effects (an extender call) must be asked exactly as the per-node code asks it: PerNodeOnly,
     before anything ran, sends the caller back to its per-node code."""
-    if getattr(dispatcher, "per_node_only", False):
+    if forms.is_per_node_only(dispatcher):
         raise PerNodeOnly("a plugin's hook has effects")
-    batch = getattr(dispatcher, "batch", None)
-    if batch is not None:
-        return batch(*args)
+    form = forms.of(dispatcher)
+    if form is not None:
+        return form.run(*args)
     dom = args[positions[0]]
     result = dispatcher(*[(dom.nodes if i in positions else a) for i, a in enumerate(args)])
     return NodeMap(dom, np.array([result.get(n, 0.0) for n in dom.nodes], dtype=float)) \
@@ -347,16 +365,6 @@ def row_memo(dom: NodeBatch, batch_fn: Callable, node_fn: Callable, at: int, arg
     before, after = args[:at], args[at + 1:]
     return dom.columns.memo_over(dom, (batch_fn, *parts), lambda rows: batch_fn(*before, rows, *after),
                                  lambda node: node_fn(*before, node, *after), bool if boolean else float)
-
-
-def hooks_row_local(dispatchers: tuple, task: Task) -> bool:
-    """Whether each failure hook of a node check answers for ``task`` from its node's own facts
-    (``vectorize``'s node-check test; ``batch_dispatch.first_failure``'s ``row_local``)."""
-    for dispatcher in dispatchers:
-        test = getattr(getattr(dispatcher, "batch", None), "row_local", None)
-        if test is None or not test(task, None):
-            return False
-    return True
 
 
 # -- lane by lane --------------------------------------------------------------------------------------
