@@ -42,7 +42,6 @@ from .pynodes import call as _call
 from .pynodes import const as _const
 from .pynodes import load as _load
 from .pynodes import store as _store
-from .vectorize import batch_forms
 
 # Numbers a decision point for instrumented code: (file, condition or victim, the node it belongs to) -> id.
 # Without one (the normal case) the generated code has no probes at all.
@@ -159,6 +158,8 @@ class Compiler:
         self.info = checked  # tables of the module currently being emitted
         self.globals: dict[str, str] = {}  # session global (its Python expression) -> hoisted local
         self.rename: dict[str, str] = {}  # local Python name -> the name to emit instead
+        self.build: py.FunctionDef  # the builder, once lowered
+        self.hooks: dict[str, str] = {}  # what the builder hands out -> the Python function, once lowered
 
     # -- tables and positions -------------------------------------------------------
     def t(self, e: A.Expr) -> Type:
@@ -184,10 +185,20 @@ class Compiler:
         return f"_{base}{self.temp}"
 
     # -- module ---------------------------------------------------------------------
-    def compile(self) -> CompiledModule:
+    @property
+    def takes_batch_forms(self) -> bool:
+        """Whether the builder gets the fast engine's batch forms (stage 6, ``vectorize.py``): a
+        plugin's or action's does, unless instrumented (a probed rule runs node by node); a
+        module's definitions are emitted again in the builder of each policy using them."""
+        return self.c.module.kind != "module" and self.probe is None
+
+    def lower(self) -> None:
+        """Stage 5: the module's builder ``__build__`` as a Python syntax tree, up to the hooks it
+        hands out (:meth:`assemble` adds that and makes the code object)."""
         c = self.c
         build = self.at(py.FunctionDef(name="__build__", args=_args_of(["_rt", "_H", "_args"]), body=[],
                                        decorator_list=[], returns=None), c.module.span)
+        self.build = build
         body = build.body
         body.append(self.at(_assign(_store("_B"), _call("_budget_of", _load("_rt")))))
         uses = _used_modules(c)
@@ -222,14 +233,19 @@ class Compiler:
             body.append(node)
             for name in hook.decl.names:
                 hooks[name] = fn
-        fallbacks: list = []
         if c.module.kind == "module":
             # A module's builder hands out its definitions (the test runner calls them).
             hooks = {name: f"f_{name}" for name in c.defs}
-        elif self.probe is None:
-            # The fast engine's batch forms of node-level rules (policy_lang/vectorize.py).
-            batch, fallbacks = batch_forms(self)
-            body.extend(self.at(stmt) for stmt in batch)
+        self.hooks = hooks
+
+    def add(self, statements: list[py.stmt]) -> None:
+        """Statements for the builder, after the hooks and definitions (stage 6's batch forms)."""
+        self.build.body.extend(self.at(stmt) for stmt in statements)
+
+    def assemble(self, batch_fallbacks: list) -> CompiledModule:
+        """The builder's last statement, the hooks it hands out, and its one code object;
+        ``batch_fallbacks``: the node rules stage 6 left to per-node code."""
+        c, hooks, body = self.c, self.hooks, self.build.body
         keys: list[py.expr | None] = [_const(n) for n in hooks]
         values: list[py.expr] = [_load(fn) for fn in hooks.values()]
         if c.process_states:  # what the session saves at close (runtime/framework/process_state.py)
@@ -242,11 +258,11 @@ class Compiler:
             keys.append(_const(STATE_VIEW))
             values.append(py.Lambda(args=_args_of([]), body=self._state_map(c.states)))
         body.append(self.at(py.Return(value=py.Dict(keys=keys, values=values))))
-        tree = py.Module(body=[build], type_ignores=[])
+        tree = py.Module(body=[self.build], type_ignores=[])
         py.fix_missing_locations(tree)
         code = compile(tree, f"<policy {c.module.file}>", "exec")
         return CompiledModule(c.module.kind, c.module.name, c.module.file, tree, code, self.line_map,
-                              tuple(hooks), dict(c.args), dict(c.arg_types), fallbacks,
+                              tuple(hooks), dict(c.args), dict(c.arg_types), batch_fallbacks,
                               {name: c.states[name] for name in c.process_states}, self.file_map)
 
     @staticmethod
@@ -666,10 +682,13 @@ class Compiler:
         return _call(template(info.py), *args, keywords=keywords)
 
 
-def compile_module(checked: CheckedModule, probe: ProbeSite | None = None) -> CompiledModule:
-    """Compile a module that checked without errors (instrumented when given a ``probe``)."""
-    assert checked.ok, "compile_module needs a module without check errors"
-    return Compiler(checked, probe).compile()
+def lower_module(checked: CheckedModule, probe: ProbeSite | None = None) -> Compiler:
+    """Stage 5 for a module that checked without errors (instrumented when given a ``probe``):
+    a compiler holding its builder's syntax tree (``driver.compile_checked`` runs the rest)."""
+    assert checked.ok, "lower_module needs a module without check errors"
+    compiler = Compiler(checked, probe)
+    compiler.lower()
+    return compiler
 
 
 def _used_modules(c: CheckedModule) -> list[CheckedModule]:

@@ -9,9 +9,11 @@
    module it ``use``s, whatever order the files were given in); modules that use each other are
    E151.  Plugins and actions come after every module.
 4. **check** (``checker.py``): names, types and signatures, each file over the modules before it.
-5. **compile** (``compiler.py``): Python code objects, only from files without errors.
-6. **batch forms** (``vectorize.py``, called by the compiler as its last step): the fast
-   engine's forms of node rules.
+5. **compile** (``compiler.py``): each file without errors as a Python syntax tree, the builder
+   of its hooks.
+6. **batch forms** (``vectorize.py``): the fast engine's forms of node rules, added to the
+   builder of each plugin and action (runtime/framework/batch_forms.py says how they reach the
+   session); then the builder becomes one code object.
 
 Bundles (``runtime/bundles/bundle.py``), ``fumarole test``'s probes, the language server and the
 compile cache's re-checking all call :func:`check_files` / :func:`check_module` /
@@ -21,7 +23,7 @@ compile cache's re-checking all call :func:`check_files` / :func:`check_module` 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping
 
 from . import ast as A
 from . import errors
@@ -32,6 +34,10 @@ from .diagnostics import Diagnostic, FumaroleError
 from .env import Environment
 from .parser import parse
 from .victim_rules import expand as expand_victim_rules
+
+if TYPE_CHECKING:  # the compiler and the batch forms load only when a cache miss compiles
+    from .compiler import ProbeSite
+    from .vectorize import Fallback
 
 STAGES = ("parse", "expand sugar", "resolve modules", "check", "compile", "batch forms")
 
@@ -149,8 +155,15 @@ def check_files(env: Environment, files: Iterable[tuple[str, str]],
     return CheckedFiles(checked_modules + rest, modules, diagnostics, sources)
 
 
-def compile_checked(checked: CheckedModule, probe=None) -> CompiledModule:
-    """Stages 5 and 6 for one file that checked without errors."""
-    from .compiler import compile_module  # only a cache miss compiles
+def compile_checked(checked: CheckedModule, probe: ProbeSite | None = None) -> CompiledModule:
+    """Stages 5 and 6 for one file that checked without errors (instrumented, and then without
+    batch forms, when given a ``probe``)."""
+    from .compiler import lower_module  # only a cache miss compiles
+    from .vectorize import batch_forms
 
-    return compile_module(checked, probe)
+    compiler = lower_module(checked, probe)
+    fallbacks: list[Fallback] = []
+    if compiler.takes_batch_forms:
+        statements, fallbacks = batch_forms(compiler)
+        compiler.add(statements)
+    return compiler.assemble(fallbacks)

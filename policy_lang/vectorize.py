@@ -64,6 +64,7 @@ from .types import Type
 
 if TYPE_CHECKING:  # annotations only
     from .checker import CheckedModule
+    from .compiler import Compiler
 
 SCALAR, NODE, VECTOR, RESOURCES, FAILS, NAMES, BATCH, NODEMAP = "S", "N", "V", "R", "E", "L", "B", "M"
 # The node-level hooks the fast engine asks over many nodes at once.
@@ -1235,11 +1236,8 @@ def _is_stmt(x) -> bool:
         "OrderBy", "ExprStmt", "When", "If", "For", "Drain", "While")
 
 
-def batch_forms(compiler) -> tuple[list[P.stmt], list[Fallback]]:
-    """The batch forms of the module being compiled, as statements for its ``__build__``, and the
-    rules left to per-node evaluation."""
+def batch_forms(compiler: Compiler) -> tuple[list[P.stmt], list[Fallback]]:
+    """Stage 6 (``driver.py``): the batch forms of the module ``compiler`` lowered, as statements
+    for its ``__build__``, and the rules left to per-node evaluation."""
     return Vectorizer(compiler).emit()
 
-
-def fallbacks(compiler) -> list[Fallback]:
-    return batch_forms(compiler)[1]

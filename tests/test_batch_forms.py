@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fumarole.policy_lang.compiler import compile_module
+from fumarole.policy_lang.driver import compile_checked
 from fumarole.runtime.framework.node_columns import NodeMap
 from fumarole.runtime.framework.vector_lib import map_max, map_min
 
@@ -28,7 +28,7 @@ def top_of(raw: map[Node, float]) -> float = max(0.0, max(raw.values())) if len(
 
 
 def test_a_definition_over_a_per_node_map_has_a_batch_form_over_its_column():
-    source = compile_module(checked(_PLUGIN)).source
+    source = compile_checked(checked(_PLUGIN)).source
     batch = source[source.index("def _bf_top_of_M"):].splitlines()
     assert batch[1].strip() == "return max(0.0, _V.map_max(v_raw_1)) if len(v_raw_1) > 0 else 0.0"
     assert "v_top = _bf_top_of_M(v_raw)" in source
@@ -132,7 +132,7 @@ def listed(node: Node) -> int = len(node.allocatable.scalar_names) if node.alloc
 def test_a_builtin_called_on_a_node_attribute_compiles_to_a_per_node_fallback():
     """A built-in (len) over a node's list has no lane-wise form: it runs per lane, and the compiler
     does not stumble on the built-in's own name."""
-    source = compile_module(checked(_BUILTIN_OVER_A_NODE)).source
+    source = compile_checked(checked(_BUILTIN_OVER_A_NODE)).source
     assert "def _bf_listed" in source
 
 
@@ -159,7 +159,7 @@ def test_a_part_the_per_node_code_does_not_reach_is_not_run_for_that_node():
     from fumarole.runtime.framework.node_columns import NodeColumns
     from fumarole.runtime.k8s.plugins import K8sView
 
-    compiled = compile_module(checked(_GUARDED))
+    compiled = compile_checked(checked(_GUARDED))
     assert ":= " in compiled.source  # the lanes reaching a part are held for its lane-by-lane code
     scope = namespace()
     exec(compiled.code, scope)

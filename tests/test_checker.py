@@ -122,13 +122,14 @@ def test_constants_and_definitions_in_order_are_fine():
 def test_the_compiler_refuses_an_expression_of_unknown_type():
     """Code is never generated blind: an expression the checker left without a type stops the
     compiler (an unknown type would compile to an operator the budget does not charge)."""
-    from fumarole.policy_lang.compiler import UncheckedType, compile_module
+    from fumarole.policy_lang.compiler import UncheckedType
+    from fumarole.policy_lang.driver import compile_checked
     from fumarole.policy_lang.types import UNKNOWN
 
     module = checked("plugin p\n\nlet A = 2\n\non job_order(a, b):\n    let x = A * A\n    return x\n")
     assert module.ok
-    compile_module(module)
+    compile_checked(module)
     first = next(key for key, t in module.types.items() if t.name == "int")
     module.types[first] = UNKNOWN
     with pytest.raises(UncheckedType):
-        compile_module(module)
+        compile_checked(module)

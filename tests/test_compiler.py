@@ -2,7 +2,7 @@
 
 import pytest
 
-from fumarole.policy_lang.compiler import compile_module
+from fumarole.policy_lang.driver import compile_checked
 from fumarole.runtime.bundles.bundle import compile_sources
 from fumarole.runtime.framework.namespace import namespace
 
@@ -10,7 +10,7 @@ from tests.helpers import checked
 
 
 def test_compiles_to_one_code_object_without_the_syntax_tree():
-    module = compile_module(checked("plugin p\n\non job_order(job):\n    order by job.priority desc\n"))
+    module = compile_checked(checked("plugin p\n\non job_order(job):\n    order by job.priority desc\n"))
     assert module.code.co_filename == "<policy test.policy>"
     assert "def __build__(_rt, _H, _args):" in module.source
     assert "policy_lang" not in module.source  # nothing from the front end at run time
@@ -18,7 +18,7 @@ def test_compiles_to_one_code_object_without_the_syntax_tree():
 
 def test_names_cannot_reach_python():
     src = 'plugin p\n\non allocate(task):\n    let eval = "os"\n    let exec = eval + "\\")"\n'
-    module = compile_module(checked(src))
+    module = compile_checked(checked(src))
     assert "v_eval = 'os'" in module.source
     assert "v_exec = _B.concat(v_eval, \'\")\')" in module.source
 
@@ -36,7 +36,7 @@ def test_key_order_hook_becomes_a_comparison():
 
 
 def test_policy_position_maps_back_from_generated_lines():
-    module = compile_module(checked("plugin p\n\non allocate(task):\n    let j = task.job\n"))
+    module = compile_checked(checked("plugin p\n\non allocate(task):\n    let j = task.job\n"))
     scope = namespace()
     exec(module.code, scope)
     hooks = scope["__build__"](None, None, {})

@@ -65,3 +65,17 @@ def test_the_language_server_checks_a_used_module_over_the_modules_it_uses(tmp_p
     items = knowledge.complete_policy(PLUGIN, tmp_path / "p.policy", 7, 14)
     labels = {i.label for i in items}
     assert {"priority", "status", "job"} <= labels
+
+
+def test_batch_forms_are_their_own_stage_after_compiling():
+    """The compiler lowers a file to its builder and no further; the driver's batch-form stage adds
+    the fast engine's forms (a probed compile, running node by node, gets none)."""
+    from fumarole.policy_lang.compiler import lower_module
+    from fumarole.policy_lang.driver import compile_checked
+
+    from tests.helpers import checked
+
+    plugin = checked("plugin p\n\non node_order(task, node) = node.idle.cpu\n")
+    assert "_BatchForm(_bh_node_order)" not in lower_module(plugin).assemble([]).source
+    assert "_rt.batch_forms.add(_hook_node_order, _BatchForm(_bh_node_order))" in compile_checked(plugin).source
+    assert "_BatchForm" not in compile_checked(plugin, lambda file, expr, owner: 0).source

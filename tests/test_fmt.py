@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from fumarole.policy_lang.driver import check_module as check
-from fumarole.policy_lang.compiler import compile_module
+from fumarole.policy_lang.driver import compile_checked
 from fumarole.policy_lang.fmt import WIDTH, format_source, same_tree
 from fumarole.policy_lang.layout import scan
 from fumarole.policy_lang.parser import parse
@@ -67,7 +67,7 @@ def compiled_program(source: str, file: str) -> str:
 
     checked = check(load_environment(), parse(source, file), dict(standard_library().checked))
     assert checked.ok, [d.headline() for d in checked.diagnostics if d.severity == "error"]
-    return re.sub(r"_loop_limit\(\d+, \d+\)", "_loop_limit(L, C)", compile_module(checked).source)
+    return re.sub(r"_loop_limit\(\d+, \d+\)", "_loop_limit(L, C)", compile_checked(checked).source)
 
 
 def comments(source: str) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fumarole.policy_lang.compiler import compile_module
+from fumarole.policy_lang.driver import compile_checked
 from fumarole.runtime.api.model import Node
 from fumarole.runtime.api.resource import Resource
 from fumarole.runtime.framework.node_columns import NodeColumns
@@ -35,7 +35,7 @@ def nested(task: Task, node: Node) -> float = free_cpu(task, node) + 1
 
 def _source(rule: str) -> str:
     """The batch form of the hook calling ``rule``."""
-    source = compile_module(checked(_PLUGIN.replace("{rule}", rule))).source
+    source = compile_checked(checked(_PLUGIN.replace("{rule}", rule))).source
     start = source.index("def _bh_batch_node_order")
     return source[start:source.index("return None", start)]
 
@@ -159,7 +159,7 @@ def flagged(task: Task) -> bool = flag
 
 def _guard(body: str) -> str | None:
     """The guard the hook's batch form is registered with, as source; None without one."""
-    source = compile_module(checked(_PREDICATE.replace("{body}", body))).source
+    source = compile_checked(checked(_PREDICATE.replace("{body}", body))).source
     registered = next(line.strip() for line in source.splitlines()
                       if line.strip().startswith("_rt.batch_forms.add(_hook_predicate, "))
     start = registered.find("guard=")
@@ -198,7 +198,7 @@ on execute:
 
 
 def test_a_node_check_asking_failure_hooks_is_memoised_while_the_hooks_are_row_local():
-    source = compile_module(checked(_CHECKS)).source
+    source = compile_checked(checked(_CHECKS)).source
     tests = [line.strip() for line in source.splitlines() if "row_local=" in line]
     assert tests == ["_rt.batch_forms.add(f_ok, _BatchForm(_bf_ok_SN, row_local=lambda v_task, v_node: "
                      "_rt.batch_forms.hooks_row_local((_H.predicate,), v_task)))"]

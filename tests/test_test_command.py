@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from fumarole.policy_lang.driver import check_module as check
-from fumarole.policy_lang.compiler import compile_module
+from fumarole.policy_lang.driver import compile_checked
 from fumarole.policy_lang.parser import parse
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -154,10 +154,10 @@ def test_probes_cost_nothing_when_off():
     from fumarole.runtime.bundles.bundle import load_environment, standard_library
 
     checked = check(load_environment(), parse(GUARD, "m.policy"), dict(standard_library().checked))
-    plain = compile_module(checked).source
+    plain = compile_checked(checked).source
     assert "_probe" not in plain and "_pick" not in plain and "_iter" not in plain
     probes = Probes()
-    instrumented = compile_module(checked, probes.site).source
+    instrumented = compile_checked(checked, probes.site).source
     assert "_probe(" in instrumented and "_pick(" in instrumented and "_iter(" in instrumented
     assert [s.kind for s in probes.sites] == ["guard", "victim"]
 
