@@ -141,7 +141,12 @@ def max_(*xs):
 
 
 def member(inside: bool, item, container):
-    found = np.fromiter((i in c for i, c in _pairs(item, container)), dtype=bool)
+    """``item in container`` per lane; a lane the container was not worked out for (masked out:
+    None, or no lane at all, ``per_lane``'s empty column) holds nothing, and its answer is not taken."""
+    if isinstance(container, np.ndarray) and container.dtype != object:
+        found = np.zeros(len(container), dtype=bool)
+    else:
+        found = np.fromiter((c is not None and i in c for i, c in _pairs(item, container)), dtype=bool)
     return found if inside else np.logical_not(found)
 
 
