@@ -27,6 +27,15 @@ ACTION_HOOK_PREFIX = "_action_"
 # which the session saves when it closes (runtime/framework/process_state.py).
 PROCESS_STATE_ENTRY = "__process_state__"
 
+# The status a `fail` with a text message and no code of its own gives, by hook ("error" elsewhere).
+_DEFAULT_FAIL_CODE = {"predicate": "unschedulable", "pre_predicate": "unresolvable", "job_valid": "invalid"}
+
+
+def fail_code(fail: A.Fail, hook: str) -> str:
+    """The status code of a `fail` with a text message in ``hook``: its own, else the hook's default.
+    Any code but "unschedulable" ends the hook there (the compiler's and the batch forms' reading)."""
+    return fail.code or _DEFAULT_FAIL_CODE.get(hook, "error")
+
 
 @dataclass
 class CompiledModule:

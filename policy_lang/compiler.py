@@ -34,7 +34,7 @@ from typing import Callable, Sequence, TypeVar, Union
 
 from . import ast as A
 from .checker import CheckedModule, HookInfo
-from .compiled import ACTION_HOOK_PREFIX, PLUGIN_HOOK_PREFIX, PROCESS_STATE_ENTRY, STATE_VIEW, CompiledModule
+from .compiled import ACTION_HOOK_PREFIX, PLUGIN_HOOK_PREFIX, PROCESS_STATE_ENTRY, STATE_VIEW, CompiledModule, fail_code
 from .types import NUMERIC, Type
 from .pynodes import assign as _assign
 from .pynodes import attr as _attr
@@ -48,7 +48,6 @@ from .pynodes import store as _store
 ProbeSite = Callable[[str, A.Expr, object], int]
 
 
-_DEFAULT_FAIL_CODE = {"predicate": "unschedulable", "pre_predicate": "unresolvable", "job_valid": "invalid"}
 _CODE_STATUS = {"unschedulable": "Unschedulable", "unresolvable": "UnschedulableAndUnresolvable",
                 "error": "Error", "invalid": "Invalid"}
 
@@ -432,10 +431,10 @@ class Compiler:
             stop = py.If(test=_attr(copy.deepcopy(failure), "unresolvable"),
                          body=[self.at(py.Return(value=_call("_FitError", _load("_statuses"))), s.span)], orelse=[])
             return [self.at(py.Expr(value=extend), s.span), self.at(stop, s.span)]
-        code = s.code or _DEFAULT_FAIL_CODE.get(self.hook.name if self.hook else "", "error")
+        code = fail_code(s, self.hook.name if self.hook else "")
         entry = py.Tuple(elts=[_const(_CODE_STATUS[code]), self.ex(s.message)], ctx=py.Load())
         out: list[py.stmt] = [self.at(py.Expr(value=_call(_attr(statuses, "append"), entry)), s.span)]
-        if code != "unschedulable":
+        if code != "unschedulable":  # only a plain "does not fit" lets the hook go on
             out.append(self.at(py.Return(value=_call("_FitError", _load("_statuses"))), s.span))
         return out
 

@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from . import ast as A
-from .compiled import BATCH_HOOK_PREFIX
+from .compiled import BATCH_HOOK_PREFIX, fail_code
 from .pynodes import assign as _assign
 from .pynodes import call as _call
 from .pynodes import const as _const
@@ -157,6 +157,7 @@ class Vectorizer:
         self.modules = [compiler.c, *compiler.c.uses]
         self.row_local: dict[tuple[str, str], bool] = {}  # (module, def) -> body is row-local
         self._rl_hooks: tuple[list[str], list[str]] | None = None  # a node check's (params, hooks it asks)
+        self.failing_hook = ""  # the failure hook whose batch form is being emitted (its `fail` codes)
         self.held = 0  # locals holding the lanes a short-circuit leaves to its right side (_k1, _k2...)
 
     @property
@@ -238,7 +239,11 @@ class Vectorizer:
                       and t.args[0].name == "Node" else SCALAR for t in hook.sig.params)
         name = BATCH_HOOK_PREFIX + "_".join(decl.names)
         result = "fails" if hook.sig.kind == "failure" else "value"
-        self._function(m, name, params, kinds, decl.body, result, decl.span)
+        self.failing_hook = hook.name
+        try:
+            self._function(m, name, params, kinds, decl.body, result, decl.span)
+        finally:
+            self.failing_hook = ""
         return name
 
     def _def(self, m: CheckedModule, decl: A.FuncDef, kinds: tuple[str, ...]) -> str:
@@ -489,8 +494,16 @@ class Vectorizer:
                 raise NotVectorisable("a fit error that is not per node", s.span)
             fails = node if kind == FAILS else _call("_V.is_set", node)
         mask = self._effective_mask()
-        return [_assign("_fail", _call("_V.fail", _name("_fail"), mask if mask is not None else _const(None),
-                                       fails, _name(fn.batch)))]
+        failed = _call("_V.fail", _name("_fail"), mask if mask is not None else _const(None), fails, _name(fn.batch))
+        out: list[P.stmt] = [_assign("_fail", failed)]
+        if self.base.t(s.message).name != "FitError" and fail_code(s, self.failing_hook) != "unschedulable":
+            # The per-node code returns here: the lanes failing here run nothing after it.
+            if fn.mask is None:
+                out.append(P.Return(value=_name("_fail")))
+            else:
+                fn.live = True
+                out.append(_assign("_live", _call("_V.retire", _name("_live"), fn.mask, _name(fn.batch))))
+        return out
 
     def _st_Return(self, s: A.Return) -> list[P.stmt]:
         fn = self.current
