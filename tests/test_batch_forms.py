@@ -157,7 +157,7 @@ def test_a_part_the_per_node_code_does_not_reach_is_not_run_for_that_node():
     from fumarole.runtime.framework.batch_forms import BatchForms
     from fumarole.runtime.framework.namespace import namespace
     from fumarole.runtime.framework.node_columns import NodeColumns
-    from fumarole.runtime.k8s.plugins import K8sView
+    from fumarole.runtime.k8s.view import K8sView
 
     compiled = compile_checked(checked(_GUARDED))
     assert ":= " in compiled.source  # the lanes reaching a part are held for its lane-by-lane code
@@ -185,7 +185,7 @@ def test_a_definition_over_node_lists_hands_over_to_per_node_code_only_at_a_poli
     from fumarole.runtime.framework.batch_dispatch import batched_definition
     from fumarole.runtime.framework.batch_forms import EngineDisagreement
     from fumarole.runtime.framework.node_columns import NodeColumns
-    from fumarole.runtime.k8s.plugins import K8sView
+    from fumarole.runtime.k8s.view import K8sView
 
     nodes = [Node(f"n{i}", Resource(1000.0, 1e9), Resource(1000.0, 1e9), {}, {}, {}, [], False, [])
              for i in range(3)]
