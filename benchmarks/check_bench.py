@@ -19,7 +19,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from fumarole.runtime.bundles.bundle import STDLIB, policy_files  # noqa: E402
+from fumarole.runtime.bundles.environment import STDLIB  # noqa: E402
+from fumarole.runtime.bundles.library import policy_files  # noqa: E402
 from fumarole.runtime.authoring.check import _stdlib_from, check_paths  # noqa: E402
 
 

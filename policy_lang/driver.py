@@ -15,7 +15,7 @@
    builder of each plugin and action (runtime/framework/batch_forms.py says how they reach the
    session); then the builder becomes one code object.
 
-Bundles (``runtime/bundles/bundle.py``), ``fumarole test``'s probes, the language server and the
+Bundles (``runtime/bundles/library.py``), ``fumarole test``'s probes, the language server and the
 compile cache's re-checking all call :func:`check_files` / :func:`check_module` /
 :func:`compile_checked` rather than calling the stages themselves.
 """

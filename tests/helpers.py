@@ -5,7 +5,8 @@ from __future__ import annotations
 from fumarole.policy_lang.checker import CheckedModule
 from fumarole.policy_lang.driver import check_module as check
 from fumarole.policy_lang.parser import parse
-from fumarole.runtime.bundles.bundle import load_environment, standard_library
+from fumarole.runtime.bundles.environment import load_environment
+from fumarole.runtime.bundles.library import standard_library
 
 
 def checked(source: str, file: str = "test.policy") -> CheckedModule:

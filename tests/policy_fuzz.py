@@ -23,7 +23,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from fumarole.policy_lang.diagnostics import FumaroleError
-from fumarole.runtime.bundles.bundle import build_bundle, compile_sources, standard_library
+from fumarole.runtime.bundles.bundle import build_bundle
+from fumarole.runtime.bundles.library import compile_sources, standard_library
 from fumarole.runtime.framework.budget import StepBudget
 from fumarole.runtime.framework.namespace import PolicyRuntimeError
 from fumarole.runtime.framework.lifecycle import run_session

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from fumarole.policy_lang.compiler import Compiler
 from fumarole.policy_lang.types import Type
 from fumarole.runtime.api.resource import Resource
-from fumarole.runtime.bundles.bundle import compile_sources
+from fumarole.runtime.bundles.library import compile_sources
 from fumarole.runtime.framework.budget import INTEGER_BITS, VALUE_ITEMS, StepBudget
 from fumarole.runtime.framework.namespace import PolicyRuntimeError
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from fumarole.runtime.bundles.bundle import compile_sources
+from fumarole.runtime.bundles.library import compile_sources
 from fumarole.runtime.framework.budget import StepBudget
 from fumarole.runtime.framework.namespace import PolicyRuntimeError
 

@@ -117,7 +117,7 @@ def test_a_cancelled_check_stops_at_its_next_checkpoint():
     within CHECKPOINT_EVERY expressions, with Cancelled (which no `except Exception` swallows)."""
     from fumarole.policy_lang.cancel import Cancelled, run_cancellable
     from fumarole.policy_lang.driver import check_module as check
-    from fumarole.runtime.bundles.bundle import load_environment
+    from fumarole.runtime.bundles.environment import load_environment
 
     lines = "".join(f"    let v{i} = {i} * 2 - (3 + {i})\n" for i in range(300))
     module = parse("plugin p\n\non open:\n" + lines)

@@ -70,7 +70,7 @@ def test_warnings_for_unused_and_shadowed():
 
 
 def test_standard_library_checks_clean():
-    from fumarole.runtime.bundles.bundle import standard_library
+    from fumarole.runtime.bundles.library import standard_library
 
     lib = standard_library()
     assert lib.warnings == ()

@@ -17,14 +17,8 @@ import pytest
 from fumarole.policy_lang import parser, parser_tables
 from fumarole.runtime.authoring.scenario import decisions_as_expect
 from fumarole.runtime.bundles import compile_cache
-from fumarole.runtime.bundles.bundle import (
-    Library,
-    build_bundle,
-    compile_sources,
-    load_bundle,
-    standard_library,
-    standard_library_sources,
-)
+from fumarole.runtime.bundles.bundle import build_bundle, load_bundle
+from fumarole.runtime.bundles.library import Library, compile_sources, standard_library, standard_library_sources
 from fumarole.runtime.cli.sessions import read_cluster
 from fumarole.runtime.framework.session import Session
 from fumarole.runtime.ingest.scheduler_config import load_config

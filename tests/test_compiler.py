@@ -3,7 +3,7 @@
 import pytest
 
 from fumarole.policy_lang.driver import compile_checked
-from fumarole.runtime.bundles.bundle import compile_sources
+from fumarole.runtime.bundles.library import compile_sources
 from fumarole.runtime.framework.namespace import namespace
 
 from tests.helpers import checked

@@ -2,7 +2,7 @@
 
 import yaml
 from fumarole.runtime.authoring.docgen import render
-from fumarole.runtime.bundles.bundle import SCHEMA_FILE
+from fumarole.runtime.bundles.environment import SCHEMA_FILE
 
 
 def test_stdlib_reference_is_up_to_date(root):

@@ -6,7 +6,8 @@ from pathlib import Path
 
 from fumarole.policy_lang.driver import STAGES, check_files, module_order
 from fumarole.policy_lang.parser import parse
-from fumarole.runtime.bundles.bundle import check_sources, compile_sources, load_environment
+from fumarole.runtime.bundles.environment import load_environment
+from fumarole.runtime.bundles.library import check_sources, compile_sources
 from fumarole.runtime.lsp import knowledge
 
 USER = "module a_user\n\nuse z_base\n\ndef first_task() -> Task? = newest()\n\nlet HOLDER = first_task()\n"

@@ -12,13 +12,8 @@ from pathlib import Path
 
 import pytest
 from fumarole.runtime.authoring.scenario import load_scenario, run_file, run_scenario
-from fumarole.runtime.bundles.bundle import (
-    Bundle,
-    build_bundle,
-    default_bundle,
-    load_bundle,
-    standard_library,
-)
+from fumarole.runtime.bundles.bundle import Bundle, build_bundle, default_bundle, load_bundle
+from fumarole.runtime.bundles.library import standard_library
 from fumarole.runtime.ingest.yamlpos import load
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"

@@ -63,7 +63,8 @@ on predicate(task, node):
 
 def compiled_program(source: str, file: str) -> str:
     """The generated Python of a policy, with source positions (loop-limit messages) blanked out."""
-    from fumarole.runtime.bundles.bundle import load_environment, standard_library
+    from fumarole.runtime.bundles.environment import load_environment
+    from fumarole.runtime.bundles.library import standard_library
 
     checked = check(load_environment(), parse(source, file), dict(standard_library().checked))
     assert checked.ok, [d.headline() for d in checked.diagnostics if d.severity == "error"]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from fumarole.runtime.bundles.bundle import check_sources, standard_library
+from fumarole.runtime.bundles.library import check_sources, standard_library
 
 CASES = sorted((Path(__file__).parent / "language").glob("*.policy"))
 EXPECTED = re.compile(r"#\s*([A-Z]\d{3}) @(\d+): (.*)$")

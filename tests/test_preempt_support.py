@@ -15,11 +15,8 @@ from fumarole.runtime.authoring.scenario import (
     load_scenario,
     run_scenario,
 )
-from fumarole.runtime.bundles.bundle import (
-    build_bundle,
-    hooks_document,
-    load_environment,
-)
+from fumarole.runtime.bundles.bundle import build_bundle
+from fumarole.runtime.bundles.environment import hooks_document, load_environment
 from fumarole.runtime.framework.namespace import PolicyRuntimeError
 from fumarole.runtime.framework import dry_run
 from fumarole.runtime.framework.session import Session

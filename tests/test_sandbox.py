@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from fumarole.policy_lang.compiler import template
-from fumarole.runtime.bundles.bundle import SCHEMA_FILE
+from fumarole.runtime.bundles.environment import SCHEMA_FILE
 from fumarole.runtime.framework.namespace import namespace
 
 BUNDLE = ("apiVersion: fumarole/v1\nkind: PolicyBundle\nmetadata: {name: b}\nuses: [volcano]\n"
@@ -107,7 +107,7 @@ def test_payloads_in_every_string_position_are_only_data(cli, root, tmp_path, no
 
 
 def test_strings_keep_every_character_they_were_given(tmp_path):
-    from fumarole.runtime.bundles.bundle import compile_sources
+    from fumarole.runtime.bundles.library import compile_sources
 
     texts = payloads(tmp_path / "s") + ["zone-é", "日本", "a\\b", "tab\there", "\x00", "\N{BULLET}"]
     items = ", ".join(quoted(t) for t in texts)

@@ -151,7 +151,8 @@ def test_failure_names_the_rule_that_decided(cli, wrong_expectation):
 def test_probes_cost_nothing_when_off():
     """Without a probe the compiled code is exactly what it was: no calls, no names added."""
     from fumarole.runtime.authoring.probes import Probes
-    from fumarole.runtime.bundles.bundle import load_environment, standard_library
+    from fumarole.runtime.bundles.environment import load_environment
+    from fumarole.runtime.bundles.library import standard_library
 
     checked = check(load_environment(), parse(GUARD, "m.policy"), dict(standard_library().checked))
     plain = compile_checked(checked).source

@@ -33,28 +33,28 @@ from fumarole.policy_lang import ast as A
 from fumarole.policy_lang.lint import never_matching, walk
 from fumarole.runtime.authoring.victim_wiring import victim_wiring
 from fumarole.runtime.authoring.scenario_keys import unknown_keys
-from fumarole.runtime.bundles.bundle import (
-    MANIFEST,
-    STDLIB,
+from fumarole.runtime.bundles.bundle import build_bundle, load_bundle
+from fumarole.runtime.bundles.environment import STDLIB, hooks_document
+from fumarole.runtime.bundles.library import (
     CheckedSources,
     CompiledPolicy,
     Library,
-    build_bundle,
     check_sources,
     check_sources_cached,
-    hooks_document,
-    load_bundle,
+    policy_files,
+)
+from fumarole.runtime.bundles.manifest import (
+    MANIFEST,
     manifest_config_document,
     manifest_scheduler_options,
     manifest_sources,
-    policy_files,
-    schema_diagnostics,
 )
+from fumarole.runtime.bundles.schemas import schema_diagnostics
 from fumarole.runtime.authoring.process_state_input import declared_process_states, read_process_inputs
 from fumarole.runtime.ingest.kube import KINDS, cluster_from_objects, load_cluster
 from fumarole.runtime.ingest.scheduler_options import DEFAULT_OPTIONS
 from fumarole.runtime.ingest.scheduler_config import SchedulerConfig, read_config
-from fumarole.runtime.ingest.source import decode_file, read_text
+from fumarole.runtime.ingest.source import decode_file, display_path, read_text
 from fumarole.runtime.ingest.yamlpos import YamlError, load, load_all, position
 
 INPUT_SUFFIXES = (".policy", ".yaml", ".yml", ".conf")
@@ -126,14 +126,6 @@ def classify(path: Path, text: str) -> str | None:
     return None
 
 
-def display(path: Path) -> str:
-    """A path as the user should see it: relative to the working folder when it is inside it."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
-
-
 def _stdlib() -> CheckedSources:
     """The standard library, checked once per process (per working folder: file names are relative to it)."""
     return _stdlib_from(Path.cwd())
@@ -141,7 +133,7 @@ def _stdlib() -> CheckedSources:
 
 @lru_cache(maxsize=4)
 def _stdlib_from(cwd: Path) -> CheckedSources:
-    return check_sources_cached((display(p), p.read_text()) for p in policy_files(STDLIB))
+    return check_sources_cached((display_path(p), p.read_text()) for p in policy_files(STDLIB))
 
 
 def _not_runnable(*_args: Any) -> dict:
@@ -200,12 +192,12 @@ class _Run:
         if kind is None:
             if explicit:
                 self.diags.append(Diagnostic("F003", "not a policy file, bundle, scheduler configuration, "
-                                             "scenario or cluster dump", display(path), hint=_KINDS_HINT))
+                                             "scenario or cluster dump", display_path(path), hint=_KINDS_HINT))
             return
         self.inputs[resolved] = kind
 
     def _read(self, path: Path) -> str | None:
-        file = display(path)
+        file = display_path(path)
         try:
             text = read_text(path, file)
         except FumaroleError as err:
@@ -227,7 +219,7 @@ class _Run:
                 enclosing = enclosing_bundle(path)
                 if enclosing is not None:
                     self._guarded(enclosing, self._bundle, enclosing)
-        standalone = [(display(p), self.sources[display(p)]) for p, kind in self.inputs.items()
+        standalone = [(display_path(p), self.sources[display_path(p)]) for p, kind in self.inputs.items()
                       if kind == "policy" and p not in self.claimed]
         # The standard library's own files were checked as the base already: reuse that.
         same = {file for file, text in standalone if base.sources.get(file) == text}
@@ -240,7 +232,7 @@ class _Run:
             if kind in checks:
                 self._guarded(path, checks[kind], path)
         for path in self.inputs:
-            self._file(display(path))
+            self._file(display_path(path))
         return CheckReport(self.files, self._final(), self.sources)
 
     def _file(self, file: str) -> None:
@@ -255,7 +247,7 @@ class _Run:
             if os.environ.get("FUMAROLE_DEBUG"):
                 raise
             self.diags.append(Diagnostic("F004", f"internal error while checking: {type(exc).__name__}: {exc}",
-                                         display(path), hint="please report it; FUMAROLE_DEBUG=1 shows details"))
+                                         display_path(path), hint="please report it; FUMAROLE_DEBUG=1 shows details"))
 
     def _final(self) -> list[Diagnostic]:
         seen: set[tuple] = set()
@@ -326,7 +318,7 @@ class _Run:
         if key in self.bundles_done:
             return
         self.bundles_done.add(key)
-        file = display(manifest)
+        file = display_path(manifest)
         self._file(file)
         text = self.sources[file] if file in self.sources else self._read(manifest)
         if text is None:
@@ -374,7 +366,7 @@ class _Run:
             return None
 
     def _conf(self, path: Path) -> None:
-        file = display(path)
+        file = display_path(path)
         doc = self._yaml(self.sources[file], file, "C000")
         if doc is None:
             return
@@ -388,7 +380,7 @@ class _Run:
         self._wiring(config, base.checked, {"plugin": set(), "action": set()}, file)
 
     def _scenario(self, path: Path) -> None:
-        file = display(path)
+        file = display_path(path)
         text = self.sources[file]
         doc = self._yaml(text, file, "S001")
         if doc is None:
@@ -419,8 +411,8 @@ class _Run:
         try:
             if "cluster" in doc:
                 cluster_path = path.parent / str(doc["cluster"])
-                cluster = load_cluster(decode_file(cluster_path.read_bytes(), cluster_path, display(cluster_path)),
-                                       display(cluster_path))
+                cluster = load_cluster(decode_file(cluster_path.read_bytes(), cluster_path, display_path(cluster_path)),
+                                       display_path(cluster_path))
             else:
                 cluster = cluster_from_objects(list(doc.get("objects") or []), file, text)
             self._cluster_warnings(cluster.warnings)
@@ -445,7 +437,7 @@ class _Run:
         self.diags += read_process_inputs(doc, base, declared, file)[2]
 
     def _cluster(self, path: Path) -> None:
-        file = display(path)
+        file = display_path(path)
         try:
             self._cluster_warnings(load_cluster(self.sources[file], file).warnings)
         except FumaroleError as err:
@@ -457,7 +449,7 @@ class _Run:
         self.diags += [d for d in warnings if not (d.code == "K105" and d.message.endswith(read))]
 
     def _hooks(self, path: Path) -> None:
-        file = display(path)
+        file = display_path(path)
         docs = self._yaml(self.sources[file], file, "B000", many=True)
         if docs is None:
             return

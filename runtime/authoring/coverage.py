@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from fumarole.runtime.authoring.probes import Probes, Site
-from fumarole.runtime.bundles.bundle import STDLIB
+from fumarole.runtime.bundles.environment import STDLIB
 
 SCOPES = ("bundle", "all")
 

@@ -7,7 +7,7 @@ is derived from it so the two never disagree (tests/test_docs.py checks).
 from __future__ import annotations
 
 import yaml
-from fumarole.runtime.bundles.bundle import SCHEMA_FILE
+from fumarole.runtime.bundles.environment import SCHEMA_FILE
 
 HEADER = """# The standard library
 

@@ -21,7 +21,8 @@ from fumarole.runtime.authoring.explain import round_heading, round_verdicts, ve
 from fumarole.runtime.framework.eviction import Eviction
 from fumarole.runtime.authoring.probes import HookSite, Probes
 from fumarole.runtime.authoring.tracing import Answer, Move, Tracer, Where
-from fumarole.runtime.bundles.bundle import Bundle, Library
+from fumarole.runtime.bundles.bundle import Bundle
+from fumarole.runtime.bundles.library import Library
 from fumarole.runtime.framework.lifecycle import run_session
 from fumarole.runtime.framework.session import Decisions, Session
 from fumarole.runtime.ingest.kube import Cluster

@@ -18,7 +18,8 @@ from fumarole.policy_lang import ast as A
 from fumarole.policy_lang.driver import check_module, compile_checked
 from fumarole.policy_lang.fmt import expr_text, stmt_text
 from fumarole.policy_lang.parser import parse
-from fumarole.runtime.bundles.bundle import CompiledPolicy, Library, load_environment
+from fumarole.runtime.bundles.environment import load_environment
+from fumarole.runtime.bundles.library import CompiledPolicy, Library
 from fumarole.runtime.framework.namespace import namespace
 
 # Wraps a policy's builder: (kind, name, builder, {hook: HookSite}) -> builder.

@@ -12,7 +12,7 @@ import copy
 import json
 from typing import Any
 
-from fumarole.runtime.bundles.bundle import SCHEMAS
+from fumarole.runtime.bundles.schemas import SCHEMAS
 
 PUBLISHED = {"bundle": "bundle.schema.json", "hooks": "hooks.schema.json"}
 

@@ -4,8 +4,9 @@ Uploads, the watched folder, ``--bundle`` and the persisted last-known-good all
 go through :func:`load_artifact`: archive safety and digests
 (``artifacts.py``), the signature when trusted keys are configured
 (``signing.py``), then the manifest schema and every policy checked and
-compiled (``bundle.py``).  A folder is packed in memory first, so a folder and
-the archive built from it have the same digest and are verified alike.
+compiled (``manifest.py``, ``library.py``, ``bundle.py``).  A folder is packed
+in memory first, so a folder and the archive built from it have the same
+digest and are verified alike.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from fumarole.runtime.bundles.archive import (
     pack,
     read_archive,
 )
-from fumarole.runtime.bundles.bundle import MANIFEST, Bundle, load_bundle_dir
+from fumarole.runtime.bundles.bundle import Bundle, load_bundle_dir
+from fumarole.runtime.bundles.manifest import MANIFEST
 from fumarole.runtime.bundles.signing import verify_signature
 from fumarole.runtime.ingest.source import NotText, decode
 from fumarole.runtime.ingest.yamlpos import YamlError, load

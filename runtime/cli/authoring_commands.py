@@ -108,10 +108,9 @@ def cmd_fmt(args: argparse.Namespace) -> int:
     """Format, check or diff; ``-o json|yaml`` prints one document (each file's outcome, any diff, the
     diagnostics) instead of the lines for people."""
     from fumarole.policy_lang.fmt import format_source
-    from fumarole.runtime.authoring.check import display
     from fumarole.runtime.authoring.reporting import diagnostic_json
     from fumarole.runtime.cli.output import render_document
-    from fumarole.runtime.ingest.source import read_text
+    from fumarole.runtime.ingest.source import display_path, read_text
 
     if args.paths == ["-"]:
         sys.stdout.write(format_source(sys.stdin.read(), "<stdin>"))
@@ -123,7 +122,7 @@ def cmd_fmt(args: argparse.Namespace) -> int:
     outcomes: list[dict] = []
     changed = 0
     for path in files:
-        file = display(path)
+        file = display_path(path)
         try:
             source = read_text(path, file)  # F001 for a file that cannot be read or is not UTF-8
             formatted = format_source(source, file)

@@ -90,7 +90,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 def cmd_inspect(args: argparse.Namespace) -> int:
     import yaml
     from fumarole.runtime.bundles.archive import read_archive
-    from fumarole.runtime.bundles.bundle import MANIFEST
+    from fumarole.runtime.bundles.manifest import MANIFEST
     from fumarole.runtime.bundles.loader import source_bytes
 
     path = Path(args.archive)

@@ -37,7 +37,7 @@ from fumarole.runtime.authoring.scenario import (
     run_file,
     scenario_files,
 )
-from fumarole.runtime.bundles.bundle import Library
+from fumarole.runtime.bundles.library import Library
 from fumarole.runtime.cli.exit_codes import EXIT_ERROR, EXIT_FAILED, EXIT_OK
 from fumarole.runtime.ingest.source import read_text
 from fumarole.runtime.ingest.yamlpos import YamlError, load

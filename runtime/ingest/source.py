@@ -50,6 +50,14 @@ def unsaved_buffers(texts: Mapping[Path, str]) -> Iterator[None]:
         _UNSAVED.reset(token)
 
 
+def display_path(path: Path) -> str:
+    """A path as messages name it: relative to the working folder when it is inside it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
 def read_text(path: Path, file: str | None = None) -> str:
     """The UTF-8 text of ``path``; raises FumaroleError (F001) when it cannot be read or is not text."""
     unsaved = _UNSAVED.get()

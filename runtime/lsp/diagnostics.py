@@ -13,7 +13,7 @@ from typing import Mapping
 
 from fumarole.policy_lang.diagnostics import Diagnostic
 from fumarole.runtime.authoring.check import check_paths, enclosing_bundle
-from fumarole.runtime.bundles.bundle import MANIFEST
+from fumarole.runtime.bundles.manifest import MANIFEST
 from fumarole.runtime.ingest.source import unsaved_buffers
 
 

@@ -24,7 +24,8 @@ from fumarole.policy_lang.env import Environment
 from fumarole.policy_lang.fmt import expr_text, type_text
 from fumarole.policy_lang.parser import parse
 from fumarole.policy_lang.types import Type
-from fumarole.runtime.bundles.bundle import STDLIB, hooks_document, load_environment, policy_files
+from fumarole.runtime.bundles.environment import STDLIB, hooks_document, load_environment
+from fumarole.runtime.bundles.library import policy_files
 from fumarole.runtime.ingest.source import read_text
 
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -26,7 +26,7 @@ from fumarole.policy_lang.cancel import Cancelled, run_cancellable
 from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError
 from fumarole.policy_lang.fmt import format_source
 from fumarole.runtime.authoring.reporting import tool_version
-from fumarole.runtime.bundles.bundle import MANIFEST
+from fumarole.runtime.bundles.manifest import MANIFEST
 from fumarole.runtime.lsp import knowledge
 from fumarole.runtime.lsp.diagnostics import diagnostics_by_file
 from fumarole.runtime.lsp.protocol import AnsweringProtocol

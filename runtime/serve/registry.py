@@ -26,7 +26,8 @@ from typing import Any, Callable, Sequence
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
 from fumarole.runtime.bundles.archive import DEFAULT_LIMITS, Limits
-from fumarole.runtime.bundles.bundle import Bundle, standard_library
+from fumarole.runtime.bundles.bundle import Bundle
+from fumarole.runtime.bundles.library import standard_library
 from fumarole.runtime.bundles.loader import LoadedBundle, load_artifact
 from fumarole.runtime.serve.metrics import Metrics
 from fumarole.runtime.serve.state import StateDir

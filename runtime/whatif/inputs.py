@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
-from fumarole.runtime.bundles.bundle import MANIFEST, Bundle, bundle_from_volcano_conf, default_bundle, load_bundle
+from fumarole.runtime.bundles.bundle import Bundle, bundle_from_volcano_conf, default_bundle, load_bundle
+from fumarole.runtime.bundles.manifest import MANIFEST
 
 GZIP_MAGIC = b"\x1f\x8b"
 

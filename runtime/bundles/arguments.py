@@ -1,0 +1,232 @@
+"""Plugin and action arguments: a configuration's raw values turned into the types a policy declares.
+
+A policy declares its arguments (``arg sra_enable: bool = false from "sra" / "enable"``);
+a ``volcano-scheduler.conf`` or a bundle manifest gives them as YAML.  Reading them
+the way Volcano's Go plugins do -- Go's bool spellings, duration texts, key paths
+decoded as ``mapstructure`` decodes a structure, Go's zero values for a missing
+field -- is a job of its own, with a positioned C010/C011/C012 for every problem.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Iterable, Mapping
+
+from fumarole.policy_lang.diagnostics import Diagnostic, Span, did_you_mean
+from fumarole.policy_lang.durations import duration_seconds
+from fumarole.runtime.bundles.library import CompiledPolicy
+from fumarole.runtime.ingest.go_parse import parse_go_bool
+from fumarole.runtime.ingest.yamlpos import key_position, position
+
+
+def convert_argument(value: Any, type_name: str) -> tuple[bool, Any]:
+    if type_name == "int":
+        return (isinstance(value, int) and not isinstance(value, bool)), value
+    if type_name == "float":
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        return ok, float(value) if ok else value
+    if type_name == "bool":
+        parsed = parse_go_bool(value) if isinstance(value, (bool, str)) else None
+        return parsed is not None, parsed
+    if type_name == "string":
+        ok = isinstance(value, (str, int, float)) and not isinstance(value, bool)
+        return ok, str(value) if ok else value
+    if type_name == "duration":
+        if isinstance(value, str) and duration_seconds(value) > 0 or value in ("0", "0s"):
+            return True, duration_seconds(value)
+        return False, value
+    if type_name == "list":
+        if isinstance(value, str):
+            return True, [v.strip() for v in value.split(",") if v.strip()]
+        ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+        return ok, list(value) if ok else value
+    return False, value
+
+
+def resolve_arguments(policy: CompiledPolicy, raw: Mapping[str, Any], file: str,
+                      where: tuple[int, int], what: str) -> tuple[dict[str, Any], list[Diagnostic]]:
+    """Typed arguments for one plugin or action entry; every problem becomes a diagnostic."""
+    diags: list[Diagnostic] = []
+    out: dict[str, Any] = {}
+    used: set[str] = set()
+    for name, decl in policy.module.args.items():
+        type_expr = decl.type
+        key = decl.key or name
+        if decl.prefix:
+            values = {}
+            for raw_key, value in raw.items():
+                if isinstance(raw_key, str) and raw_key.startswith(key):
+                    used.add(raw_key)
+                    ok, converted = convert_argument(value, type_expr.args[1].name)
+                    if not ok:
+                        diags.append(argument_error(raw, raw_key, value, type_expr.args[1].name, file, what))
+                    values[raw_key[len(key):]] = converted
+            out[name] = values
+            continue
+        if decl.path:
+            if key in raw:
+                used.add(key)
+            found, value = _follow_path(raw, key, decl.path, type_expr, file, what, diags)
+            if found:
+                out[name] = value
+                continue
+        elif key in raw:
+            used.add(key)
+            out[name] = _converted(raw, key, type_expr, file, what, diags)
+            continue
+        if decl.default is not None:
+            out[name] = _literal_default(decl.default, type_expr.name)
+        else:
+            diags.append(Diagnostic("C011", f"{what} needs argument '{key}' ({type_expr.name})", file, Span(*where)))
+    _unknown_fields(policy, raw, file, what, diags)
+    for raw_key in raw:
+        if raw_key not in used:
+            known = [d.key or n for n, d in policy.module.args.items()]
+            diags.append(Diagnostic("C010", f"{what} has no argument '{raw_key}'", file,
+                                    Span(*key_position(raw, raw_key)), hint=did_you_mean(str(raw_key), known)))
+    return out, list(dict.fromkeys(diags))  # several key paths through one bad mapping report it once
+
+
+def _converted(container: Mapping, key: Any, type_expr: Any, file: str, what: str,
+               diags: list[Diagnostic], shown: str | None = None) -> Any:
+    """``container[key]`` as an argument of the declared type; a diagnostic when it is not one.
+    A ``map[string, T]`` argument reads a YAML mapping, each value a T."""
+    value = container[key]
+    if type_expr.name == "map":
+        if not isinstance(value, Mapping):
+            diags.append(argument_error(container, key, value, "mapping", file, what, shown))
+            return {}
+        inner = type_expr.args[1]
+        return {str(k): _converted(value, k, inner, file, what, diags, f"{shown or key}/{k}") for k in value}
+    ok, converted = convert_argument(value, type_expr.name)
+    if not ok:
+        diags.append(argument_error(container, key, value, str(type_expr.name), file, what, shown))
+    return converted
+
+
+def _follow_path(raw: Mapping, key: str, path: tuple[str | None, ...], type_expr: Any, file: str, what: str,
+                 diags: list[Diagnostic]) -> tuple[bool, Any]:
+    """The value at a key path (``from "sra" / "weight"``, ``from "resources" / * / "type"``), as Go
+    decodes a structure (mapstructure): a missing field leaves the argument's default, a field of a
+    mapping that is not one is a configuration error; under ``*`` every entry of the mapping gives
+    one map entry, and an entry missing the rest of the path gives the zero value (Go's zero field)."""
+    node: Any = raw
+    parent: Any = raw
+    last: Any = key
+    steps: list[Any] = [key, *path]
+    shown = ""
+    for index, step in enumerate(steps):
+        if step is None and isinstance(node, list):
+            return True, _each_entry(dict(_indexed(node)), steps[index + 1:], type_expr.args[1], file, what, diags,
+                                     shown)
+        if not isinstance(node, Mapping):
+            expected = "mapping or a list" if step is None else "mapping"
+            diags.append(argument_error(parent, last, node, expected, file, what, shown))
+            return True, {} if type_expr.name == "map" else None
+        if step is None:
+            return True, _each_entry(node, steps[index + 1:], type_expr.args[1], file, what, diags, shown)
+        step = step if index == 0 else _field(node, step)
+        if step is None or step not in node:
+            return False, None
+        parent, last, node = node, step, node[step]
+        shown = f"{shown}/{step}" if shown else str(step)
+    return True, _converted(parent, last, type_expr, file, what, diags, shown)
+
+
+def _each_entry(mapping: Mapping, rest: list[Any], type_expr: Any, file: str, what: str, diags: list[Diagnostic],
+                shown: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for entry_key, entry in mapping.items():
+        node, parent, last = entry, mapping, entry_key
+        where = f"{shown}/{entry_key}"
+        for step in rest:
+            if not isinstance(node, Mapping):
+                diags.append(argument_error(parent, last, node, "mapping", file, what, where))
+                node = None
+                break
+            step = _field(node, step)
+            if step is None:
+                node = None
+                break
+            parent, last, node = node, step, node[step]
+            where = f"{where}/{step}"
+        out[str(entry_key)] = copy.copy(_ZERO.get(type_expr.name, {})) if node is None else \
+            _converted(parent, last, type_expr, file, what, diags, where)
+    return out
+
+
+def _indexed(items: list) -> Iterable[tuple[str, Any]]:
+    """A list's entries keyed by their index ("0", "1", ...), for a `*` over a list."""
+    return ((str(i), item) for i, item in enumerate(items))
+
+
+def _field(mapping: Mapping, name: str) -> Any:
+    """The key of a structure field in a mapping as mapstructure finds it: the exact name, else the
+    first key equal to it ignoring case (`resourceweight` for `resourceWeight`); None if none."""
+    if name in mapping:
+        return name
+    return next((k for k in mapping if isinstance(k, str) and k.casefold() == name.casefold()), None)
+
+
+# Go's zero values, for a structure field the configuration leaves out.
+_ZERO: dict[str, Any] = {"int": 0, "float": 0.0, "bool": False, "string": "", "duration": 0.0, "list": []}
+
+
+def _unknown_fields(policy: CompiledPolicy, raw: Mapping, file: str, what: str, diags: list[Diagnostic]) -> None:
+    """C010 for a field of a structured argument no key path of the policy reads (``sra: {enabel: true}``):
+    Go would ignore it silently, and the plugin would then run on its default."""
+    tree: dict[Any, Any] = {}
+    for name, decl in policy.module.args.items():
+        if decl.path:
+            node = tree.setdefault(decl.key or name, {})
+            for step in decl.path[:-1]:
+                node = node.setdefault(step, {})
+            node.setdefault(decl.path[-1], {})
+    for key, fields in tree.items():
+        if key in raw:
+            _check_fields(raw[key], fields, str(key), file, what, diags)
+
+
+def _check_fields(value: Any, fields: dict[Any, Any], shown: str, file: str, what: str,
+                  diags: list[Diagnostic]) -> None:
+    if not fields or not isinstance(value, (Mapping, list)):
+        return
+    if None in fields:
+        entries = _indexed(value) if isinstance(value, list) else value.items() if isinstance(value, Mapping) else ()
+        for entry_key, entry in entries:
+            _check_fields(entry, fields[None], f"{shown}/{entry_key}", file, what, diags)
+        return
+    if not isinstance(value, Mapping):
+        return
+    folded = {f.casefold(): f for f in fields}
+    for field_key, field_value in value.items():
+        matched = folded.get(field_key.casefold()) if isinstance(field_key, str) else None
+        if matched is not None:
+            _check_fields(field_value, fields[matched], f"{shown}/{field_key}", file, what, diags)
+        else:
+            diags.append(Diagnostic("C010", f"{what} has no argument '{shown}/{field_key}'", file,
+                                    Span(*key_position(value, field_key)),
+                                    hint=did_you_mean(str(field_key), [str(f) for f in fields])))
+
+
+def argument_error(raw: Mapping, key: str, value: Any, type_name: str, file: str, what: str,
+               shown: str | None = None) -> Diagnostic:
+    article = "an" if type_name[0] in "aeiou" else "a"
+    return Diagnostic("C012", f"argument '{shown or key}' of {what} must be {article} {type_name}, not {value!r}", file,
+                      Span(*position(raw, key)))
+
+
+def _literal_default(expr, type_name: str) -> Any:
+    from fumarole.policy_lang import ast as A
+
+    if isinstance(expr, A.Literal):
+        if type_name == "float" and expr.kind == "int" and isinstance(expr.value, int):  # an int literal's value is one
+            return float(expr.value)
+        return expr.value
+    if isinstance(expr, A.Unary):
+        return -_literal_default(expr.operand, type_name)
+    if isinstance(expr, A.ListLit):
+        return [_literal_default(i, "string") for i in expr.items]
+    if isinstance(expr, A.MapLit):
+        return {_literal_default(k, "string"): _literal_default(v, "string") for k, v in expr.entries}
+    raise ValueError("argument defaults are literals")
