@@ -86,8 +86,13 @@ _EFFECT_NAMES = frozenset({"statement", "predicate_helper", "priority_queue", "p
 ROW_NODE_ATTRIBUTES = frozenset({"allocatable", "capacity", "idle", "used", "releasing", "pipelined",
                                  "future_idle", "view_requested", "view_nonzero_requested", "max_task_num",
                                  "pod_count", "unschedulable"})
-# Task attributes a row-local body may read; the runtime's memo key for a task is their values.
-ROW_TASK_ATTRIBUTES = frozenset({"request", "init_request", "nonzero_request"})
+# Node attributes a session never changes that a row-local body may read besides its columns.
+ROW_NODE_CONSTANTS = frozenset({"name"})
+# Task attributes a row-local body may read; the runtime's memo key for a task is their values
+# (the GPU asks are its containers' limits: the key's pod spec covers them).
+ROW_TASK_ATTRIBUTES = frozenset({"request", "init_request", "nonzero_request", "gpu_memory", "gpu_number"})
+# Plain values a row state (runtime/framework/row_state.py) may map node names to.
+_ROW_STATE_VALUES = frozenset({"int", "float", "bool", "string"})
 # Library functions of (task, node) that read only ROW_TASK_ATTRIBUTES of the task and the node's columns.
 # Of the pod, these read its requests and its spec (the runtime's key for a task covers both).
 ROW_LOCAL_LIBRARY = frozenset({"_k8s.balanced_allocation_score", "_k8s.matches_node_selector_and_affinity",
@@ -159,6 +164,7 @@ class Vectorizer:
         self._rl_hooks: tuple[list[str], list[str]] | None = None  # a node check's (params, hooks it asks)
         self.failing_hook = ""  # the failure hook whose batch form is being emitted (its `fail` codes)
         self.held = 0  # locals holding the lanes a short-circuit leaves to its right side (_k1, _k2...)
+        self.row_states: list[str] = []  # the module's states row-local rules read at their node's name
 
     @property
     def current(self) -> _Function:
@@ -206,7 +212,9 @@ class Vectorizer:
                 else:
                     test = self._check_row_local_test(m, decl) if _is_node_check(decl) else None
                     out.append(_register(f"f_{name}", batch, row_local=test))
-        return self.emitted + out, fallbacks
+        # The states row-local rules read become row states before any hook runs (row_state.py).
+        wrapped = [_assign(f"s_{name}", _call("_rt.row_state", _name(f"s_{name}"))) for name in self.row_states]
+        return wrapped + self.emitted + out, fallbacks
 
     @staticmethod
     def _fallback(rule: str, m: CheckedModule, exc: NotVectorisable, span) -> Fallback:
@@ -1065,7 +1073,7 @@ class Vectorizer:
             return self._rl_name(e) and self.base.t(e).name not in ("Task", "Node")
         if isinstance(e, A.Attr):
             owner = self.base.t(e.obj)
-            allowed = (owner.name == "Node" and not owner.optional and e.name in ROW_NODE_ATTRIBUTES
+            allowed = (owner.name == "Node" and not owner.optional and e.name in ROW_NODE_ATTRIBUTES | ROW_NODE_CONSTANTS
                        or owner.name == "Task" and e.name in ROW_TASK_ATTRIBUTES
                        or owner.name == "Resource")
             return allowed and (self._rl_name(e.obj) if isinstance(e.obj, A.Name) else self._rl_expr(e.obj))
@@ -1073,12 +1081,14 @@ class Vectorizer:
             return self._rl_call(e)
         if isinstance(e, A.Unary):
             return self._rl_expr(e.operand)
+        if isinstance(e, A.Binary) and e.op in ("in", "not in") and self._row_state_at_node(e.right, e.left):
+            return True
         if isinstance(e, A.Binary):
             return self._rl_expr(e.left) and self._rl_expr(e.right)
         if isinstance(e, A.Conditional):
             return self._rl_expr(e.cond) and self._rl_expr(e.then) and self._rl_expr(e.orelse)
         if isinstance(e, A.Index):
-            return self._rl_expr(e.obj) and self._rl_expr(e.key)
+            return self._row_state_at_node(e.obj, e.key) or self._rl_expr(e.obj) and self._rl_expr(e.key)
         if isinstance(e, A.ListLit):
             return all(self._rl_expr(x) for x in e.items)
         if isinstance(e, A.MapLit):
@@ -1087,6 +1097,27 @@ class Vectorizer:
             parts = [e.iter, e.cond] + ([e.elem] if isinstance(e, A.ListComp) else [e.key, e.value])
             return all(self._rl_expr(x) for x in parts)
         return False
+
+    def _row_state_at_node(self, obj, key) -> bool:
+        """``obj`` is a state of this plugin read at ``key``, its node's name, and may be a row state
+        (row_state.py): a map of plain values from node names, never assigned as a whole (so the
+        map the session holds is the one the runtime watches) nor kept across sessions."""
+        info = self.base.info
+        if not (isinstance(obj, A.Name) and isinstance(key, A.Attr) and key.name == "name"
+                and isinstance(key.obj, A.Name) and self._rl_expr(key)):
+            return False
+        ref = info.refs.get(id(obj))
+        if ref is None or ref.kind != "state" or info is not self.base.c or info.module.kind != "plugin":
+            return False
+        name = ref.py[len("s_"):]
+        t = info.states.get(name)
+        if (t is None or t.name != "map" or len(t.args) != 2 or t.args[0].name != "string"
+                or t.args[1].name not in _ROW_STATE_VALUES or t.args[1].optional or name in info.process_states
+                or any(name in assigned for assigned in info.assigned_states.values())):
+            return False
+        if name not in self.row_states:
+            self.row_states.append(name)
+        return True
 
     def _rl_name(self, e: A.Name) -> bool:
         ref = self.base.info.refs.get(id(e))
@@ -1104,6 +1135,8 @@ class Vectorizer:
                     or self._rl_hooks is not None and (info.py.startswith("_res.") or info.py in _CHECK_LIBRARY))
         if info.kind == "method":
             return self.base.t(A.receiver(e)).name == "Resource" and info.name == "get" and self._rl_expr(A.receiver(e))
+        if info.kind == "container" and info.name == "get" and e.args:
+            return self._row_state_at_node(A.receiver(e), e.args[0])
         if info.kind == "def":
             owner = next((m for m in self.modules if info.name in m.defs and f"f_{info.name}" == info.py), None)
             return owner is not None and self._is_row_local(owner, owner.defs[info.name])

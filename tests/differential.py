@@ -45,6 +45,14 @@ CONFIGS = {
                                {"name": "nodeorder"}, {"name": "binpack"},
                                {"name": "network-topology-aware",
                                 "arguments": {"hypernode.binpack.normal-pod.fading": 0.5}}]}]},
+    "gpu": {
+        "actions": "enqueue, allocate, backfill",
+        "tiers": [{"plugins": _TIER1},
+                  {"plugins": [{"name": "drf"}, {"name": "predicates"}, {"name": "proportion"},
+                               {"name": "nodeorder"},
+                               {"name": "deviceshare", "arguments": {"deviceshare.GPUSharingEnable": True,
+                                                                     "deviceshare.GPUNumberEnable": True}},
+                               {"name": "numa-aware", "arguments": {"weight": 2}}]}]},
 }
 # The configurations the generic cluster generators are run under (the others need their own shapes).
 GENERIC_CONFIGS = ("default", "reclaim-preempt-binpack", "capacity")
@@ -368,3 +376,74 @@ def hypernode_clusters(draw, max_nodes: int = 14) -> list[dict]:
 def _hypernode(name: str, tier: int, members: list[dict]) -> dict:
     return {"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": {"name": name},
             "spec": {"tier": tier, "members": members}}
+
+
+_TOPOLOGY_POLICIES = ["best-effort", "restricted", "single-numa-node", "none"]
+
+
+@st.composite
+def gpu_numa_clusters(draw, max_nodes: int = 6) -> list[dict]:
+    """Nodes with shareable GPUs (one to four cards, some unhealthy) and Numatopologies (one or
+    two NUMA nodes, static or none CPU manager, every topology policy, some CPUs taken), and
+    jobs of one to five pods asking GPU memory, whole cards or Guaranteed CPUs under a NUMA
+    policy (or nothing), some running on a card: deviceshare's per-node tallies and numa-aware's
+    free CPUs change between a job's tasks, and the fast engine must see every change."""
+    n_nodes = draw(st.integers(1, max_nodes))
+    objects: list[dict] = []
+    for i in range(n_nodes):
+        name = f"n{i:03d}"
+        cpus = draw(st.sampled_from([4, 8]))
+        alloc = {"cpu": str(cpus), "memory": f"{cpus * 2}Gi", "pods": "110"}
+        metadata: dict = {"name": name, "labels": {"kubernetes.io/hostname": name}}
+        cards = draw(st.integers(0, 4))
+        if cards:
+            alloc |= {"volcano.sh/gpu-memory": str(cards * draw(st.sampled_from([4000, 8000]))),
+                      "volcano.sh/gpu-number": str(cards)}
+            if draw(st.integers(0, 4)) == 0:
+                metadata["annotations"] = {"volcano.sh/gpu-unhealthy-ids": str(draw(st.integers(0, cards - 1)))}
+        objects.append({"apiVersion": "v1", "kind": "Node", "metadata": metadata,
+                        "status": {"allocatable": alloc, "capacity": alloc}})
+        if draw(st.integers(0, 3)):
+            numas = draw(st.sampled_from([1, 2]))
+            per = cpus // numas
+            free = draw(st.sampled_from([f"0-{cpus - 1}", f"1-{cpus - 1}", f"{cpus // 2}-{cpus - 1}"]))
+            detail = {str(c): {"numa": c // per, "socket": c // per, "core": c // 2} for c in range(cpus)}
+            policies = {"CPUManagerPolicy": draw(st.sampled_from(["static", "static", "none"])),
+                        "TopologyManagerPolicy": draw(st.sampled_from(_TOPOLOGY_POLICIES))}
+            objects.append({"apiVersion": "nodeinfo.volcano.sh/v1alpha1", "kind": "Numatopology",
+                            "metadata": {"name": name},
+                            "spec": {"policies": policies, "cpuDetail": detail,
+                                     "numares": {"cpu": {"allocatable": free, "capacity": cpus}}}})
+    objects.append(queue_object("q0", {"weight": 1}))
+    for j in range(draw(st.integers(1, 6))):
+        size = draw(st.integers(1, 5))
+        running = draw(st.integers(0, 3)) == 0
+        objects.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+                        "metadata": {"name": f"j{j}", "namespace": "ns",
+                                     "creationTimestamp": f"2026-01-01T00:00:{j:02d}Z"},
+                        "spec": {"queue": "q0", "minMember": draw(st.integers(1, size))},
+                        "status": {"phase": "Running" if running else "Pending"}})
+        cpu = draw(st.sampled_from([1, 2, 3]))
+        ask = draw(st.sampled_from(["memory", "memory", "number", "numa", "none"]))
+        limits: dict = {}
+        if ask == "memory":
+            limits = {"volcano.sh/gpu-memory": str(draw(st.sampled_from([1000, 3000, 4000, 8000])))}
+        elif ask == "number":
+            limits = {"volcano.sh/gpu-number": str(draw(st.integers(1, 2)))}
+        elif ask == "numa":
+            limits = {"cpu": str(cpu), "memory": "1Gi"}
+        for p in range(size):
+            box = container(cpu, "1Gi")
+            if limits:
+                box["resources"]["limits"] = dict(limits)
+            pod = gang_pod(f"j{j}-{p}", "ns", f"u-j{j}-{p}", f"j{j}", {"containers": [box]},
+                           created=f"2026-01-01T00:01:{p:02d}Z")
+            if ask == "numa" and draw(st.integers(0, 3)):
+                pod["metadata"]["annotations"]["volcano.sh/numa-topology-policy"] = draw(
+                    st.sampled_from(_TOPOLOGY_POLICIES))
+            if running:
+                run_on(pod, f"n{draw(st.integers(0, n_nodes - 1)):03d}", started="2026-01-01T00:02:00Z")
+                if ask in ("memory", "number"):
+                    pod["metadata"]["annotations"]["volcano.sh/gpu-index"] = str(draw(st.integers(0, 3)))
+            objects.append(pod)
+    return objects

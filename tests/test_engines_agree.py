@@ -14,6 +14,7 @@ from tests.differential import (
     decisions,
     decisions_trying_every_node,
     eviction_heavy_clusters,
+    gpu_numa_clusters,
     hypernode_clusters,
 )
 
@@ -71,3 +72,12 @@ def test_hypernode_clusters_get_the_same_decisions(objects: list[dict]):
     network-topology-aware: allocate's gradient search, each HyperNode tried under a statement
     that is discarded, and the plugin's node and HyperNode scores."""
     assert decisions(objects, "topology-aware", "fast") == decisions(objects, "topology-aware", "reference")
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(objects=gpu_numa_clusters())
+def test_gpu_and_numa_clusters_get_the_same_decisions(objects: list[dict]):
+    """deviceshare (GPU memory and whole cards) and numa-aware (CPUs under every topology policy):
+    the fast engine keeps deviceshare's per-node tallies as row state and memoises the predicates
+    per pod spec, the reference engine asks every node."""
+    assert decisions(objects, "gpu", "fast") == decisions(objects, "gpu", "reference")

@@ -43,10 +43,11 @@ def _source(rule: str) -> str:
 def test_a_row_local_definition_is_memoised():
     assert "_V.row_memo(" in _source("free_cpu")
     assert "_V.row_memo(" in _source("nested")  # calls only row-local code
+    assert "_V.row_memo(" in _source("by_name")  # a node's name is its row's for the session
 
 
-def test_state_static_node_facts_and_other_task_facts_are_not_memoised():
-    for rule in ("with_state", "by_name", "by_job"):
+def test_state_and_other_task_facts_are_not_memoised():
+    for rule in ("with_state", "by_job"):
         assert "_V.row_memo(" not in _source(rule), rule
 
 
@@ -173,7 +174,8 @@ def test_a_row_local_failure_hook_is_memoised_always_or_while_its_guards_are_fal
 
 
 def test_hooks_reading_more_than_their_row_or_guarding_on_the_node_are_not_memoised():
-    assert _guard('    fail "a" when node.name == "a"') is None  # not a column
+    assert _guard('    fail "a" when node.name == "a"').endswith(": False")  # the row's own name
+    assert _guard('    fail "a" when len(nodes) > 3') is None  # every node
     assert _guard('    fail "s" when flag') is None  # state outside a guard
     assert _guard('    if node.pod_count > 1 and flagged(task):\n        fail "n"') is None  # guard reads the node
 
@@ -262,3 +264,97 @@ def test_nodes_of_rows_in_order_are_a_slice_of_the_node_list_and_any_rows_are_ga
         picked = run[[r - 1 for r in rows]] if rows else run[:0]
         listed = columns.nodes_of(picked, in_order=True)
         assert list(listed) == [columns.nodes[r] for r in rows] and listed.rows.tolist() == rows
+
+
+_ROW_STATE = """plugin p
+
+state closed: map[string, bool]
+state cards: map[string, list[int]]
+state swapped: map[string, bool]
+
+on open:
+    swapped = {}
+
+on predicate(task, node):
+{body}
+"""
+
+
+def _row_state_guard(body: str) -> tuple[str | None, bool]:
+    """The predicate's guard, and whether ``closed`` becomes a row state in the builder."""
+    source = compile_checked(checked(_ROW_STATE.replace("{body}", body))).source
+    registered = next(line.strip() for line in source.splitlines()
+                      if line.strip().startswith("_rt.batch_forms.add(_hook_predicate, "))
+    start = registered.find("guard=")
+    return (None if start < 0 else registered[start:-len("))")]), "s_closed = _rt.row_state(s_closed)" in source
+
+
+def test_plain_plugin_state_read_at_the_nodes_name_is_row_state():
+    for read in ("closed[node.name]", "closed.get(node.name, false)", "node.name in closed"):
+        guard, wrapped = _row_state_guard(f'    fail "closed" when {read}')
+        assert guard is not None and guard.endswith(": False") and wrapped, read
+
+
+def test_state_read_elsewhere_holding_lists_or_assigned_whole_is_not_row_state():
+    for read in ('closed.get("n1", false)', "len(cards.get(node.name, [])) > 0", "swapped.get(node.name, false)",
+                 "len(closed) > 1"):
+        guard, wrapped = _row_state_guard(f'    fail "closed" when {read}')
+        assert guard is None and not wrapped, read
+
+
+def test_a_row_state_logs_the_row_of_each_node_whose_entry_changes():
+    from fumarole.runtime.framework.row_state import RowState
+
+    columns = _columns(1000.0, 2000.0, 3000.0)
+    state = RowState({"n0": 1}, columns.touch_name)
+    state["n2"] = 5
+    state["job-a"] = 3  # no node's name: no row
+    state.pop("n0")
+    state.update({"n1": 2})
+    assert columns.log == [0, 2, 0, 1] and dict(state) == {"n2": 5, "job-a": 3, "n1": 2}
+
+
+_CLOSING = """plugin closing
+
+# Once a pod is placed, every other node refuses pods: a state change on nodes no placement touches.
+state closed: map[string, bool]
+
+on allocate(task):
+    for node in nodes:
+        closed[node.name] = node.name != task.node_name
+
+on predicate(task, node):
+    fail "closed" when closed.get(node.name, false)
+"""
+
+
+def test_a_memoised_predicate_sees_row_state_change_on_rows_no_placement_touched(tmp_path):
+    import yaml
+
+    from benchmarks.objects import container, gang_pod, queue_object
+    from fumarole.runtime.authoring.scenario import decisions_as_expect
+    from fumarole.runtime.bundles.bundle import load_bundle
+    from fumarole.runtime.framework.lifecycle import run_session
+    from fumarole.runtime.framework.session import Session
+    from fumarole.runtime.ingest.kube import cluster_from_objects
+
+    (tmp_path / "plugins").mkdir()
+    (tmp_path / "plugins" / "closing.policy").write_text(_CLOSING)
+    (tmp_path / "bundle.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "fumarole/v1", "kind": "PolicyBundle", "metadata": {"name": "closing", "revision": "1"},
+        "uses": ["volcano"], "sources": ["plugins/*.policy"], "actions": ["enqueue", "allocate"],
+        "tiers": [{"plugins": [{"name": "priority"}, {"name": "gang"}]},
+                  {"plugins": [{"name": "predicates"}, {"name": "nodeorder"}, {"name": "closing"}]}]}))
+    bundle = load_bundle(tmp_path)
+    alloc = {"cpu": "4", "memory": "8Gi", "pods": "110"}
+    objects: list[dict] = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n{i}"},
+                            "status": {"allocatable": alloc, "capacity": alloc}} for i in range(3)]
+    objects.append(queue_object("default", {"weight": 1}))
+    objects.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+                    "metadata": {"name": "j", "namespace": "ns"}, "spec": {"queue": "default", "minMember": 3}})
+    objects += [gang_pod(f"j-{p}", "ns", f"u{p}", "j", {"containers": [container(1, "1Gi")]}) for p in range(3)]
+    made = {engine: decisions_as_expect(run_session(Session(bundle, cluster_from_objects(objects), now=0.0,
+                                                            engine=engine)))
+            for engine in ("fast", "reference")}
+    assert made["fast"] == made["reference"]
+    assert len({node for node in made["fast"]["binds"].values()}) == 1, made["fast"]

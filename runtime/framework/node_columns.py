@@ -165,6 +165,14 @@ class NodeColumns:
             self.log.append(row)
             self._touched_at[row] = len(self.log)
 
+    def touch_name(self, name: object) -> None:
+        """The row of the node named ``name`` changed (plugin state kept per node: row_state.py);
+        a name that is no session node's is no row's."""
+        row = self.rows.get(name) if isinstance(name, str) else None
+        if row is not None:
+            self.log.append(row)
+            self._touched_at[row] = len(self.log)
+
     def row_values(self, key: object, rows: np.ndarray, compute: Callable[[int], object]) -> list:
         """Values of ``rows`` that depend only on each row's node and on what ``key`` stands for (fit
         errors per pod spec): each computed when first asked (``compute(row)``), kept until its row

@@ -57,6 +57,7 @@ from fumarole.runtime.framework.budget import StepBudget
 from fumarole.runtime.framework.fallback_orders import compare_task, job_fallback, queue_fallback, sub_job_fallback
 from fumarole.runtime.framework.namespace import PolicyRuntimeError
 from fumarole.runtime.framework.node_columns import NodeColumns
+from fumarole.runtime.framework.row_state import RowState
 from fumarole.runtime.framework.numa_pending import apply_pending, record_pending
 from fumarole.runtime.framework.predicate_helper import PredicateHelper
 from fumarole.runtime.framework.process_state import PROCESS_STATE_HOOK, ProcessState
@@ -392,6 +393,13 @@ class Session:
     def _touch(self, node: Node) -> None:
         if self.columns is not None:
             self.columns.touch(node)
+
+    def row_state(self, initial: dict) -> dict:
+        """A plugin's per-node state that row-local rules read (row_state.py): with the fast
+        engine's columns, a map that logs the row of the node whose entry changes."""
+        if self.columns is None:
+            return initial
+        return RowState(initial, self.columns.touch_name)
 
     def batched(self, per_node: Callable, batch: Callable, positions: tuple[int, ...]) -> Callable:
         """A definition over node lists: its batch form under the fast engine (``list[Node]``
