@@ -14,7 +14,7 @@ from types import SimpleNamespace
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from fumarole.runtime.bundles.library import compile_sources  # noqa: E402
-from fumarole.runtime.ingest.kube import task_from_pod  # noqa: E402
+from fumarole.runtime.ingest.kube_convert import task_from_pod  # noqa: E402
 
 POLICY = """plugin bench
 

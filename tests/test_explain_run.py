@@ -12,7 +12,8 @@ from fumarole.runtime.authoring.explanations import run_explained
 from fumarole.runtime.bundles.bundle import bundle_from_volcano_conf, default_bundle, load_bundle
 from fumarole.runtime.framework.lifecycle import run_session
 from fumarole.runtime.framework.session import Session
-from fumarole.runtime.ingest.kube import load_cluster, parse_time
+from fumarole.runtime.ingest.kube import load_cluster
+from fumarole.runtime.ingest.kube_convert import parse_time
 
 ROOT = Path(__file__).resolve().parent.parent
 TWO_QUEUES = ROOT / "examples/two-queues"

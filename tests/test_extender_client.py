@@ -33,7 +33,8 @@ from fumarole.runtime.framework.extender_replies import RESPONSES, read_reply
 from fumarole.runtime.framework.lifecycle import run_session
 from fumarole.runtime.framework.policy_error import BudgetExhausted, PolicyRuntimeError
 from fumarole.runtime.framework.session import Session
-from fumarole.runtime.ingest.kube import cluster_from_objects, task_from_pod
+from fumarole.runtime.ingest.kube import cluster_from_objects
+from fumarole.runtime.ingest.kube_convert import task_from_pod
 from fumarole.runtime.ingest.scheduler_config import config_from_document
 
 NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},

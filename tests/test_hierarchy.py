@@ -9,7 +9,8 @@ import pytest
 from fumarole.runtime.authoring.scenario import run_file, scenario_files
 from fumarole.runtime.bundles.bundle import build_bundle
 from fumarole.runtime.framework.session import Session
-from fumarole.runtime.ingest.kube import cluster_from_objects, queue_from_object
+from fumarole.runtime.ingest.kube import cluster_from_objects
+from fumarole.runtime.ingest.kube_convert import queue_from_object
 from fumarole.runtime.ingest.queue_tree import build_queue_tree
 from fumarole.runtime.ingest.scheduler_config import config_from_document
 from fumarole.runtime.ingest.yamlpos import load_all

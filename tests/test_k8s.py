@@ -10,7 +10,8 @@ import pytest
 import yaml
 from fumarole.runtime.api.model import Node, Task
 from fumarole.runtime.api.resource import Resource
-from fumarole.runtime.ingest.kube import cluster_from_objects, task_from_pod
+from fumarole.runtime.ingest.kube import cluster_from_objects
+from fumarole.runtime.ingest.kube_convert import task_from_pod
 from fumarole.runtime.k8s import (
     imagelocality,
     interpodaffinity,

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from fumarole.runtime.api.model import Node, Task
 from fumarole.runtime.api.resource import Resource
-from fumarole.runtime.ingest.kube import cluster_from_objects, task_from_pod
+from fumarole.runtime.ingest.kube import cluster_from_objects
+from fumarole.runtime.ingest.kube_convert import task_from_pod
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -245,13 +246,14 @@ def test_the_compiled_checks_agree_with_the_walks_that_report():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from fumarole.runtime.ingest import kube
+    from fumarole.runtime.ingest import kube_fields
     from fumarole.runtime.ingest.known_fields import _ALL_KNOWN, reported_unknown_fields
 
     @settings(max_examples=300, deadline=None)
-    @given(st.sampled_from(sorted(kube._TREES)), _random_objects())
+    @given(st.sampled_from(sorted(kube_fields._TREES)), _random_objects())
     def check(kind, obj):
-        assert kube._ALL_TYPED[kind](obj) == (next(kube._mistyped(obj, kube._TREES[kind]), None) is None)
+        assert kube_fields._ALL_TYPED[kind](obj) == (
+            next(kube_fields._mistyped(obj, kube_fields._TREES[kind]), None) is None)
         if kind in _ALL_KNOWN:
             reported = bool(reported_unknown_fields(kind, obj, "f"))
             assert _ALL_KNOWN[kind](obj) or reported or _has_key_not_text(obj)

@@ -20,7 +20,8 @@ from fumarole.runtime.bundles.environment import hooks_document, load_environmen
 from fumarole.runtime.framework.namespace import PolicyRuntimeError
 from fumarole.runtime.framework import dry_run
 from fumarole.runtime.framework.session import Session
-from fumarole.runtime.ingest.kube import cluster_from_objects, task_from_pod
+from fumarole.runtime.ingest.kube import cluster_from_objects
+from fumarole.runtime.ingest.kube_convert import task_from_pod
 from fumarole.runtime.ingest.scheduler_config import PluginEntry, config_from_document
 from fumarole.runtime.k8s import interpodaffinity, podspec
 from fumarole.runtime.k8s.view import K8sView

@@ -13,7 +13,7 @@ import yaml
 from fumarole.runtime.authoring.scenario import load_scenario, run_scenario
 from fumarole.runtime.framework import dispatch, go_semantics
 from fumarole.runtime.framework.session import Session
-from fumarole.runtime.ingest.kube import pod_revocable_zone
+from fumarole.runtime.ingest.kube_convert import pod_revocable_zone
 
 NS = 1e-9
 

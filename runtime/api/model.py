@@ -98,7 +98,7 @@ class Job:
         "network_topology", "sub_group_policies", "sub_jobs", "task_to_sub_job", "min_sub_jobs",
         "allocated_hyper_node", "best_effort_tasks",
     )
-    # Set from the PodGroup by keyword (runtime/ingest/kube.py, job_from_pod_group).
+    # Set from the PodGroup by keyword (runtime/ingest/kube_convert.py, job_from_pod_group).
     uid: str
     name: str
     namespace: str
@@ -498,7 +498,7 @@ class Queue:
 
     __slots__ = ("uid", "name", "weight", "capability", "deserved", "guarantee", "priority",
                  "parent", "reclaimable", "state", "annotations", "labels", "creation", "raw")
-    # Set from the Queue object by keyword (runtime/ingest/kube.py, queue_from_object).
+    # Set from the Queue object by keyword (runtime/ingest/kube_convert.py, queue_from_object).
     uid: str
     name: str
     weight: int

@@ -20,7 +20,7 @@ from fumarole.policy_lang.diagnostics import Diagnostic, Span, did_you_mean
 from fumarole.policy_lang.types import Type
 from fumarole.runtime.api.numa import parse_cpu_set
 from fumarole.runtime.framework.process_state import ProcessState
-from fumarole.runtime.ingest.kube import parse_time
+from fumarole.runtime.ingest.kube_convert import parse_time
 from fumarole.runtime.ingest.scheduler_options import SchedulerOptions, read_options_block, with_overrides
 from fumarole.runtime.ingest.yamlpos import key_position, position
 

@@ -26,15 +26,8 @@ from fumarole.runtime.framework.lifecycle import close_session, open_session, ru
 from fumarole.runtime.framework.namespace import PolicyRuntimeError
 from fumarole.runtime.framework.process_state import ProcessState
 from fumarole.runtime.framework.session import Decisions, Session
-from fumarole.runtime.ingest.kube import (
-    Cluster,
-    cluster_from_objects,
-    empty_task,
-    job_from_pod_group,
-    load_cluster,
-    parse_time,
-    task_from_pod,
-)
+from fumarole.runtime.ingest.kube import Cluster, cluster_from_objects, load_cluster
+from fumarole.runtime.ingest.kube_convert import empty_task, job_from_pod_group, parse_time, task_from_pod
 from fumarole.runtime.ingest.scheduler_config import config_from_document
 from fumarole.runtime.ingest.scheduler_options import SchedulerOptions
 from fumarole.runtime.ingest.source import decode_file

@@ -28,7 +28,7 @@ def _metrics(node: Node) -> dict:
 
 def metrics_time(node: Node) -> float | None:
     """When the node's metrics were collected (seconds since the epoch); None when it has none."""
-    from fumarole.runtime.ingest.kube import parse_time  # the cluster reader's time parsing
+    from fumarole.runtime.ingest.kube_convert import parse_time  # the cluster reader's time parsing
 
     stamp = _metrics(node).get("time")
     return None if stamp in (None, "") else parse_time(stamp)
@@ -46,7 +46,7 @@ def memory_usage(node: Node) -> dict[str, float]:
 
 def task_limit(task: Task) -> Resource:
     """The pod's limits as Volcano's GetPodResourceLimit sums them (kept for the session)."""
-    from fumarole.runtime.ingest.kube import pod_limit
+    from fumarole.runtime.ingest.kube_convert import pod_limit
 
     if "limit" not in task.derived:
         spec = task.pod.get("spec") if isinstance(task.pod, dict) else None

@@ -9,9 +9,11 @@ HyperNode claimed by two parents); fumarole reports the same problems, and a
 HyperNode member that names no HyperNode of the dump, as cluster errors with
 their place in the file, so a session never runs on a half-built tree.
 
-This module checks the objects and the HyperNode-to-HyperNode links; which
-real nodes a member selects is resolved per session against the session's
-nodes (``runtime/framework/topology.py``).
+This module checks the objects, the HyperNode-to-HyperNode links and the
+members naming nothing of the cluster, for the cluster reader (``kube.py``),
+which calls in and is never called back; which real nodes a member selects
+is resolved per session against the session's nodes
+(``runtime/framework/topology.py``).
 """
 
 from __future__ import annotations
@@ -122,6 +124,11 @@ def hyper_node_spec(obj: dict, fail) -> HyperNodeSpec | None:
     return HyperNodeSpec(str(name), tier, str(spec.get("tierName") or ""), tuple(members), obj)  # type: ignore[arg-type]
 
 
+def hyper_node_specs(objs: list[dict], fail) -> list[HyperNodeSpec]:
+    """The HyperNode objects that are valid, as specs; ``fail`` reports the others' problems."""
+    return [spec for spec in (hyper_node_spec(obj, fail) for obj in objs) if spec]
+
+
 def _member_position(owner: HyperNodeSpec, child: str) -> tuple[int, int]:
     for i, member in enumerate(owner.members):
         if member.type == "HyperNode" and member.exact == child:
@@ -132,7 +139,7 @@ def _member_position(owner: HyperNodeSpec, child: str) -> tuple[int, int]:
 def tree_problems(specs: list[HyperNodeSpec], file: str) -> list[Diagnostic]:
     """What keeps Volcano's HyperNode cache from being ready: a HyperNode claimed by two
     parents (K111), a cycle of members (K113).  A member naming no HyperNode is not one of
-    them (:func:`missing_hyper_node_members`)."""
+    them (:func:`hyper_node_warnings`)."""
     by_name = {s.name: s for s in specs}
     out: list[Diagnostic] = []
     parent: dict[str, str] = {}
@@ -158,7 +165,27 @@ def tree_problems(specs: list[HyperNodeSpec], file: str) -> list[Diagnostic]:
     return out
 
 
-def missing_hyper_node_members(specs: list[HyperNodeSpec], file: str) -> list[Diagnostic]:
+def hyper_node_warnings(specs: list[HyperNodeSpec], node_names: set[str], file: str) -> list[Diagnostic]:
+    """What is legal but worth telling about the HyperNodes of a cluster: members naming a node
+    (K104) or a HyperNode (K112) the cluster does not have."""
+    return _missing_node_members(specs, node_names, file) + _missing_hyper_node_members(specs, file)
+
+
+def _missing_node_members(specs: list[HyperNodeSpec], node_names: set[str], file: str) -> list[Diagnostic]:
+    """A node member naming no node of the dump is legal (Volcano keeps only the nodes it
+    knows), but worth telling: the HyperNode is smaller than it says."""
+    out = []
+    for spec in specs:
+        for i, member in enumerate(spec.members):
+            if member.type == "Node" and member.exact and member.exact not in node_names:
+                line, col = walk_path(spec.raw, iter(("spec", "members", i)))
+                out.append(Diagnostic("K104", f"HyperNode {spec.name} has member node {member.exact!r}, which "
+                                      "is not in the cluster: Volcano leaves it out", file, Span(line, col),
+                                      severity="warning"))
+    return out
+
+
+def _missing_hyper_node_members(specs: list[HyperNodeSpec], file: str) -> list[Diagnostic]:
     """A HyperNode member naming no HyperNode of the dump (K112, a warning): Volcano's cache
     adds an empty placeholder HyperNode of that name under the parent (hyper_node_info.go
     addChild) and schedules on, so fumarole does the same (runtime/framework/topology.py)."""

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from fumarole.runtime.api.model import Task
-from fumarole.runtime.ingest.kube import parse_time
+from fumarole.runtime.ingest.kube_convert import parse_time
 
 
 MAX_NODE_SCORE = 100

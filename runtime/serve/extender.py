@@ -31,12 +31,8 @@ from fumarole.runtime.framework.budget import StepBudget
 from fumarole.runtime.framework.lifecycle import open_session
 from fumarole.runtime.framework.policy_error import PolicyRuntimeError
 from fumarole.runtime.framework.session import Session
-from fumarole.runtime.ingest.kube import (
-    cluster_from_objects,
-    job_from_pod_group,
-    queue_from_object,
-    task_from_pod,
-)
+from fumarole.runtime.ingest.kube import cluster_from_objects
+from fumarole.runtime.ingest.kube_convert import job_from_pod_group, queue_from_object, task_from_pod
 from fumarole.runtime.serve.extender_codec import (
     PayloadError,
     field,

@@ -4,8 +4,8 @@ Volcano sends its internal ``TaskInfo`` / ``NodeInfo`` / ``JobInfo`` /
 ``QueueInfo`` structs with Go field names (``"UID"``, ``"Pod"``, ``"Tasks"``;
 docs/volcano-extender.md).  Each of them embeds the Kubernetes object it was
 built from (``Pod``, ``Node``, ``PodGroup``, ``Queue``), so rather than a
-second model, the codec recovers those objects and lets ``kube.py`` build
-fumarole's model from them exactly as ``fumarole run`` does.  The same pod
+second model, the codec recovers those objects and lets ``kube_convert.py``
+build fumarole's model from them exactly as ``fumarole run`` does.  The same pod
 appears many times in one payload (a JobInfo holds each task four times), so
 objects are collected by identity.
 """

@@ -33,12 +33,8 @@ from fumarole.runtime.framework.lifecycle import run_session
 from fumarole.runtime.framework.namespace import PolicyRuntimeError
 from fumarole.runtime.framework.process_state import ProcessState
 from fumarole.runtime.framework.session import Session
-from fumarole.runtime.ingest.kube import (
-    Cluster,
-    cluster_from_objects,
-    load_cluster,
-    parse_time,
-)
+from fumarole.runtime.ingest.kube import Cluster, cluster_from_objects, load_cluster
+from fumarole.runtime.ingest.kube_convert import parse_time
 from fumarole.runtime.ingest.scheduler_options import SchedulerOptions, with_overrides
 from fumarole.runtime.ingest.source import NotText, decode
 from fumarole.runtime.ingest.strict_json import strict_json

@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from fumarole.runtime.api.resource import Resource
-from fumarole.runtime.ingest.kube import Cluster, pod_request
+from fumarole.runtime.ingest.kube import Cluster
+from fumarole.runtime.ingest.kube_convert import pod_request
 from fumarole.runtime.whatif.trace import Event, Trace, rfc3339
 
 # What happens to an evicted task's work: it starts again from zero, or it resumes.

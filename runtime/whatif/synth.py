@@ -20,7 +20,8 @@ from __future__ import annotations
 import random
 from typing import Any, Callable
 
-from fumarole.runtime.ingest.kube import Cluster, parse_time, pod_request
+from fumarole.runtime.ingest.kube import Cluster
+from fumarole.runtime.ingest.kube_convert import parse_time, pod_request
 from fumarole.runtime.whatif.trace import DEFAULT_START, rfc3339, seconds
 
 PODGROUP_API = "scheduling.volcano.sh/v1beta1"

@@ -19,7 +19,8 @@ from typing import Any
 
 from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError, Span
 from fumarole.runtime.framework.go_semantics import parse_duration
-from fumarole.runtime.ingest.kube import GROUP_NAME, Cluster, cluster_from_objects, load_cluster, parse_time
+from fumarole.runtime.ingest.kube import Cluster, cluster_from_objects, load_cluster
+from fumarole.runtime.ingest.kube_convert import GROUP_NAME, parse_time
 from fumarole.runtime.ingest.source import NotText, decode
 from fumarole.runtime.ingest.yamlpos import key_position, load_file, position
 

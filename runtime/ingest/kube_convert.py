@@ -1,0 +1,407 @@
+"""One Kubernetes object to one model object, as Volcano's cache builds its infos.
+
+A Pod becomes a Task (``NewTaskInfo``: the pod's request with init containers
+and overhead, priority, preemptable and revocable-zone annotations, status), a
+PodGroup a Job, a Queue a Queue, a Node a Node.  Each function reads one object
+and nothing about the rest of the cluster; given an :class:`ObjectReader`, a
+quantity that does not parse is a positioned diagnostic instead of an
+exception.  Assembling and checking a whole cluster is ``kube.py``'s job; the
+type of every field read here is checked before (``kube_fields.py``).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Any, Iterator
+
+from fumarole.policy_lang.diagnostics import Diagnostic, Span
+from fumarole.runtime.api.labels import parse_selector, selects
+from fumarole.runtime.api.model import (
+    BOUND,
+    FAILED,
+    PENDING,
+    RELEASING,
+    RUNNING,
+    SUCCEEDED,
+    UNKNOWN,
+    Job,
+    NetworkTopology,
+    Node,
+    Queue,
+    SubGroupPolicy,
+    Task,
+)
+from fumarole.runtime.api.quantity import QuantityError
+from fumarole.runtime.api.resource import Resource, all_text
+from fumarole.runtime.ingest.go_parse import parse_go_bool
+from fumarole.runtime.ingest.yamlpos import position
+
+GROUP_NAME = "scheduling.k8s.io/group-name"
+TASK_SPEC = "volcano.sh/task-spec"
+TASK_PRIORITY = "volcano.sh/task-priority"
+PREEMPTABLE = "volcano.sh/preemptable"
+REVOCABLE_ZONE = "volcano.sh/revocable-zone"
+DEFAULT_QUEUE = "default"
+
+
+def pod_revocable_zone(annotations: dict) -> str:
+    """GetPodRevocableZone: "*" when the pod may run on revocable nodes (tdm), else "".
+
+    Only the annotation counts: volcano.sh/revocable-zone must be exactly "*";
+    without it, volcano.sh/preemptable: "true" means "*" too.
+    """
+    if REVOCABLE_ZONE in annotations:
+        return "*" if annotations[REVOCABLE_ZONE] == "*" else ""
+    return "*" if parse_go_bool(annotations.get(PREEMPTABLE, "")) else ""
+
+
+def parse_time(value: object) -> float:
+    """creationTimestamp as seconds since the epoch (0 when unset)."""
+    if value in (None, ""):
+        return 0.0
+    if isinstance(value, _dt.datetime):
+        stamp = value if value.tzinfo else value.replace(tzinfo=_dt.timezone.utc)
+        return stamp.timestamp()
+    text = str(value).replace("Z", "+00:00")
+    return _dt.datetime.fromisoformat(text).timestamp()
+
+
+class ObjectReader:
+    """Collects diagnostics while reading one file's objects."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.diagnostics: list[Diagnostic] = []
+
+    def fail(self, code: str, message: str, where: Any, key: Any = None, hint: str | None = None) -> None:
+        line, col = position(where, key) if key is not None else position(where)
+        self.diagnostics.append(Diagnostic(code, message, self.file, Span(line, col), hint=hint))
+
+    def resources(self, owner: dict, key: str, what: str) -> Resource | None:
+        raw = owner.get(key) if isinstance(owner, dict) else None
+        if raw is None:
+            return None
+        if not isinstance(raw, dict):
+            self.fail("K004", f"{what}.{key} must be a map of resource quantities", owner, key)
+            return Resource()
+        try:
+            return Resource.from_list(raw)
+        except QuantityError:
+            name, exc = next(_bad_quantities(raw))  # the first, for the diagnostic
+            self.fail("K003", f"bad quantity in {what}.{key}.{name}: {exc}", raw, name)
+            return Resource()
+
+
+def _bad_quantities(resources: dict) -> Iterator[tuple[Any, QuantityError]]:
+    """(name, error) of each quantity of a resource list that does not parse, in order."""
+    for name, amount in resources.items():
+        try:
+            Resource.from_list({name: amount})
+        except QuantityError as exc:
+            yield name, exc
+
+
+def mapping_field(obj: Any, key: str) -> dict:
+    """``obj[key]`` when both are mappings, else an empty one: a missing part reads as unset."""
+    value = obj.get(key) if isinstance(obj, dict) else None
+    return value if isinstance(value, dict) else {}
+
+
+def clip(text: str) -> str:
+    """Text quoted in a message, clipped: hostile input must not make a huge diagnostic."""
+    return text if len(text) <= 60 else text[:60] + "..."
+
+
+# Pod requests already summed, by the containers' resource lists (see _requests_key).
+_POD_REQUESTS: dict[tuple, Resource] = {}
+_POD_REQUESTS_LIMIT = 4096
+
+
+def _requests_key(spec: dict) -> tuple | None:
+    """What a pod's request depends on, when that is only its containers' resource lists (the
+    pods of a job all have the same); None for anything else, summed afresh each time."""
+    if spec.get("initContainers") or spec.get("overhead"):
+        return None
+    containers = spec.get("containers") or ()
+    if not isinstance(containers, list):
+        return None
+    key: list[tuple] = []
+    for container in containers:
+        resources = container.get("resources") if isinstance(container, dict) else None
+        requests = resources.get("requests") if isinstance(resources, dict) else None
+        if requests is None:
+            key.append(())
+        elif isinstance(requests, dict):
+            key.append(tuple(requests.items()))
+        else:  # reported (K004) where it is summed
+            return None
+    return tuple(key)
+
+
+def pod_request(spec: dict, reader: ObjectReader | None = None, where: str = "pod") -> Resource:
+    """Volcano's pod request: containers, init containers (sidecars included), pods: 1, overhead.
+
+    Requests of texts already summed are cloned (only those are kept: see resource._PARSED)."""
+    key = _requests_key(spec)
+    try:
+        known = _POD_REQUESTS.get(key) if key is not None else None
+    except TypeError:  # a list or mapping where a quantity belongs: reported where it is summed
+        key = known = None
+    if known is not None:
+        return known.clone()
+    reported = len(reader.diagnostics) if reader is not None else 0
+    total = _summed_request(spec, reader, where)
+    if key is not None and (reader is None or len(reader.diagnostics) == reported) and all(map(all_text, key)):
+        if len(_POD_REQUESTS) >= _POD_REQUESTS_LIMIT:
+            _POD_REQUESTS.clear()
+        _POD_REQUESTS[key] = total.clone()
+    return total
+
+
+def _summed_request(spec: dict, reader: ObjectReader | None, where: str) -> Resource:
+    total = _containers_total(spec, reader, where, "requests")
+    total.add(Resource(scalars={"pods": 1.0}))
+    if reader is not None:
+        total.add(reader.resources(spec, "overhead", f"{where}.spec") or Resource())
+    elif spec.get("overhead"):
+        total.add(Resource.from_list(spec["overhead"]))
+    return total
+
+
+def pod_limit(spec: dict) -> Resource:
+    """Volcano's GetPodResourceLimit: the containers' limits summed, init containers (sidecars
+    included) as for requests, and the overhead added to the dimensions that have a limit.
+    Raises QuantityError for a limit that is not a quantity."""
+    total = _containers_total(spec, None, "pod", "limits")
+    overhead = Resource.from_list(spec.get("overhead") or {}) if isinstance(spec.get("overhead"), dict) else None
+    if overhead is not None:
+        if total.milli_cpu != 0:
+            total.milli_cpu += overhead.milli_cpu
+        if total.memory != 0:
+            total.memory += overhead.memory
+        scalars = total.scalars or {}
+        for name, amount in (overhead.scalars or {}).items():
+            if scalars.get(name, 0) != 0:
+                scalars[name] += amount
+    return total
+
+
+def _containers_total(spec: dict, reader: ObjectReader | None, where: str, key: str) -> Resource:
+    """One resource list of the containers (`requests` or `limits`) summed, with the init
+    containers' peak: a sidecar (restartPolicy Always) adds to the pod and to every later init
+    container, any other init container counts alone with the sidecars before it."""
+    def listed(container: dict, index: int, group: str) -> Resource:
+        resources = mapping_field(container, "resources")
+        if reader is not None:
+            return reader.resources(resources, key, f"{where}.spec.{group}[{index}].resources") or Resource()
+        raw = resources.get(key)
+        return Resource.from_list(raw if isinstance(raw, dict) else {})
+
+    total = Resource()
+    for i, container in enumerate(spec.get("containers") or []):
+        total.add(listed(container, i, "containers"))
+    sidecars = Resource()
+    peak = Resource()
+    for i, container in enumerate(spec.get("initContainers") or []):
+        req = listed(container, i, "initContainers")
+        if container.get("restartPolicy") == "Always":
+            total.add(req)
+            sidecars.add(req)
+            peak.set_max(sidecars)
+        else:
+            peak.set_max(req.clone().add(sidecars))
+    total.set_max(peak)
+    return total
+
+
+def _task_status(phase: str, deleting: bool, node_name: str) -> str:
+    if phase == "Running":
+        return RELEASING if deleting else RUNNING
+    if phase == "Pending":
+        if deleting:
+            return RELEASING
+        return BOUND if node_name else PENDING
+    if phase == "Succeeded":
+        return SUCCEEDED
+    if phase == "Failed":
+        return FAILED
+    return UNKNOWN
+
+
+def _check_limits(spec: dict, reader: ObjectReader, where: str) -> None:
+    """Container limits must be quantities too: deviceshare reads its requests from them."""
+    for group in ("containers", "initContainers"):
+        containers = spec.get(group)
+        for i, container in enumerate(containers if isinstance(containers, list) else ()):
+            resources = container.get("resources") if isinstance(container, dict) else None
+            if isinstance(resources, dict) and "limits" in resources:
+                reader.resources(resources, "limits", f"{where}.spec.{group}[{i}].resources")
+
+
+def task_from_pod(pod: dict, reader: ObjectReader | None = None) -> Task:
+    """Volcano's NewTaskInfo for one Pod object."""
+    meta, spec, status = mapping_field(pod, "metadata"), mapping_field(pod, "spec"), mapping_field(pod, "status")
+    labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
+    name, namespace = str(meta.get("name") or ""), str(meta.get("namespace") or "default")
+    group = annotations.get(GROUP_NAME) or ""
+    request = pod_request(spec, reader, f"Pod {namespace}/{name}")
+    if reader is not None:
+        _check_limits(spec, reader, f"Pod {namespace}/{name}")
+    priority = spec.get("priority")
+    task_priority = 1 if priority is None else int(priority)
+    override = annotations.get(TASK_PRIORITY)
+    if override is not None:
+        try:
+            value = int(str(override))
+            if -2**31 <= value < 2**31:
+                task_priority = value
+        except ValueError:
+            pass
+    raw_preemptable = annotations.get(PREEMPTABLE, labels.get(PREEMPTABLE))
+    preemptable = True if raw_preemptable is None else bool(parse_go_bool(raw_preemptable))
+    node_name = str(spec.get("nodeName") or "")
+    return Task(
+        uid=str(meta.get("uid") or f"{namespace}-{name}"),
+        name=name,
+        namespace=namespace,
+        key=f"{namespace}/{name}",
+        job_id=f"{namespace}/{group}" if group else "",
+        role=str(annotations.get(TASK_SPEC) or labels.get(TASK_SPEC) or ""),
+        request=request,
+        init_request=request.clone(),
+        best_effort=request.is_empty(),
+        preemptable=preemptable,
+        priority=task_priority,
+        pod_priority=0 if priority is None else int(priority),
+        gated=bool(spec.get("schedulingGates")),
+        node_name=node_name,
+        status=_task_status(str(status.get("phase") or ""), bool(meta.get("deletionTimestamp")), node_name),
+        preemption_policy=str(spec.get("preemptionPolicy") or "PreemptLowerPriority"),
+        nominated_node=str(status.get("nominatedNodeName") or ""),
+        priority_class=str(spec.get("priorityClassName") or ""),
+        creation=parse_time(meta.get("creationTimestamp")),
+        labels=dict(labels),
+        annotations=dict(annotations),
+        pod=pod,
+        revocable_zone=pod_revocable_zone(annotations),
+    )
+
+
+def empty_task() -> Task:
+    """The `preemptor: null` of hook cases: no pod, no job, no resources."""
+    return task_from_pod({"metadata": {"name": "", "namespace": "", "uid": ""}, "spec": {}})
+
+
+def job_from_pod_group(pg: dict, priorities: dict[str, int], default_priority: int | None,
+                       reader: ObjectReader | None = None, default_queue: str = DEFAULT_QUEUE) -> Job:
+    """Volcano's JobInfo for one PodGroup (without tasks)."""
+    meta, spec, status = mapping_field(pg, "metadata"), mapping_field(pg, "spec"), mapping_field(pg, "status")
+    name, namespace = str(meta.get("name") or ""), str(meta.get("namespace") or "default")
+    where = f"PodGroup {namespace}/{name}"
+    if reader is not None:
+        min_resources = reader.resources(spec, "minResources", f"{where}.spec")
+    else:
+        min_resources = Resource.parse(spec.get("minResources"))
+    task_min = {str(k): int(v) for k, v in (spec.get("minTaskMember") or {}).items()}
+    class_name = spec.get("priorityClassName") or ""
+    priority = priorities.get(class_name) if class_name else None
+    if priority is None:
+        priority = default_priority if default_priority is not None else 0
+    annotations, labels = meta.get("annotations") or {}, meta.get("labels") or {}
+    raw_preemptable = annotations.get(PREEMPTABLE, labels.get(PREEMPTABLE))
+    policies = sub_group_policies(spec.get("subGroupPolicy"))
+    return Job(
+        uid=f"{namespace}/{name}",
+        name=name,
+        namespace=namespace,
+        queue=str(spec.get("queue") or default_queue),
+        min_available=int(spec.get("minMember") or 0),
+        task_min_available=task_min,
+        task_min_available_total=sum(task_min.values()),
+        priority=priority,
+        priority_class=str(class_name),
+        creation=parse_time(meta.get("creationTimestamp")),
+        min_resources=min_resources,
+        preemptable=bool(parse_go_bool(raw_preemptable)) if raw_preemptable is not None else False,
+        phase=str(status.get("phase") or ""),
+        conditions=list(status.get("conditions") or []),
+        pod_group=pg,
+        annotations=dict(annotations),
+        labels=dict(labels),
+        network_topology=network_topology(spec.get("networkTopology")),
+        sub_group_policies=policies,
+        min_sub_jobs={f"{namespace}/{name}/{p.name}": p.min_sub_groups for p in policies},
+    )
+
+
+def _int_or(value: object, default: int | None) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def network_topology(raw: object) -> NetworkTopology | None:
+    """spec.networkTopology (mode, highestTierAllowed, highestTierName), or None when absent."""
+    if not isinstance(raw, dict):
+        return None
+    return NetworkTopology(str(raw.get("mode") or "hard"), _int_or(raw.get("highestTierAllowed"), None),
+                           str(raw.get("highestTierName") or ""))
+
+
+def sub_group_policies(raw: object) -> tuple[SubGroupPolicy, ...]:
+    """spec.subGroupPolicy: sub-jobs by matchLabelKeys (and an optional labelSelector)."""
+    out = []
+    for entry in raw if isinstance(raw, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        keys = entry.get("matchLabelKeys")
+        selector = None
+        if entry.get("labelSelector") is not None:
+            parsed = parse_selector(entry.get("labelSelector"))
+            selector = lambda labels, parsed=parsed: selects(parsed, labels)  # noqa: E731
+        out.append(SubGroupPolicy(str(entry.get("name") or ""), _int_or(entry.get("subGroupSize"), 1) or 0,
+                                  _int_or(entry.get("minSubGroups"), 0) or 0,
+                                  tuple(str(k) for k in keys) if isinstance(keys, list) else (),
+                                  selector, network_topology(entry.get("networkTopology"))))
+    return tuple(out)
+
+
+def queue_from_object(obj: dict, reader: ObjectReader | None = None) -> Queue:
+    meta, spec, status = mapping_field(obj, "metadata"), mapping_field(obj, "spec"), mapping_field(obj, "status")
+    name = str(meta.get("name") or "")
+    where = f"Queue {name}.spec"
+
+    def res(owner: dict, key: str, what: str) -> Resource | None:
+        """An absent or empty list means unset (Volcano tests len(...) != 0)."""
+        if not owner.get(key):
+            return None
+        if reader is not None:
+            return reader.resources(owner, key, what)
+        return Resource.parse(owner.get(key))
+
+    reclaimable = spec.get("reclaimable")
+    return Queue(
+        uid=name,
+        name=name,
+        weight=int(spec.get("weight") or 0),
+        capability=res(spec, "capability", where),
+        deserved=res(spec, "deserved", where),
+        guarantee=res(mapping_field(spec, "guarantee"), "resource", where + ".guarantee"),
+        priority=int(spec.get("priority") or 0),
+        parent=str(spec.get("parent") or ""),
+        reclaimable=True if reclaimable is None else bool(reclaimable),
+        state=str(status.get("state") or ""),
+        annotations=dict(meta.get("annotations") or {}),
+        labels=dict(meta.get("labels") or {}),
+        creation=parse_time(meta.get("creationTimestamp")),
+        raw=obj,
+    )
+
+
+def node_from_object(obj: dict, reader: ObjectReader) -> Node:
+    meta, spec, status = mapping_field(obj, "metadata"), mapping_field(obj, "spec"), mapping_field(obj, "status")
+    name = str(meta.get("name") or "")
+    allocatable = reader.resources(status, "allocatable", f"Node {name}.status") or Resource()
+    capacity = reader.resources(status, "capacity", f"Node {name}.status") or allocatable.clone()
+    images = [n for image in status.get("images") or [] for n in (image.get("names") or [])]
+    return Node(name, allocatable, capacity, obj, dict(meta.get("labels") or {}),
+                dict(meta.get("annotations") or {}), list(spec.get("taints") or []),
+                bool(spec.get("unschedulable")), images)
