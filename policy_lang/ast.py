@@ -9,7 +9,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional, TypeVar, Union
 
-from .diagnostics import Span
+from .diagnostics import Span, next_node_id
+
+
+class Node:
+    """What every syntax node has besides its fields: ``nid``, its identity for the side tables
+    later stages keep about it (the checker's types, names, calls...).  Unlike ``id()``, it is a
+    field: it survives the compile cache's pickling, so tables keyed by it need no re-keying.
+    Numbers come from one counter per process, so the nodes of one tree (which one process
+    parses, expands and checks) never share one; a copy made by ``dataclasses.replace`` is a new
+    node with a number of its own."""
+
+    nid: int
+    span: Span
+
 
 if TYPE_CHECKING:
     # `node` is dataclass() with two settings fixed; said so, type checkers see each node's fields.
@@ -20,12 +33,15 @@ if TYPE_CHECKING:
     @dataclass_transform(frozen_default=True, eq_default=False)
     def node(cls: type[_Node]) -> type[_Node]: ...
 else:
-    node = dataclass(frozen=True, eq=False)
+    def node(cls):
+        cls.__annotations__["nid"] = "int"
+        cls.nid = field(default_factory=next_node_id, init=False, compare=False, repr=False)
+        return dataclass(frozen=True, eq=False)(cls)
 
 
 # ---- types ----------------------------------------------------------------
 @node
-class TypeExpr:
+class TypeExpr(Node):
     name: str
     args: tuple["TypeExpr", ...]
     optional: bool
@@ -34,13 +50,13 @@ class TypeExpr:
 
 # ---- expressions ----------------------------------------------------------
 @node
-class Name:
+class Name(Node):
     id: str
     span: Span
 
 
 @node
-class Literal:
+class Literal(Node):
     """int, float, string, bool, none or duration (seconds, as float)."""
 
     kind: str
@@ -50,7 +66,7 @@ class Literal:
 
 
 @node
-class Attr:
+class Attr(Node):
     obj: "Expr"
     name: str
     span: Span
@@ -58,7 +74,7 @@ class Attr:
 
 
 @node
-class Call:
+class Call(Node):
     func: "Expr"
     args: tuple["Expr", ...]
     kwargs: tuple[tuple[str, "Expr", Span], ...]
@@ -66,21 +82,21 @@ class Call:
 
 
 @node
-class Index:
+class Index(Node):
     obj: "Expr"
     key: "Expr"
     span: Span
 
 
 @node
-class Unary:
+class Unary(Node):
     op: str  # "-" or "not"
     operand: "Expr"
     span: Span
 
 
 @node
-class Binary:
+class Binary(Node):
     op: str  # + - * / % and or == != < <= > >= in "not in"
     left: "Expr"
     right: "Expr"
@@ -88,7 +104,7 @@ class Binary:
 
 
 @node
-class Conditional:
+class Conditional(Node):
     cond: "Expr"
     then: "Expr"
     orelse: "Expr"
@@ -96,13 +112,13 @@ class Conditional:
 
 
 @node
-class ListLit:
+class ListLit(Node):
     items: tuple["Expr", ...]
     span: Span
 
 
 @node
-class ListComp:
+class ListComp(Node):
     elem: "Expr"
     var: str
     iter: "Expr"
@@ -111,13 +127,13 @@ class ListComp:
 
 
 @node
-class MapLit:
+class MapLit(Node):
     entries: tuple[tuple["Expr", "Expr"], ...]
     span: Span
 
 
 @node
-class MapComp:
+class MapComp(Node):
     key: "Expr"
     value: "Expr"
     var: str
@@ -127,7 +143,7 @@ class MapComp:
 
 
 @node
-class Lambda:
+class Lambda(Node):
     params: tuple[tuple[str, Optional[TypeExpr], Span], ...]
     body: "Expr"
     span: Span
@@ -139,7 +155,7 @@ Expr = Union[Name, Literal, Attr, Call, Index, Unary, Binary, Conditional, ListL
 
 # ---- statements -----------------------------------------------------------
 @node
-class Let:
+class Let(Node):
     name: str
     type: Optional[TypeExpr]
     value: Expr
@@ -147,14 +163,14 @@ class Let:
 
 
 @node
-class Assign:
+class Assign(Node):
     target: Expr  # Name, Index or Attr
     value: Expr
     span: Span
 
 
 @node
-class AugAssign:
+class AugAssign(Node):
     target: Expr
     op: str  # + - * /
     value: Expr
@@ -162,28 +178,28 @@ class AugAssign:
 
 
 @node
-class Return:
+class Return(Node):
     value: Optional[Expr]
     span: Span
 
 
 @node
-class Break:
+class Break(Node):
     span: Span
 
 
 @node
-class Continue:
+class Continue(Node):
     span: Span
 
 
 @node
-class Pass:
+class Pass(Node):
     span: Span
 
 
 @node
-class Victim:
+class Victim(Node):
     """``victim x``; ``value`` is None in a one-line rule ``victim when COND`` (see victim_rules)."""
 
     value: Optional[Expr]
@@ -191,32 +207,32 @@ class Victim:
 
 
 @node
-class Vote:
+class Vote(Node):
     verdict: str  # permit / reject / abstain
     span: Span
 
 
 @node
-class Fail:
+class Fail(Node):
     code: str  # unschedulable / unresolvable / error ("" = hook default)
     message: Expr
     span: Span
 
 
 @node
-class OrderBy:
+class OrderBy(Node):
     keys: tuple[tuple[Expr, bool], ...]  # (key, descending)
     span: Span
 
 
 @node
-class ExprStmt:
+class ExprStmt(Node):
     expr: Expr
     span: Span
 
 
 @node
-class When:
+class When(Node):
     """A simple statement guarded by ``when cond``."""
 
     cond: Expr
@@ -225,14 +241,14 @@ class When:
 
 
 @node
-class If:
+class If(Node):
     branches: tuple[tuple[Expr, tuple["Stmt", ...]], ...]
     orelse: tuple["Stmt", ...]
     span: Span
 
 
 @node
-class For:
+class For(Node):
     var: str
     iter: Expr
     body: tuple["Stmt", ...]
@@ -241,7 +257,7 @@ class For:
 
 
 @node
-class Drain:
+class Drain(Node):
     var: str
     queue: Expr
     cond: Optional[Expr]
@@ -251,7 +267,7 @@ class Drain:
 
 
 @node
-class While:
+class While(Node):
     cond: Expr
     body: tuple["Stmt", ...]
     span: Span
@@ -263,13 +279,13 @@ Stmt = Union[Let, Assign, AugAssign, Return, Break, Continue, Pass, Victim, Vote
 
 # ---- declarations ---------------------------------------------------------
 @node
-class Use:
+class Use(Node):
     name: str
     span: Span
 
 
 @node
-class ArgDecl:
+class ArgDecl(Node):
     name: str
     type: TypeExpr
     default: Optional[Expr]
@@ -282,7 +298,7 @@ class ArgDecl:
 
 
 @node
-class StateDecl:
+class StateDecl(Node):
     name: str
     type: TypeExpr
     span: Span
@@ -290,7 +306,7 @@ class StateDecl:
 
 
 @node
-class ConstDecl:
+class ConstDecl(Node):
     name: str
     type: Optional[TypeExpr]
     value: Expr
@@ -298,14 +314,14 @@ class ConstDecl:
 
 
 @node
-class Param:
+class Param(Node):
     name: str
     type: TypeExpr
     span: Span
 
 
 @node
-class FuncDef:
+class FuncDef(Node):
     name: str
     params: tuple[Param, ...]
     returns: TypeExpr
@@ -315,7 +331,7 @@ class FuncDef:
 
 
 @node
-class HookDef:
+class HookDef(Node):
     names: tuple[str, ...]
     params: tuple[tuple[str, Span], ...]
     body: Union[tuple[Stmt, ...], Expr]
@@ -327,7 +343,7 @@ Decl = Union[Use, ArgDecl, StateDecl, ConstDecl, FuncDef, HookDef]
 
 
 @node
-class Module:
+class Module(Node):
     kind: str  # plugin / action / module
     name: str
     decls: tuple[Decl, ...]

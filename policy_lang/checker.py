@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, TypeVar
 
 from . import ast as A
 from . import errors
@@ -77,6 +77,8 @@ class HookInfo:
     key_form: bool  # order hooks written as `order by`
 
 
+_Entry = TypeVar("_Entry")  # what a side table holds per node
+
 @dataclass
 class CheckedModule:
     module: A.Module
@@ -94,12 +96,44 @@ class CheckedModule:
     process_states: tuple[str, ...] = ()  # the states declared `process state`, in order
     consts: dict[str, A.ConstDecl] = field(default_factory=dict)
     uses: list["CheckedModule"] = field(default_factory=list)
-    assigned_states: dict[int, set[str]] = field(default_factory=dict)  # id(function node) -> states assigned
+    assigned_states: dict[int, set[str]] = field(default_factory=dict)  # function node (nid) -> states assigned
     arg_types: dict[str, Type] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
         return not any(d.severity == "error" for d in self.diagnostics)
+
+    # The side tables as later stages read them: keyed by the nodes' ``nid``, and a node the
+    # checker left without an entry is a fumarole bug named with its position, never a default.
+    def type_of(self, node: A.Node) -> Type:
+        return self._entry(self.types, node, "type")
+
+    def ref_of(self, node: A.Name) -> Ref:
+        return self._entry(self.refs, node, "name resolution")
+
+    def attr_of(self, node: A.Node) -> AttrInfo:
+        return self._entry(self.attrs, node, "attribute")
+
+    def call_of(self, node: A.Call) -> CallInfo:
+        return self._entry(self.calls, node, "call")
+
+    def pyname_of(self, declaring: A.Node | Span) -> str:
+        """The Python name of what ``declaring`` declares (a local, a parameter: a span stands
+        for a hook's or a lambda's parameter)."""
+        return self._entry(self.pynames, declaring, "Python name")
+
+    def _entry(self, table: dict[int, _Entry], node: A.Node | Span, what: str) -> _Entry:
+        found = table.get(node.nid)
+        if found is None:
+            span = node if isinstance(node, Span) else node.span
+            raise CheckerContractError(f"{self.module.file}:{span.line}:{span.col}: the checker left no {what} "
+                                       f"for this {type(node).__name__}")
+        return found
+
+
+class CheckerContractError(AssertionError):
+    """A later stage asked about a node the checker has no entry for: a fumarole bug (code is
+    generated only from a module that checked, where every node it asks about has one)."""
 
 
 def _plain_arg_type(t: A.TypeExpr) -> bool:
@@ -310,7 +344,7 @@ class Checker:
         if declared is not None:
             self.expect(got, declared, decl.value.span, f"'{decl.name}'", decl.value)
             got = declared
-        self.out.types[id(decl)] = got
+        self.out.types[decl.nid] = got
 
     # -- types ----------------------------------------------------------------------
     def resolve_type(self, t: A.TypeExpr) -> Type:
@@ -377,11 +411,11 @@ class Checker:
         fn_type = self.out.def_types[decl.name]
         scope = _Scope()
         for param, t in zip(decl.params, fn_type.args[:-1]):
-            self._declare_local(scope, param.name, t, param.span, id(param))
+            self._declare_local(scope, param.name, t, param.span, param.nid)
         returns = fn_type.args[-1]
         self.current_def = decl.name
         self.call_graph.setdefault(decl.name, set())
-        self.ctx = _Context(hook=None, returns=returns, func_id=id(decl))
+        self.ctx = _Context(hook=None, returns=returns, func_id=decl.nid)
         if isinstance(decl.body, tuple):
             self.block(decl.body, scope)
             if returns.name != "void" and not self._always_exits(decl.body, returns_only=True):
@@ -424,10 +458,10 @@ class Checker:
             return
         scope = _Scope()
         for (pname, pspan), ptype in zip(decl.params, first.params):
-            self._declare_local(scope, pname, ptype, pspan, id(pspan))
+            self._declare_local(scope, pname, ptype, pspan, pspan.nid)
         for sig in sigs:
             self.out.hooks.append(HookInfo(decl, sig.name, sig, key_form))
-        self.ctx = _Context(hook=first, func_id=id(decl))
+        self.ctx = _Context(hook=first, func_id=decl.nid)
         self.current_def = None
         if key_form:
             self._check_key_order(decl, scope)
@@ -527,7 +561,7 @@ class Checker:
             elif t.name == "none":
                 self.error("E110", f"cannot tell the type of '{stmt.name}' from none", stmt.span,
                            f"annotate it: let {stmt.name}: Node? = none")
-        self._declare_local(scope, stmt.name, t, stmt.span, id(stmt))
+        self._declare_local(scope, stmt.name, t, stmt.span, stmt.nid)
 
     @staticmethod
     def _has_unknown(t: Type) -> bool:
@@ -538,12 +572,12 @@ class Checker:
             found = scope.lookup(target.id)
             if found is not None:
                 t, py = found
-                self.out.refs[id(target)] = Ref("local", py, t)
+                self.out.refs[target.nid] = Ref("local", py, t)
                 self._invalidate(scope, target.id)
                 return t
             if target.id in self.out.states:
                 t = self.out.states[target.id]
-                self.out.refs[id(target)] = Ref("state", "s_" + target.id, t)
+                self.out.refs[target.nid] = Ref("state", "s_" + target.id, t)
                 self.out.assigned_states.setdefault(self.ctx.func_id, set()).add(target.id)
                 self._invalidate(scope, target.id)
                 return t
@@ -574,7 +608,7 @@ class Checker:
                 return UNKNOWN
             if not info.writable:
                 self.error("E131", f"attribute '{target.name}' of {obj_t.name} is read-only", target.name_span)
-            self.out.attrs[id(target)] = info
+            self.out.attrs[target.nid] = info
             return info.type
         self.error("E131", "cannot assign to this expression", target.span)
         return UNKNOWN
@@ -596,7 +630,7 @@ class Checker:
 
     def _stmt_AugAssign(self, stmt: A.AugAssign, scope: _Scope) -> None:
         t = self._target(stmt.target, scope)
-        self.out.types[id(stmt.target)] = t  # the compiler charges `s += ...` and `n *= ...` by this type
+        self.out.types[stmt.target.nid] = t  # the compiler charges `s += ...` and `n *= ...` by this type
         got = self.expr(stmt.value, scope)
         result = self._arith(stmt.op, t, got, stmt.span)
         if result.name != "unknown" and not assignable(result, t) and t.name != "unknown":
@@ -721,7 +755,7 @@ class Checker:
         it = self.expr(stmt.iter, scope)
         elem = self._iter_type(it, stmt.iter.span)
         body = _Scope(scope)
-        self._declare_local(body, stmt.var, elem, stmt.var_span, id(stmt))
+        self._declare_local(body, stmt.var, elem, stmt.var_span, stmt.nid)
         self.ctx.in_loop += 1
         self.block(stmt.body, body)
         self.ctx.in_loop -= 1
@@ -736,7 +770,7 @@ class Checker:
         if stmt.cond is not None:
             self.cond(stmt.cond, scope)
         body = _Scope(scope)
-        self._declare_local(body, stmt.var, elem, stmt.var_span, id(stmt))
+        self._declare_local(body, stmt.var, elem, stmt.var_span, stmt.nid)
         self.ctx.in_loop += 1
         self.block(stmt.body, body)
         self.ctx.in_loop -= 1
@@ -757,7 +791,7 @@ class Checker:
             if cond.op in ("==", "!=") and (self._is_none(cond.right) or self._is_none(cond.left)):
                 other = cond.left if self._is_none(cond.right) else cond.right
                 path = attribute_path(other)
-                t = self.out.types.get(id(other))
+                t = self.out.types.get(other.nid)
                 if path and t is not None and t.optional:
                     non_none = (cond.op == "!=") == truthy
                     if non_none:
@@ -786,7 +820,7 @@ class Checker:
             self.until_checkpoint = CHECKPOINT_EVERY
             checkpoint()
         t = getattr(self, "_expr_" + type(expr).__name__)(expr, scope, expected)
-        self.out.types[id(expr)] = t
+        self.out.types[expr.nid] = t
         return t
 
     def _expr_Literal(self, e: A.Literal, scope: _Scope, expected: Type | None) -> Type:
@@ -807,14 +841,14 @@ class Checker:
         if name in out.states:
             return Ref("state", "s_" + name, out.states[name])
         if name in out.consts:
-            return Ref("const", "c_" + name, out.types.get(id(out.consts[name]), UNKNOWN))
+            return Ref("const", "c_" + name, out.types.get(out.consts[name].nid, UNKNOWN))
         if name in out.defs:
             return Ref("def", "f_" + name, out.def_types[name])
         for used in out.uses:
             if name in used.defs:
                 return Ref("def", "f_" + name, used.def_types[name], module=used.module.name)
             if name in used.consts:
-                return Ref("const", "c_" + name, used.types.get(id(used.consts[name]), UNKNOWN),
+                return Ref("const", "c_" + name, used.types.get(used.consts[name].nid, UNKNOWN),
                            module=used.module.name)
         env = self.env
         if name in env.globals:
@@ -864,7 +898,7 @@ class Checker:
         if found is not None:
             t, py = found
             narrowed = scope.narrowed_type(e.id)
-            self.out.refs[id(e)] = Ref("local", py, t)
+            self.out.refs[e.nid] = Ref("local", py, t)
             return narrowed or t
         ref = self._top_level(e.id)
         if ref is None:
@@ -878,7 +912,7 @@ class Checker:
             return UNKNOWN
         if ref.kind == "def" and self.current_def is not None:
             self.call_graph.setdefault(self.current_def, set()).add(e.id)
-        self.out.refs[id(e)] = ref
+        self.out.refs[e.nid] = ref
         narrowed = scope.narrowed_type(e.id)
         return narrowed or ref.type
 
@@ -910,12 +944,12 @@ class Checker:
             if narrowed is not None:
                 info = self._attr_info(obj_t, e)
                 if info is not None:
-                    self.out.attrs[id(e)] = info
+                    self.out.attrs[e.nid] = info
                 return narrowed
         info = self._attr_info(obj_t, e)
         if info is None:
             return UNKNOWN
-        self.out.attrs[id(e)] = info
+        self.out.attrs[e.nid] = info
         return info.type
 
     def _expr_Index(self, e: A.Index, scope: _Scope, expected: Type | None) -> Type:
@@ -1073,7 +1107,7 @@ class Checker:
         return inner
 
     def _expr_ListComp(self, e: A.ListComp, scope: _Scope, expected: Type | None) -> Type:
-        inner = self._comprehension_scope(e.var, e.iter, e.cond, scope, id(e))
+        inner = self._comprehension_scope(e.var, e.iter, e.cond, scope, e.nid)
         return list_of(self.expr(e.elem, inner, self._elem_expected(expected, "list", 0)))
 
     def _expr_MapLit(self, e: A.MapLit, scope: _Scope, expected: Type | None) -> Type:
@@ -1094,7 +1128,7 @@ class Checker:
         return map_of(key_t or key_want or UNKNOWN, value_t or value_want or UNKNOWN)
 
     def _expr_MapComp(self, e: A.MapComp, scope: _Scope, expected: Type | None) -> Type:
-        inner = self._comprehension_scope(e.var, e.iter, e.cond, scope, id(e))
+        inner = self._comprehension_scope(e.var, e.iter, e.cond, scope, e.nid)
         k = self.expr(e.key, inner, self._elem_expected(expected, "map", 0))
         v = self.expr(e.value, inner, self._elem_expected(expected, "map", 1))
         return map_of(k, v)
@@ -1113,7 +1147,7 @@ class Checker:
                            f"annotate it: fn({name}: Task, ...) => ...")
                 t = UNKNOWN
             params.append(t)
-            self._declare_local(inner, name, t, span, id(span))
+            self._declare_local(inner, name, t, span, span.nid)
         body = self.expr(e.body, inner, expected.args[-1] if expected is not None and expected.name == "fn" else None)
         return fn_of(params, body)
 
@@ -1128,16 +1162,16 @@ class Checker:
             if ref is not None and ref.kind in ("def", "dispatch", "function"):
                 self.used_names.add(name)
                 self._note_module_use(name, ref, func.span)
-                self.out.refs[id(func)] = ref
+                self.out.refs[func.nid] = ref
                 if ref.kind == "def":
                     if self.current_def is not None:
                         self.call_graph.setdefault(self.current_def, set()).add(name)
                     sig = self._def_sig(name, ref)
-                    self.out.calls[id(e)] = CallInfo("def", ref.py, sig, name)
+                    self.out.calls[e.nid] = CallInfo("def", ref.py, sig, name)
                 else:
                     assert ref.sig is not None  # a dispatcher's or function's reference carries its signature
                     sig = ref.sig
-                    self.out.calls[id(e)] = CallInfo(ref.kind, ref.py, sig, name)
+                    self.out.calls[e.nid] = CallInfo(ref.kind, ref.py, sig, name)
                     self._check_literal_format(sig, e)
                 return self._apply(sig, e, scope, name)
         if isinstance(func, A.Attr):
@@ -1147,7 +1181,7 @@ class Checker:
         if t.name == "fn" and not t.optional:
             params = tuple(Param(f"arg{i}", p) for i, p in enumerate(t.args[:-1]))
             sig = FuncSig("<function>", params, t.args[-1], "")
-            self.out.calls[id(e)] = CallInfo("value", "", sig)
+            self.out.calls[e.nid] = CallInfo("value", "", sig)
             return self._apply(sig, e, scope, "this function")
         if t.name != "unknown":
             self.error("E105", f"a {t} cannot be called", func.span)
@@ -1231,7 +1265,7 @@ class Checker:
             return UNKNOWN
         container = self._container_method(obj_t, func.name)
         if container is not None:
-            self.out.calls[id(e)] = CallInfo("container", func.name, container, func.name)
+            self.out.calls[e.nid] = CallInfo("container", func.name, container, func.name)
             return self._apply(container, e, scope, f"'{func.name}'")
         info = self.env.types.get(obj_t.name)
         sig = info.methods.get(func.name) if info else None
@@ -1249,7 +1283,7 @@ class Checker:
             bindings = dict(zip(info.params, obj_t.args))
             sig = FuncSig(sig.name, tuple(Param(p.name, substitute(p.type, bindings), p.optional) for p in sig.params),
                           substitute(sig.returns, bindings), sig.py, sig.doc)
-        self.out.calls[id(e)] = CallInfo("method", sig.py, sig, func.name)
+        self.out.calls[e.nid] = CallInfo("method", sig.py, sig, func.name)
         return self._apply(sig, e, scope, f"'{func.name}'")
 
     @staticmethod
@@ -1271,7 +1305,7 @@ class Checker:
 
     def _builtin_call(self, e: A.Call, name: str, scope: _Scope) -> Type:
         args = [self.expr(a, scope) for a in e.args]
-        self.out.calls[id(e)] = CallInfo("builtin", name, None, name)
+        self.out.calls[e.nid] = CallInfo("builtin", name, None, name)
         if e.kwargs:
             self.error("E112", f"'{name}' takes no keyword arguments", e.kwargs[0][2])
 

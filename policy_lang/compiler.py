@@ -165,7 +165,7 @@ class Compiler:
         """The checked type of ``e``.  Code is generated only from a module that checked without
         errors, where every expression has a known type; an unknown one would compile to an
         operator chosen blind (one the budget does not charge), so it is a hard failure."""
-        found = self.info.types.get(id(e))
+        found = self.info.types.get(e.nid)
         if found is None or found.name == "unknown":
             raise UncheckedType(f"{self.info.module.file}:{e.span.line}:{e.span.col}: "
                                 f"the checker left this {type(e).__name__} {'untyped' if found is None else 'of unknown type'}")
@@ -279,7 +279,7 @@ class Compiler:
         return out
 
     def _nonlocals(self, func_node) -> list[py.stmt]:
-        assigned = self.info.assigned_states.get(id(func_node))
+        assigned = self.info.assigned_states.get(func_node.nid)
         return [self.at(py.Nonlocal(names=[f"s_{n}" for n in sorted(assigned)]))] if assigned else []
 
     def _function(self, name: str, params: list[str], span) -> py.FunctionDef:
@@ -287,7 +287,7 @@ class Compiler:
                        span)
 
     def _def(self, decl: A.FuncDef) -> py.FunctionDef:
-        fn = self._function(f"f_{decl.name}", [self.info.pynames[id(p)] for p in decl.params], decl.name_span)
+        fn = self._function(f"f_{decl.name}", [self.info.pyname_of(p) for p in decl.params], decl.name_span)
         fn.body.extend(self._nonlocals(decl))
         fn.body.extend(self.call_charge(decl))
         self.hook = None
@@ -301,7 +301,7 @@ class Compiler:
         decl, kind = hook.decl, hook.sig.kind
         prefix = ACTION_HOOK_PREFIX if self.info.module.kind == "action" else PLUGIN_HOOK_PREFIX
         name = prefix + "_".join(decl.names)
-        params = [self.info.pynames[id(span)] for _, span in decl.params]
+        params = [self.info.pyname_of(span) for _, span in decl.params]
         self.hook = hook
         if hook.key_form:
             return name, self._key_order(name, decl, params[0])
@@ -379,12 +379,12 @@ class Compiler:
         return [self.at(py.If(test=self._cond(s.cond, s), body=self.stmt(s.stmt), orelse=[]), s.span)]
 
     def _st_Let(self, s: A.Let) -> list[py.stmt]:
-        return [self.at(_assign(_store(self.info.pynames[id(s)]), self.ex(s.value)), s.span)]
+        return [self.at(_assign(_store(self.info.pyname_of(s)), self.ex(s.value)), s.span)]
 
     def _target(self, target: A.Expr) -> py.expr:
         """The target's code in load context; ``_store_form`` turns it into an assignment target."""
         if isinstance(target, A.Name):
-            return _load(self.info.refs[id(target)].py)
+            return _load(self.info.ref_of(target).py)
         return self.ex(target)
 
     def _st_Assign(self, s: A.Assign) -> list[py.stmt]:
@@ -473,7 +473,7 @@ class Compiler:
     def _may_append(self, node: object) -> bool:
         if not isinstance(node, A.Call):
             return False
-        info = self.info.calls.get(id(node))
+        info = self.info.calls.get(node.nid)
         return info is not None and (info.kind in ("def", "value", "dispatch") or
                                      (info.kind == "container" and info.name == "append"))
 
@@ -489,11 +489,11 @@ class Compiler:
     def _calls_a_function(self, node: object) -> bool:
         if not isinstance(node, A.Call):
             return False
-        info = self.info.calls.get(id(node))
+        info = self.info.calls.get(node.nid)
         return info is not None and info.kind in ("def", "value")
 
     def _st_For(self, s: A.For) -> list[py.stmt]:
-        var = self.info.pynames[id(s)]
+        var = self.info.pyname_of(s)
         body: list[py.stmt] = []
         if self.probe is not None:  # mark each iteration, so a decision can be tied to its item
             body.append(self.at(py.Expr(value=_call("_iter", _load(var))), s.span))
@@ -506,7 +506,7 @@ class Compiler:
         queue = self.fresh("q")
         items = _attr(_load(queue), "items")
         cond = items if s.cond is None else py.BoolOp(op=py.And(), values=[self._cond(s.cond, s), items])
-        pop = self.at(_assign(_store(self.info.pynames[id(s)]), _call(_attr(_load(queue), "pop"))), s.span)
+        pop = self.at(_assign(_store(self.info.pyname_of(s)), _call(_attr(_load(queue), "pop"))), s.span)
         body = [self._step(s.span), self._step_check(s.span), pop, *self.block(s.body)]
         return [self.at(_assign(_store(queue), self.ex(s.queue)), s.span),
                 self.at(py.While(test=cond, body=body, orelse=[]), s.span)]
@@ -523,7 +523,7 @@ class Compiler:
         return _const(e.value)
 
     def _ex_Name(self, e: A.Name) -> py.expr:
-        ref = self.info.refs[id(e)]
+        ref = self.info.ref_of(e)
         if ref.kind == "global":
             return _load(self.globals[ref.py])
         if ref.kind in ("dispatch", "function"):  # a session function used as a value: its schema expression
@@ -531,7 +531,7 @@ class Compiler:
         return _load(self.rename.get(ref.py, ref.py))
 
     def _ex_Attr(self, e: A.Attr) -> py.expr:
-        return template(self.info.attrs[id(e)].py, [self.ex(e.obj)])
+        return template(self.info.attr_of(e).py, [self.ex(e.obj)])
 
     def _ex_Index(self, e: A.Index) -> py.expr:
         return py.Subscript(value=self.ex(e.obj), slice=self.ex(e.key), ctx=py.Load())
@@ -606,7 +606,7 @@ class Compiler:
 
     def _generator(self, e: A.ListComp | A.MapComp) -> list[py.comprehension]:
         conds = [self._cond(e.cond, e.cond)] if e.cond is not None else []
-        return [py.comprehension(target=_store(self.info.pynames[id(e)]), iter=self.each(self.ex(e.iter), e),
+        return [py.comprehension(target=_store(self.info.pyname_of(e)), iter=self.each(self.ex(e.iter), e),
                                  ifs=conds, is_async=0)]
 
     def _ex_ListComp(self, e: A.ListComp) -> py.expr:
@@ -619,7 +619,7 @@ class Compiler:
         return py.DictComp(key=self.ex(e.key), value=self.ex(e.value), generators=self._generator(e))
 
     def _ex_Lambda(self, e: A.Lambda) -> py.expr:
-        params = _args_of([self.info.pynames[id(span)] for _, _, span in e.params])
+        params = _args_of([self.info.pyname_of(span) for _, _, span in e.params])
         return py.Lambda(args=params, body=self.at(self.ex(e.body), e.body.span))  # its own position in errors
 
     def _given(self, e: A.Call, sig) -> dict[str, A.Expr]:
@@ -647,8 +647,7 @@ class Compiler:
         return args, keywords
 
     def _ex_Call(self, e: A.Call) -> py.expr:
-        info = self.info.calls.get(id(e))
-        assert info is not None, "the checker records every call it accepts"
+        info = self.info.call_of(e)
         kind = info.kind
         if kind == "builtin":
             args = [self.ex(a) for a in e.args]

@@ -11,17 +11,46 @@ import collections
 import itertools
 
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Iterable, Iterator, Mapping, Sequence
+
+
+# Nodes are numbered per tree (``ast.Node.nid``): the parser numbers a file's nodes from 1, bottom
+# up, so a tree's root holds its largest number and victim-rule expansion numbers the nodes it
+# adds after it; the numbers, like the tree, are the same in every process (compile cache
+# entries are byte for byte the same).  A node made outside a tree's numbering (an analysis's
+# stand-in) takes a number far above any tree's.
+_UNNUMBERED = 1 << 48
+_numbers: ContextVar[Iterator[int]] = ContextVar("node_numbers", default=itertools.count(_UNNUMBERED))
+
+
+def next_node_id() -> int:
+    """The next number of the tree being built (``ast.Node.nid``)."""
+    return next(_numbers.get())
+
+
+@contextmanager
+def numbered_from(first: int) -> Iterator[None]:
+    """Number the nodes and spans made inside from ``first`` up (one thread's, one tree's)."""
+    token = _numbers.set(itertools.count(first))
+    try:
+        yield
+    finally:
+        _numbers.reset(token)
 
 
 @dataclass(frozen=True)
 class Span:
-    """A 1-based source range; ``end_col`` is exclusive."""
+    """A 1-based source range; ``end_col`` is exclusive.  ``nid`` identifies a span that stands
+    for a declaration without a node of its own (a hook's or lambda's parameter), as
+    ``ast.Node.nid`` does a node; spans compare by their range."""
 
     line: int = 1
     col: int = 1
     end_line: int = 0
     end_col: int = 0
+    nid: int = field(default_factory=next_node_id, init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.end_line == 0:

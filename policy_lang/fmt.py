@@ -70,7 +70,7 @@ def same_tree(a: object, b: object) -> bool:
             if type(x) is not type(y):
                 return False
             pairs.extend((getattr(x, f.name), getattr(y, f.name)) for f in fields(x)
-                         if f.name not in ("span", "name_span", "var_span", "file", "source", "text"))
+                         if f.name not in ("span", "name_span", "var_span", "file", "source", "text", "nid"))
         elif isinstance(x, (tuple, list)):
             if type(x) is not type(y) or len(x) != len(y):
                 return False

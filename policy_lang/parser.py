@@ -19,7 +19,7 @@ from lark.indenter import DedentError, Indenter
 from . import ast as A
 from . import errors
 from .cancel import checkpoint
-from .diagnostics import Diagnostic, FumaroleError, Span
+from .diagnostics import Diagnostic, FumaroleError, Span, numbered_from
 from .durations import duration_seconds
 from .parser_tables import build_parser
 
@@ -472,7 +472,8 @@ def parse(source: str, file: str = "<policy>") -> A.Module:
     if diagnostics:
         raise FumaroleError(diagnostics, {file: source})
     try:
-        return _Build(file, source).transform(tree)
+        with numbered_from(1):  # bottom up: the module node, made last, holds the largest number
+            return _Build(file, source).transform(tree)
     except VisitError as exc:
         if isinstance(exc.orig_exc, _LiteralError):
             err = exc.orig_exc

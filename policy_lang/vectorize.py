@@ -242,7 +242,7 @@ class Vectorizer:
 
     def _hook(self, hook, m: CheckedModule) -> str:
         decl = hook.decl
-        params = [m.pynames[id(span)] for _, span in decl.params]
+        params = [m.pyname_of(span) for _, span in decl.params]
         kinds = tuple(NODE if t.name == "Node" else BATCH if t.name == "list" and t.args
                       and t.args[0].name == "Node" else SCALAR for t in hook.sig.params)
         name = BATCH_HOOK_PREFIX + "_".join(decl.names)
@@ -262,7 +262,7 @@ class Vectorizer:
             return self.defs[key]
         name = f"_bf_{decl.name}_{''.join(kinds)}"
         self.defs[key] = name
-        params = [m.pynames[id(p)] for p in decl.params]
+        params = [m.pyname_of(p) for p in decl.params]
         returns = m.def_types.get(decl.name)
         result = "value"
         if decl.returns.name == "FitError":
@@ -420,7 +420,7 @@ class Vectorizer:
         return fn.mask
 
     def _local(self, s) -> str:
-        return self.base.info.pynames[id(s)]
+        return self.base.info.pyname_of(s)
 
     def _st_Let(self, s: A.Let) -> list[P.stmt]:
         node, kind = self.ex(s.value)
@@ -450,7 +450,7 @@ class Vectorizer:
             return self._assign_lane_entry(target, value, kind, op, s)
         if not isinstance(target, A.Name):
             raise NotVectorisable("an assignment to an attribute has an effect", s.span, True)
-        ref = self.base.info.refs[id(target)]
+        ref = self.base.info.ref_of(target)
         if ref.kind not in ("local", "hookparam"):
             raise NotVectorisable(f"an assignment to {ref.kind} '{target.id}' has an effect", s.span, True)
         py = ref.py
@@ -619,7 +619,7 @@ class Vectorizer:
         return self.base.ex(e)
 
     def _kind_of_name(self, e: A.Name) -> str:
-        ref = self.base.info.refs.get(id(e))
+        ref = self.base.info.refs.get(e.nid)
         if ref is None or ref.kind not in ("local", "hookparam"):
             return SCALAR
         if ref.py == self.current.lane:
@@ -637,7 +637,7 @@ class Vectorizer:
         kind = self._kind_of_name(e)
         if kind == NODE:  # the node of each lane: the batch itself
             return _name(self.current.batch), kind
-        return _name(self.base.info.refs[id(e)].py), kind
+        return _name(self.base.info.ref_of(e).py), kind
 
     def _ex_Attr(self, e: A.Attr):
         obj, kind = self.ex(e.obj)
@@ -656,7 +656,7 @@ class Vectorizer:
         """``failure.unresolvable`` (any attribute) of a local holding a per-node fit error: a batch
         form knows only which lanes fail, so the call that made it is asked again node by node, for
         the failing lanes alone; the others have no fit error (false)."""
-        source = self.current.fit_errors.get(self.base.info.refs[id(e.obj)].py)
+        source = self.current.fit_errors.get(self.base.info.ref_of(e.obj).py)
         if source is None:
             raise NotVectorisable(f"'.{e.name}' of a fit error over nodes", e.span)
         free, values = self._lane_values(source)
@@ -792,7 +792,7 @@ class Vectorizer:
             if self.current.dom is not None:
                 return None
             raise NotVectorisable("a comprehension over something other than a node list", e.span)
-        var = self.base.info.pynames[id(e)]
+        var = self.base.info.pyname_of(e)
         outer = self.current
         assert isinstance(it, P.Name)  # a node list named by the policy is a Python local
         inner = _Function(var, it.id, outer.kinds)
@@ -838,7 +838,7 @@ class Vectorizer:
         return self._per_lane(e)
 
     def _ex_Call(self, e: A.Call):
-        info = self.base.info.calls.get(id(e))
+        info = self.base.info.call_of(e)
         kind = info.kind
         name = info.name or getattr(e.func, "id", "") or getattr(e.func, "name", "")
         if name in _EFFECT_NAMES or (kind == "method" and self.base.t(A.receiver(e)).name in _EFFECT_TYPES):
@@ -893,7 +893,7 @@ class Vectorizer:
 
     def _values_of_map(self, e) -> P.expr | None:
         """The code of ``m`` when ``e`` is ``m.values()`` of a per-node map, else None."""
-        call = self.base.info.calls.get(id(e)) if isinstance(e, A.Call) else None
+        call = self.base.info.calls.get(e.nid) if isinstance(e, A.Call) else None
         if call is None or call.kind != "container" or call.name != "values":
             return None
         obj, kind = self.ex(A.receiver(e))
@@ -951,7 +951,7 @@ class Vectorizer:
         decl = hook.decl
         if hook.sig.kind != "failure" or [t.name for t in hook.sig.params] != ["Task", "Node"]:
             return None
-        params = [m.pynames[id(span)] for _, span in decl.params]
+        params = [m.pyname_of(span) for _, span in decl.params]
         body = decl.body if isinstance(decl.body, tuple) else (A.Return(decl.body, decl.span),)
 
         def shape() -> P.expr | None:
@@ -977,7 +977,7 @@ class Vectorizer:
         about exactly its own ``(task, node)``; such a check is row-local for a task while every
         plugin of each of those hooks is (``batch_dispatch.first_failure``'s ``row_local``), and the
         predicate helper then keeps its answers per pod spec, row by row.  None otherwise."""
-        params = [m.pynames[id(p)] for p in decl.params]
+        params = [m.pyname_of(p) for p in decl.params]
         body = decl.body if isinstance(decl.body, tuple) else (A.Return(decl.body, decl.span),)
         hooks: list[str] = []
 
@@ -1000,7 +1000,7 @@ class Vectorizer:
         if self._rl_hooks is None:
             return False
         params, hooks = self._rl_hooks
-        names = [self.base.info.refs.get(id(a)) if isinstance(a, A.Name) else None for a in e.args]
+        names = [self.base.info.refs.get(a.nid) if isinstance(a, A.Name) else None for a in e.args]
         if self.base.t(e).name != "FitError" or [r.py if r else None for r in names] != params:
             return False
         name = info.name or _callee(e)
@@ -1010,7 +1010,7 @@ class Vectorizer:
 
     def _node_free(self, e, node_py: str) -> bool:
         for node in _walk_expr(e):
-            ref = self.base.info.refs.get(id(node)) if isinstance(node, A.Name) else None
+            ref = self.base.info.refs.get(node.nid) if isinstance(node, A.Name) else None
             if ref is not None and ref.py == node_py:
                 return False
         return True
@@ -1021,7 +1021,7 @@ class Vectorizer:
         for node in _walk_expr(e):
             if not isinstance(node, A.Call):
                 continue
-            call = info.calls.get(id(node))
+            call = info.calls.get(node.nid)
             if call is None or call.name in _EFFECT_NAMES or call.kind in ("dispatch", "container") or (
                     call.kind == "method" and self.base.t(A.receiver(node)).name in _EFFECT_TYPES):
                 return False
@@ -1052,7 +1052,7 @@ class Vectorizer:
         if isinstance(s, A.Let):
             return self._rl_expr(s.value)
         if isinstance(s, (A.Assign, A.AugAssign)):
-            ref = self.base.info.refs.get(id(s.target)) if isinstance(s.target, A.Name) else None
+            ref = self.base.info.refs.get(s.target.nid) if isinstance(s.target, A.Name) else None
             return ref is not None and ref.kind == "local" and self._rl_expr(s.value)
         if isinstance(s, A.Return):
             return s.value is None or self._rl_expr(s.value)
@@ -1120,11 +1120,11 @@ class Vectorizer:
         return True
 
     def _rl_name(self, e: A.Name) -> bool:
-        ref = self.base.info.refs.get(id(e))
+        ref = self.base.info.refs.get(e.nid)
         return ref is not None and ref.kind in ("local", "hookparam", "arg", "const")
 
     def _rl_call(self, e: A.Call) -> bool:
-        info = self.base.info.calls.get(id(e))
+        info = self.base.info.calls.get(e.nid)
         if info is None or e.kwargs or not all(self._rl_name(a) if isinstance(a, A.Name) else self._rl_expr(a)
                                                for a in e.args):
             return False
@@ -1203,7 +1203,7 @@ class Vectorizer:
         free = []
         for node in _walk_expr(e):
             if isinstance(node, A.Name):
-                ref = self.base.info.refs.get(id(node))
+                ref = self.base.info.refs.get(node.nid)
                 if ref is None:  # a built-in called by name (`len`): nothing per node to hand over
                     continue
                 kind = self._kind_of_name(node)

@@ -37,7 +37,7 @@ from dataclasses import dataclass, replace
 from typing import Iterable
 
 from . import ast as A
-from .diagnostics import Diagnostic, Span
+from .diagnostics import Diagnostic, Span, numbered_from
 from .env import Environment
 from .types import Type
 
@@ -60,10 +60,11 @@ class _Rules:
 def expand(module: A.Module, env: Environment) -> tuple[A.Module, list[Diagnostic]]:
     """The module with every one-line rule expanded, and the problems found doing it."""
     expander = _Expander(module, env)
-    decls = tuple(expander.hook(d) if isinstance(d, A.HookDef) else d for d in module.decls)
-    if not expander.changed:
-        return module, expander.diagnostics
-    return replace(module, decls=decls), expander.diagnostics
+    with numbered_from(module.nid + 1):  # the nodes it adds come after the tree's, the new root last
+        decls = tuple(expander.hook(d) if isinstance(d, A.HookDef) else d for d in module.decls)
+        if not expander.changed:
+            return module, expander.diagnostics
+        return replace(module, decls=decls), expander.diagnostics
 
 
 class _Expander:

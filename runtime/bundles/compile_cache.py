@@ -64,14 +64,6 @@ def _checked_class() -> type[CheckedModule]:
     return import_module(_CHECKER).CheckedModule
 
 
-@lru_cache(maxsize=1)
-def _id_tables() -> tuple[str, ...]:
-    """CheckedModule's tables keyed by id() of syntax nodes (declared ``dict[int, ...]``): ids do not
-    survive a process, so an entry keeps (node, value) pairs and the reader keys them by the new
-    nodes' ids."""
-    return tuple(f.name for f in dataclasses.fields(_checked_class()) if str(f.type).startswith("dict[int,"))
-
-
 class LazyModules(Mapping):
     """Checked modules made on first use: only checking or compiling more policies over a library
     (a bundle's, ``fumarole test --coverage``) needs them, and a run never does."""
@@ -175,36 +167,10 @@ class _Unsupported(Exception):
     """Something the entry format cannot hold: the library is simply not cached."""
 
 
-def _objects_by_id(root: Any) -> dict[int, Any]:
-    """Every data-class instance, list, tuple, set and dict reachable from ``root``, by id."""
-    found: dict[int, Any] = {}
-    pending = [root]
-    while pending:
-        obj = pending.pop()
-        if id(obj) in found or isinstance(obj, (str, int, float, bool, bytes, type(None))):
-            continue
-        found[id(obj)] = obj
-        if hasattr(obj, "__dataclass_fields__"):
-            state = getattr(obj, "__dict__", None)  # a dataclass's fields (all of them, unless slotted)
-            pending.extend(state.values() if state is not None else
-                           (getattr(obj, name) for name in obj.__dataclass_fields__))
-        elif isinstance(obj, dict):
-            pending.extend(obj.keys())
-            pending.extend(obj.values())
-        elif isinstance(obj, (list, tuple, set, frozenset)):
-            pending.extend(obj)
-    return found
-
-
-def _checked_state(c: CheckedModule) -> tuple[dict, dict]:
-    """A checked module as plain fields and its id tables as (node, value) pairs."""
-    nodes = _objects_by_id(c.module)
-    fields = {f.name: getattr(c, f.name) for f in dataclasses.fields(c) if f.name not in _id_tables()}
-    try:
-        tables = {name: [(nodes[key], value) for key, value in getattr(c, name).items()] for name in _id_tables()}
-    except KeyError:  # a table keyed by something outside the module's tree
-        raise _Unsupported from None
-    return fields, tables
+def _checked_state(c: CheckedModule) -> tuple[dict]:
+    """A checked module as its fields: its side tables are keyed by the nodes' own ``nid`` fields,
+    which the pickled tree keeps, so they need no re-keying."""
+    return ({f.name: getattr(c, f.name) for f in dataclasses.fields(c)},)
 
 
 def _code_bytes(code: types.CodeType) -> bytes:
@@ -212,7 +178,7 @@ def _code_bytes(code: types.CodeType) -> bytes:
 
 
 class _Writer(pickle.Pickler):
-    """Pickles an entry: code objects as marshal bytes, checked modules with portable id tables."""
+    """Pickles an entry: code objects as marshal bytes, checked modules as their fields."""
 
     def __init__(self, out: io.BytesIO) -> None:
         super().__init__(out, protocol=pickle.HIGHEST_PROTOCOL)
@@ -318,13 +284,10 @@ def _code_object(data: bytes) -> types.CodeType:
     return code
 
 
-def _checked_module(fields: dict, tables: dict) -> CheckedModule:
-    if not isinstance(fields, dict) or not isinstance(tables, dict) or set(tables) != set(_id_tables()):
+def _checked_module(fields: dict) -> CheckedModule:
+    if not isinstance(fields, dict) or set(fields) != {f.name for f in dataclasses.fields(_checked_class())}:
         raise _Rejected
-    module = _checked_class()(**fields)
-    for name, pairs in tables.items():
-        setattr(module, name, {id(node): value for node, value in pairs})
-    return module
+    return _checked_class()(**fields)
 
 
 _READER_FUNCTIONS = {"_code_object": _code_object, "_checked_module": _checked_module}

@@ -165,10 +165,10 @@ def type_before_dot(text: str, path: Path, line: int, dot_col: int) -> Type | No
     best: tuple[tuple[int, int], Type] | None = None
     for node in _expressions(checked.module):
         span = node.span
-        if span.end_line == line + 1 and span.end_col == dot_col + 1 and id(node) in checked.types:
+        if span.end_line == line + 1 and span.end_col == dot_col + 1 and node.nid in checked.types:
             width = (span.end_line - span.line, span.end_col - span.col)
             if best is None or width > best[0]:
-                best = (width, checked.types[id(node)])
+                best = (width, checked.types[node.nid])
     return best[1] if best else None
 
 
@@ -441,8 +441,8 @@ def _name_type(text: str, path: Path, line: int, col: int, word: str) -> str | N
         return None
     for node in _expressions(checked.module):
         if (isinstance(node, A.Name) and node.id == word and node.span.line == line + 1
-                and node.span.col == col + 1 and id(node) in checked.types):
-            return f"`{word}: {checked.types[id(node)]}`"
+                and node.span.col == col + 1 and node.nid in checked.types):
+            return f"`{word}: {checked.types[node.nid]}`"
     for decl in checked.module.decls:  # a parameter, where it is declared
         if decl.span.line == line + 1 and isinstance(decl, A.HookDef) and decl.names[0] in environment().hooks:
             names = [name for name, _span in decl.params]
@@ -454,8 +454,8 @@ def _name_type(text: str, path: Path, line: int, col: int, word: str) -> str | N
                     return f"`{word}: {type_text(param.type)}`"
     for node in walk(checked.module.decls):  # where a let names it: the type of its value
         if (isinstance(node, A.Let) and node.name == word and node.span.line == line + 1
-                and id(node.value) in checked.types):
-            return f"`{word}: {checked.types[id(node.value)]}`"
+                and node.value.nid in checked.types):
+            return f"`{word}: {checked.types[node.value.nid]}`"
     return None
 
 
