@@ -136,6 +136,21 @@ class CheckerContractError(AssertionError):
     generated only from a module that checked, where every node it asks about has one)."""
 
 
+def _literal_default(e: A.Expr) -> bool:
+    """A default the bundle reads without evaluating it (runtime/bundles/bundle.py): a literal, a
+    negated number, or a list or map of those.  Anything else (a constant's name, ``not true``)
+    would be read there as something it is not."""
+    if isinstance(e, A.Literal):
+        return True
+    if isinstance(e, A.Unary):
+        return e.op == "-" and isinstance(e.operand, A.Literal) and e.operand.kind in ("int", "float", "duration")
+    if isinstance(e, A.ListLit):
+        return all(_literal_default(item) for item in e.items)
+    if isinstance(e, A.MapLit):
+        return all(_literal_default(k) and _literal_default(v) for k, v in e.entries)
+    return False
+
+
 def _plain_arg_type(t: A.TypeExpr) -> bool:
     """A type one YAML value converts to: a scalar argument type or list[string]."""
     return (t.name in ARG_TYPES and not t.args) or (t.name == "list" and len(t.args) == 1 and t.args[0].name == "string")
@@ -327,7 +342,7 @@ class Checker:
         if t.optional:
             self.error("E140", "arguments cannot be optional: give a default instead", t.span)
         if decl.default is not None:
-            if not isinstance(decl.default, (A.Literal, A.ListLit, A.MapLit, A.Unary)):
+            if not _literal_default(decl.default):
                 self.error("E140", "an argument default must be a literal", decl.default.span)
             else:
                 got = self.expr(decl.default, _Scope(), declared)
@@ -841,15 +856,14 @@ class Checker:
         if name in out.states:
             return Ref("state", "s_" + name, out.states[name])
         if name in out.consts:
-            return Ref("const", "c_" + name, out.types.get(out.consts[name].nid, UNKNOWN))
+            return Ref("const", "c_" + name, self._own_const_type(name))
         if name in out.defs:
             return Ref("def", "f_" + name, out.def_types[name])
         for used in out.uses:
             if name in used.defs:
                 return Ref("def", "f_" + name, used.def_types[name], module=used.module.name)
             if name in used.consts:
-                return Ref("const", "c_" + name, used.types.get(used.consts[name].nid, UNKNOWN),
-                           module=used.module.name)
+                return Ref("const", "c_" + name, used.type_of(used.consts[name]), module=used.module.name)
         env = self.env
         if name in env.globals:
             g = env.globals[name]
@@ -861,6 +875,17 @@ class Checker:
             sig = env.functions[name]
             return Ref("function", sig.py, sig.fn_type, sig)
         return None
+
+    def _own_const_type(self, name: str) -> Type:
+        """The type of this module's constant ``name``: known once its value is checked.  Before
+        that it can be read only from a constant's value at or above it, which _note_module_use
+        reports (E134); any other read of it unchecked is a fumarole bug."""
+        decl = self.out.consts[name]
+        if decl.nid in self.out.types:
+            return self.out.types[decl.nid]
+        if self.current_const is not None and self.declared_at[name] >= self.current_const[1]:
+            return UNKNOWN  # read before it is evaluated: the E134 reported where it is read
+        return self.out.type_of(decl)  # raises CheckerContractError, naming the constant's position
 
     def _note_module_use(self, name: str, ref: Ref, span: Span) -> bool:
         """Record that the body being checked uses this module's constant or definition ``name``

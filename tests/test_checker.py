@@ -165,3 +165,21 @@ def test_node_ids_are_the_same_in_every_parse_of_a_file():
     ids = [n.nid for n in walk(first) if isinstance(n, A.Node)]
     assert ids == [n.nid for n in walk(second) if isinstance(n, A.Node)]
     assert len(set(ids)) == len(ids) and first.nid == max(ids)
+
+
+def test_a_used_modules_constant_without_a_type_is_an_internal_error_naming_it():
+    """A used module is checked in full before its users (the driver orders them), so each of its
+    constants has a type; a miss is a fumarole bug at the constant, not an `unknown` that checks
+    quietly."""
+    from fumarole.policy_lang.checker import CheckerContractError
+    from fumarole.policy_lang.driver import check_module
+    from fumarole.policy_lang.parser import parse
+    from fumarole.runtime.bundles.bundle import load_environment
+
+    env = load_environment()
+    shared = check_module(env, parse("module shared\n\nlet LIMIT = 3\n", "shared.policy"))
+    user = parse("plugin p\n\nuse shared\n\non job_order(a, b) = LIMIT\n", "p.policy")
+    assert check_module(env, user, {"shared": shared}).ok
+    del shared.types[shared.consts["LIMIT"].nid]
+    with pytest.raises(CheckerContractError, match=r"^shared\.policy:3:1: the checker left no type for this ConstDecl$"):
+        check_module(env, user, {"shared": shared})
