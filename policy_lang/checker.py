@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator, TypeVar
 
 from . import ast as A
-from . import errors
+from . import declaration_errors, statement_errors, type_errors
 from .cancel import checkpoint
 from .diagnostics import Diagnostic, Span, did_you_mean
 from .env import AttrInfo, Environment, FuncSig, HookSig, Param, builtin_type_arity
@@ -226,11 +226,14 @@ class Checker:
         self.until_checkpoint = CHECKPOINT_EVERY
 
     # -- diagnostics --------------------------------------------------------------
-    def error(self, code: str, message: str, span: Span, hint: str | None = None) -> None:
-        self.out.diagnostics.append(Diagnostic(code, message, self.module.file, span, "error", hint))
+    @property
+    def file(self) -> str:
+        return self.module.file
 
-    def warn(self, code: str, message: str, span: Span, hint: str | None = None) -> None:
-        self.out.diagnostics.append(Diagnostic(code, message, self.module.file, span, "warning", hint))
+    def report(self, diagnostic: Diagnostic) -> None:
+        """Record a problem, made by its constructor (declaration_errors, statement_errors,
+        type_errors) from the facts found here."""
+        self.out.diagnostics.append(diagnostic)
 
     def _hint(self, name: str, candidates: Iterable[str]) -> str | None:
         """A did-you-mean hint while the module's hint budget lasts (MAX_HINTS): a policy with
@@ -244,7 +247,7 @@ class Checker:
     def check(self) -> CheckedModule:
         m = self.module
         if m.kind not in ("plugin", "action", "module"):
-            self.error("E104", f"unknown file kind {m.kind!r}", m.span)
+            self.report(declaration_errors.unknown_file_kind(self.file, m.span, m.kind))
         self._collect()
         for place, decl in enumerate(m.decls):
             if isinstance(decl, A.ConstDecl):
@@ -264,7 +267,7 @@ class Checker:
     # -- declarations ---------------------------------------------------------------
     def _declare_top(self, name: str, span: Span, seen: dict[str, Span]) -> bool:
         if name in seen:
-            self.error("E130", f"'{name}' is already defined (line {seen[name].line})", span)
+            self.report(declaration_errors.already_defined(self.file, span, name, seen[name].line))
             return False
         seen[name] = span
         return True
@@ -275,19 +278,19 @@ class Checker:
             if isinstance(decl, A.Use):
                 used = self.modules.get(decl.name)
                 if used is None:
-                    self.error("E150", f"unknown module '{decl.name}'", decl.span,
-                               self._hint(decl.name, self.modules))
+                    self.report(declaration_errors.unknown_module(self.file, decl.span, decl.name,
+                                                        self._hint(decl.name, self.modules)))
                 else:
                     self.out.uses.append(used)
             elif isinstance(decl, A.ArgDecl):
                 if self.module.kind == "module":
-                    self.error("E120", "a module cannot declare arguments", decl.span)
+                    self.report(declaration_errors.module_declares(self.file, decl.span, "arguments"))
                 if self._declare_top(decl.name, decl.span, seen):
                     self.out.args[decl.name] = decl
                     self.out.arg_types[decl.name] = self._check_arg(decl)
             elif isinstance(decl, A.StateDecl):
                 if self.module.kind == "module":
-                    self.error("E120", "a module cannot declare state", decl.span)
+                    self.report(declaration_errors.module_declares(self.file, decl.span, "state"))
                 if self._declare_top(decl.name, decl.span, seen):
                     self.out.states[decl.name] = self.resolve_type(decl.type)
                     if decl.process:
@@ -304,20 +307,19 @@ class Checker:
                     self.out.def_types[decl.name] = fn_of(params, self.resolve_type(decl.returns))
         for name, span in seen.items():
             if name in self.env.dispatch or name in self.env.functions or name in self.env.globals:
-                self.error("E130", f"'{name}' is already a session name and cannot be redefined", span)
+                self.report(declaration_errors.session_name_redefined(self.file, span, name))
         for used in self.out.uses:
             for name in list(used.defs) + list(used.consts):
                 if name in seen:
-                    self.error("E130", f"'{name}' is also defined by module '{used.module.name}'", seen[name])
+                    self.report(declaration_errors.defined_by_used_module(self.file, seen[name], name,
+                                                                          used.module.name))
 
     def _check_process_state(self, decl: A.StateDecl, t: Type) -> None:
         """Process state outlives the session: only a plugin's, and only values a status page can show."""
         if self.module.kind != "plugin":
-            self.error("E120", f"only a plugin can declare process state, not an {self.module.kind}"
-                       if self.module.kind == "action" else "only a plugin can declare process state", decl.span)
+            self.report(declaration_errors.process_state_outside_plugin(self.file, decl.span, self.module.kind))
         elif t.name not in PROCESS_STATE_TYPES:
-            self.error("E103", f"process state '{decl.name}' must be an int, float, duration, string or bool "
-                       f"(optional or not), not {t}", decl.type.span)
+            self.report(declaration_errors.process_state_type(self.file, decl.type.span, decl.name, t))
         else:
             self.out.process_states += (decl.name,)
 
@@ -327,28 +329,24 @@ class Checker:
         if decl.prefix:
             ok = t.name == "map" and len(t.args) == 2 and t.args[0].name == "string" and t.args[1].name in ARG_TYPES
             if not ok:
-                self.error("E140", "an argument read `from prefix` must have type map[string, T] "
-                           "with T one of " + ", ".join(ARG_TYPES), t.span)
+                self.report(declaration_errors.prefix_argument_type(self.file, t.span, ARG_TYPES))
         elif None in decl.path:
             ok = decl.path.count(None) == 1 and t.name == "map" and len(t.args) == 2 \
                 and t.args[0].name == "string" and (_plain_arg_type(t.args[1]) or _plain_map_type(t.args[1]))
             if not ok:
-                self.error("E140", "an argument read through `*` must have type map[string, T] with T one of "
-                           f"{', '.join(ARG_TYPES)}, list[string] or map[string, T] of those (one `*` per key path)",
-                           t.span)
+                self.report(declaration_errors.wildcard_argument_type(self.file, t.span, ARG_TYPES))
         elif not _plain_arg_type(t) and not _plain_map_type(t):
-            self.error("E140", f"argument type must be one of {', '.join(ARG_TYPES)}, list[string] or "
-                       f"map[string, T] of those, not {t.name}", t.span)
+            self.report(declaration_errors.argument_type(self.file, t.span, ARG_TYPES, t.name))
         if t.optional:
-            self.error("E140", "arguments cannot be optional: give a default instead", t.span)
+            self.report(declaration_errors.optional_argument(self.file, t.span))
         if decl.default is not None:
             if not _literal_default(decl.default):
-                self.error("E140", "an argument default must be a literal", decl.default.span)
+                self.report(declaration_errors.default_not_literal(self.file, decl.default.span))
             else:
                 got = self.expr(decl.default, _Scope(), declared)
                 self.expect(got, declared, decl.default.span, "argument default", decl.default)
                 if t.name == "duration" and isinstance(decl.default, A.Literal) and decl.default.kind != "duration":
-                    self.error("E140", "a duration default needs a unit, e.g. 10m or 30s", decl.default.span)
+                    self.report(declaration_errors.duration_default_without_unit(self.file, decl.default.span))
         elif decl.prefix:
             pass
         return declared
@@ -372,15 +370,15 @@ class Checker:
         if arity is None and info is None and name not in self.env.enums:
             known = list(self.env.types) + list(self.env.enums) + ["bool", "int", "float", "string",
                                                                     "duration", "list", "map"]
-            self.error("E103", f"unknown type '{t.name}'", t.span, self._hint(t.name, known))
+            self.report(declaration_errors.unknown_type(self.file, t.span, t.name, self._hint(t.name, known)))
             return UNKNOWN
         expected = arity if arity is not None else (len(info.params) if info else 0)
         if name == "fn":
             if not args:
-                self.error("E103", "fn needs at least its result type: fn[T, ..., R]", t.span)
+                self.report(declaration_errors.fn_type_without_result(self.file, t.span))
                 return UNKNOWN
         elif len(args) != expected:
-            self.error("E103", f"type '{t.name}' takes {expected} type argument(s), not {len(args)}", t.span)
+            self.report(declaration_errors.type_arity(self.file, t.span, t.name, expected, len(args)))
             return UNKNOWN
         return Type(name, args, t.optional)
 
@@ -392,17 +390,16 @@ class Checker:
         if assignable(got, want, self.env.enum_names) or (got.name == "float" and want.name == "duration"):
             return True
         if got.optional and assignable(got.required, want, self.env.enum_names):
-            self.error("E113", f"{what} may be none here (type {got}), but {want} is required", span,
-                       "check it first, e.g. `continue when x == none` or `if x != none:`")
+            self.report(type_errors.may_be_none(self.file, span, what, got, want))
         else:
-            self.error("E110", f"{what} has type {got}, expected {want}", span)
+            self.report(type_errors.mismatch(self.file, span, what, got, want))
         return False
 
     def _check_enum_literal(self, lit: A.Literal, enum: str) -> bool:
         values = self.env.enums[enum]
         if lit.value not in values:
-            self.error("E141", f"'{lit.value}' is not a {enum} (one of {', '.join(repr(v) for v in values if v)})",
-                       lit.span, self._hint(str(lit.value), values))
+            self.report(type_errors.not_an_enum_value(self.file, lit.span, lit.value, enum, values,
+                                                        self._hint(str(lit.value), values)))
             return False
         return True
 
@@ -414,9 +411,9 @@ class Checker:
 
     def _declare_local(self, scope: _Scope, name: str, t: Type, span: Span, node_id: int) -> str:
         if name in scope.vars:
-            self.error("E130", f"'{name}' is already declared in this block", span)
+            self.report(declaration_errors.declared_twice_in_block(self.file, span, name))
         elif scope.lookup(name) is not None or self._module_level(name):
-            self.warn("W202", f"'{name}' shadows an outer name", span)
+            self.report(declaration_errors.shadows(self.file, span, name))
         py = self._local_name(name)
         scope.vars[name] = (t, py)
         self.out.pynames[node_id] = py
@@ -434,7 +431,7 @@ class Checker:
         if isinstance(decl.body, tuple):
             self.block(decl.body, scope)
             if returns.name != "void" and not self._always_exits(decl.body, returns_only=True):
-                self.error("E122", f"'{decl.name}' must return a {returns} on every path", decl.name_span)
+                self.report(statement_errors.definition_may_not_return(self.file, decl.name_span, decl.name, returns))
         else:
             got = self.expr(decl.body, scope, returns)
             self.expect(got, returns, decl.body.span, f"the result of '{decl.name}'", decl.body)
@@ -446,16 +443,16 @@ class Checker:
         for name in decl.names:
             if kind == "action":
                 if name != "execute":
-                    self.error("E104", f"an action defines only 'on execute', not '{name}'", decl.name_span)
+                    self.report(declaration_errors.action_hook(self.file, decl.name_span, name))
                     continue
                 sigs.append(HookSig("execute", (), "event", None))
             elif kind == "module":
-                self.error("E104", "a module cannot define hooks; use a plugin or an action", decl.name_span)
+                self.report(declaration_errors.module_hook(self.file, decl.name_span))
             else:
                 sig = self.env.hooks.get(name)
                 if sig is None:
-                    self.error("E104", f"unknown hook '{name}'", decl.name_span,
-                               self._hint(name, self.env.hooks) or "see docs/hooks.md for the hook list")
+                    self.report(declaration_errors.unknown_hook(self.file, decl.name_span, name,
+                                                      self._hint(name, self.env.hooks)))
                     continue
                 sigs.append(sig)
         if not sigs:
@@ -463,13 +460,13 @@ class Checker:
         first = sigs[0]
         for other in sigs[1:]:
             if other.params != first.params or other.kind != first.kind:
-                self.error("E121", f"hooks '{first.name}' and '{other.name}' have different signatures "
-                           "and cannot share a body", decl.name_span)
+                self.report(declaration_errors.hooks_cannot_share_a_body(self.file, decl.name_span, first.name,
+                                                                         other.name))
                 return
         key_form = first.kind == "order" and len(decl.params) == 1 and len(first.params) == 2
         if not key_form and len(decl.params) != len(first.params):
-            self.error("E121", f"hook '{first.name}' takes {len(first.params)} parameter(s) "
-                       f"({', '.join(str(p) for p in first.params)}), not {len(decl.params)}", decl.name_span)
+            self.report(declaration_errors.hook_parameter_count(self.file, decl.name_span, first.name, first.params,
+                                                      len(decl.params)))
             return
         scope = _Scope()
         for (pname, pspan), ptype in zip(decl.params, first.params):
@@ -485,12 +482,12 @@ class Checker:
             self.block(decl.body, scope)
             if first.kind in ("bool", "score", "scores", "hyper-scores", "gradients") or (first.kind == "order"):
                 if not self._always_exits(decl.body, returns_only=True):
-                    self.error("E122", f"hook '{first.name}' must return a {self._hook_result(first)} on every path",
-                               decl.name_span)
+                    self.report(statement_errors.hook_may_not_return(self.file, decl.name_span, first.name,
+                                                               self._hook_result(first)))
         else:
             want = self._hook_result(first)
             if want is None:
-                self.error("E123", f"hook '{first.name}' ({first.kind}) needs a block body", decl.body.span)
+                self.report(statement_errors.hook_needs_block(self.file, decl.body.span, first.name, first.kind))
                 return
             got = self.expr(decl.body, scope, want)
             self.expect(got, want, decl.body.span, f"the result of hook '{first.name}'", decl.body)
@@ -505,13 +502,12 @@ class Checker:
     def _check_key_order(self, decl: A.HookDef, scope: _Scope) -> None:
         body = decl.body
         if not (isinstance(body, tuple) and len(body) == 1 and isinstance(body[0], A.OrderBy)):
-            self.error("E120", "an order hook with one parameter must be exactly one `order by` line",
-                       decl.name_span, "or take two parameters and return an int (<0: first one first)")
+            self.report(statement_errors.key_order_body(self.file, decl.name_span))
             return
         for key, _desc in body[0].keys:
             t = self.expr(key, scope)
             if t.name not in ("int", "float", "bool", "string", "unknown") or t.optional:
-                self.error("E110", f"an order key must be a number, bool or string, not {t}", key.span)
+                self.report(type_errors.order_key_type(self.file, key.span, t))
 
     # -- statements ---------------------------------------------------------------------
     def block(self, stmts: Iterable[A.Stmt], scope: _Scope) -> None:
@@ -550,8 +546,7 @@ class Checker:
 
     def _stmt_When(self, stmt: A.When, scope: _Scope) -> None:
         if isinstance(stmt.stmt, A.Let):
-            self.error("E133", "`let` cannot be guarded by `when`", stmt.span,
-                       "declare it first, then assign under `when`")
+            self.report(statement_errors.guarded_let(self.file, stmt.span))
         self.cond(stmt.cond, scope)
         guarded = _Scope(scope)
         guarded.narrowed.update(self.narrowing(stmt.cond, True, scope))
@@ -568,14 +563,11 @@ class Checker:
         else:
             t = got
             if self._has_unknown(t) and isinstance(stmt.value, (A.ListLit, A.MapLit)):
-                self.error("E110", f"cannot tell the type of '{stmt.name}' from an empty literal", stmt.span,
-                           f"annotate it: let {stmt.name}: list[Task] = []")
+                self.report(type_errors.empty_literal_type(self.file, stmt.span, stmt.name))
             elif t.name == "void":
-                self.error("E110", f"'{stmt.name}' would hold the result of a call that returns nothing",
-                           stmt.value.span)
+                self.report(type_errors.holds_void(self.file, stmt.value.span, stmt.name))
             elif t.name == "none":
-                self.error("E110", f"cannot tell the type of '{stmt.name}' from none", stmt.span,
-                           f"annotate it: let {stmt.name}: Node? = none")
+                self.report(type_errors.none_literal_type(self.file, stmt.span, stmt.name))
         self._declare_local(scope, stmt.name, t, stmt.span, stmt.nid)
 
     @staticmethod
@@ -597,11 +589,9 @@ class Checker:
                 self._invalidate(scope, target.id)
                 return t
             if target.id in self.out.args or target.id in self.out.consts:
-                self.error("E131", f"'{target.id}' cannot be assigned (arguments and constants are fixed)",
-                           target.span)
+                self.report(statement_errors.assign_fixed(self.file, target.span, target.id))
                 return UNKNOWN
-            self.error("E131", f"'{target.id}' is not declared", target.span,
-                       f"declare it with `let {target.id} = ...`")
+            self.report(statement_errors.assign_undeclared(self.file, target.span, target.id))
             return UNKNOWN
         if isinstance(target, A.Index):
             container = self.expr(target.obj, scope)
@@ -614,7 +604,7 @@ class Checker:
                 self.expect(self.expr(target.key, scope), INT, target.key.span, "a list index")
                 return container.args[0]
             if container.name != "unknown":
-                self.error("E110", f"cannot assign into a {container}", target.span)
+                self.report(type_errors.assign_into(self.file, target.span, container))
             return UNKNOWN
         if isinstance(target, A.Attr):
             obj_t = self.expr(target.obj, scope)
@@ -622,10 +612,10 @@ class Checker:
             if info is None:
                 return UNKNOWN
             if not info.writable:
-                self.error("E131", f"attribute '{target.name}' of {obj_t.name} is read-only", target.name_span)
+                self.report(statement_errors.read_only_attribute(self.file, target.name_span, target.name, obj_t.name))
             self.out.attrs[target.nid] = info
             return info.type
-        self.error("E131", "cannot assign to this expression", target.span)
+        self.report(statement_errors.not_assignable(self.file, target.span))
         return UNKNOWN
 
     @staticmethod
@@ -649,7 +639,7 @@ class Checker:
         got = self.expr(stmt.value, scope)
         result = self._arith(stmt.op, t, got, stmt.span)
         if result.name != "unknown" and not assignable(result, t) and t.name != "unknown":
-            self.error("E110", f"`{stmt.op}=` gives a {result}, which cannot be stored in a {t}", stmt.span)
+            self.report(type_errors.augmented_result(self.file, stmt.span, stmt.op, result, t))
 
     def _stmt_Return(self, stmt: A.Return, scope: _Scope) -> None:
         ctx = self.ctx
@@ -658,9 +648,9 @@ class Checker:
             want = ctx.returns or VOID
             if stmt.value is None:
                 if want.name != "void":
-                    self.error("E123", f"this definition must return a {want}", stmt.span)
+                    self.report(statement_errors.definition_returns_no_value(self.file, stmt.span, want))
             elif want.name == "void":
-                self.error("E123", "this definition returns nothing", stmt.value.span)
+                self.report(statement_errors.definition_returns_nothing(self.file, stmt.value.span))
             else:
                 got = self.expr(stmt.value, scope, want)
                 self.expect(got, want, stmt.value.span, "the returned value", stmt.value)
@@ -671,28 +661,20 @@ class Checker:
             want = None
         if stmt.value is None:
             if want is not None:
-                self.error("E123", f"hook '{hook.name}' must return a {want}", stmt.span)
+                self.report(statement_errors.hook_returns_no_value(self.file, stmt.span, hook.name, want))
         elif want is None:
-            self.error("E123", f"hook '{hook.name}' ({hook.kind}) does not return a value", stmt.value.span,
-                       self._kind_hint(hook.kind))
+            self.report(statement_errors.hook_returns_a_value(self.file, stmt.value.span, hook.name, hook.kind))
         else:
             got = self.expr(stmt.value, scope, want)
             self.expect(got, want, stmt.value.span, f"the result of hook '{hook.name}'", stmt.value)
 
-    @staticmethod
-    def _kind_hint(kind: str) -> str:
-        return {"victims": "select victims with `victim <task>`",
-                "vote": "vote with `permit` or `reject` (or `abstain`)",
-                "failure": "fail with `fail \"reason\"`",
-                "event": "event hooks only update state"}.get(kind, "")
-
     def _stmt_Break(self, stmt: A.Break, scope: _Scope) -> None:
         if not self.ctx.in_loop:
-            self.error("E120", "`break` outside a loop", stmt.span)
+            self.report(statement_errors.outside_a_loop(self.file, stmt.span, "break"))
 
     def _stmt_Continue(self, stmt: A.Continue, scope: _Scope) -> None:
         if not self.ctx.in_loop:
-            self.error("E120", "`continue` outside a loop", stmt.span)
+            self.report(statement_errors.outside_a_loop(self.file, stmt.span, "continue"))
 
     def _stmt_Pass(self, stmt: A.Pass, scope: _Scope) -> None:
         pass
@@ -701,8 +683,7 @@ class Checker:
         hook = self.ctx.hook
         if hook is None or hook.kind not in kinds:
             where = f"hook '{hook.name}' ({hook.kind})" if hook else "a definition"
-            self.error("E120", f"`{what}` is not allowed in {where}", span,
-                       f"`{what}` belongs in a {' or '.join(kinds)} hook")
+            self.report(statement_errors.not_in_this_hook(self.file, span, what, where, kinds))
             return False
         return True
 
@@ -721,20 +702,20 @@ class Checker:
             hook = self.ctx.hook
             assert hook is not None  # _require_kind found one
             if stmt.code and hook.name == "job_valid":
-                self.error("E120", "job_valid failures take no code: write `fail \"reason\"`", stmt.span)
+                self.report(statement_errors.job_valid_fail_code(self.file, stmt.span))
         got = self.expr(stmt.message, scope, STRING)
         if got.name == "FitError" and not got.optional:
             if stmt.code:
-                self.error("E120", "a FitError carries its own status: drop the code", stmt.span)
+                self.report(statement_errors.fit_error_with_code(self.file, stmt.span))
             return
         self.expect(got, STRING, stmt.message.span, "a failure message", stmt.message)
 
     def _stmt_OrderBy(self, stmt: A.OrderBy, scope: _Scope) -> None:
-        self.error("E120", "`order by` is only allowed as the body of a one-parameter order hook", stmt.span)
+        self.report(statement_errors.order_by_out_of_place(self.file, stmt.span))
 
     def _stmt_ExprStmt(self, stmt: A.ExprStmt, scope: _Scope) -> None:
         if not isinstance(stmt.expr, A.Call):
-            self.warn("W204", "this expression's value is not used", stmt.span)
+            self.report(statement_errors.value_not_used(self.file, stmt.span))
         self.expr(stmt.expr, scope)
 
     def _stmt_If(self, stmt: A.If, scope: _Scope) -> None:
@@ -762,8 +743,7 @@ class Checker:
         if t.name == "map" and not t.optional:
             return t.args[0]
         if t.name != "unknown":
-            self.error("E110", f"cannot iterate over a {t}", span,
-                       "use `drain x from queue:` for a priority queue" if t.name == "PriorityQueue" else None)
+            self.report(type_errors.not_iterable(self.file, span, t, t.name == "PriorityQueue"))
         return UNKNOWN
 
     def _stmt_For(self, stmt: A.For, scope: _Scope) -> None:
@@ -781,7 +761,7 @@ class Checker:
         if q.name == "PriorityQueue" and not q.optional:
             elem = q.args[0]
         elif q.name != "unknown":
-            self.error("E110", f"`drain` takes a priority queue, not a {q}", stmt.queue.span)
+            self.report(type_errors.drain_needs_queue(self.file, stmt.queue.span, q))
         if stmt.cond is not None:
             self.cond(stmt.cond, scope)
         body = _Scope(scope)
@@ -899,8 +879,8 @@ class Checker:
         if self.current_const is None or ref.kind != "const" or self.declared_at[name] < self.current_const[1]:
             return True
         const, file = self.current_const[0], self.module.file
-        self.out.diagnostics.append(errors.constant_in_own_value(file, span, name) if name == const else
-                                    errors.constant_before_declaration(file, span, name,
+        self.report(declaration_errors.constant_in_own_value(file, span, name) if name == const else
+                                    declaration_errors.constant_before_declaration(file, span, name,
                                                                        self.out.consts[name].span.line, const))
         return False
 
@@ -928,10 +908,10 @@ class Checker:
         ref = self._top_level(e.id)
         if ref is None:
             if e.id in BUILTIN_FUNCTIONS:
-                self.error("E105", f"'{e.id}' can only be called", e.span)
+                self.report(type_errors.only_callable(self.file, e.span, e.id))
                 return UNKNOWN
-            self.error("E100", f"unknown name '{e.id}'", e.span,
-                       self._rule_only_hint(e.id) or self._hint(e.id, self._all_names(scope)))
+            self.report(type_errors.unknown_name(self.file, e.span, e.id, self._rule_only_hint(e.id)
+                                                   or self._hint(e.id, self._all_names(scope))))
             return UNKNOWN
         if not self._note_module_use(e.id, ref, e.span):
             return UNKNOWN
@@ -945,15 +925,14 @@ class Checker:
         if obj_t.name == "unknown":
             return None
         if obj_t.optional:
-            self.error("E113", f"'{e.name}' is read from a value that may be none (type {obj_t})", e.span,
-                       "check it first, e.g. `continue when x == none` or `if x != none:`")
+            self.report(type_errors.attribute_of_optional(self.file, e.span, e.name, obj_t))
             return None
         info = self.env.types.get(obj_t.name)
         attr = info.attributes.get(e.name) if info else None
         if attr is None:
             candidates = list(info.attributes) + list(info.methods) if info else []
-            self.error("E101", f"unknown attribute '{e.name}' of {obj_t.name}", e.name_span,
-                       self._hint(e.name, candidates))
+            self.report(type_errors.unknown_attribute(self.file, e.name_span, e.name, obj_t.name,
+                                                        self._hint(e.name, candidates)))
             return None
         assert info is not None  # it has the attribute
         if info.params:
@@ -983,7 +962,7 @@ class Checker:
             self.expr(e.key, scope)
             return UNKNOWN
         if obj_t.optional:
-            self.error("E113", f"indexing a value that may be none (type {obj_t})", e.span)
+            self.report(type_errors.index_of_optional(self.file, e.span, obj_t))
             return UNKNOWN
         if obj_t.name == "map":
             key_t = self.expr(e.key, scope, obj_t.args[0])
@@ -992,7 +971,7 @@ class Checker:
         if obj_t.name == "list":
             self.expect(self.expr(e.key, scope), INT, e.key.span, "a list index")
             return obj_t.args[0]
-        self.error("E110", f"cannot index a {obj_t}", e.span)
+        self.report(type_errors.not_indexable(self.file, e.span, obj_t))
         return UNKNOWN
 
     def _expr_Unary(self, e: A.Unary, scope: _Scope, expected: Type | None) -> Type:
@@ -1001,7 +980,7 @@ class Checker:
             return BOOL
         t = self.expr(e.operand, scope)
         if t.name not in NUMERIC and t.name != "unknown":
-            self.error("E110", f"cannot negate a {t}", e.span)
+            self.report(type_errors.not_negatable(self.file, e.span, t))
             return UNKNOWN
         return t
 
@@ -1009,13 +988,13 @@ class Checker:
         if "unknown" in (l.name, r.name):
             return UNKNOWN
         if l.optional or r.optional:
-            self.error("E113", f"`{op}` on a value that may be none ({l} {op} {r})", span)
+            self.report(type_errors.operator_on_optional(self.file, span, op, l, r))
             return UNKNOWN
         if l.name in NUMERIC and r.name in NUMERIC:
             if op == "/":
                 return FLOAT
             if op == "%" and (l.name != "int" or r.name != "int"):
-                self.error("E110", "`%` needs two ints", span)
+                self.report(type_errors.modulo_needs_ints(self.file, span))
             return INT if l.name == r.name == "int" else FLOAT
         if l.name == "Resource":
             if op in "+-" and r.name == "Resource":
@@ -1026,7 +1005,7 @@ class Checker:
             return STRING
         if op == "+" and l.name == r.name == "list" and assignable(r, l):
             return l
-        self.error("E110", f"`{op}` is not defined for {l} and {r}", span)
+        self.report(type_errors.operator_undefined(self.file, span, op, l, r))
         return UNKNOWN
 
     def _expr_Binary(self, e: A.Binary, scope: _Scope, expected: Type | None) -> Type:
@@ -1045,7 +1024,7 @@ class Checker:
             elif container.name == "string":
                 self.expect(item, STRING, e.left.span, "the searched value", e.left)
             elif container.name != "unknown":
-                self.error("E110", f"`{op}` needs a list, map or string on the right, not {container}", e.right.span)
+                self.report(type_errors.membership_container(self.file, e.right.span, op, container))
             return BOOL
         if op in ("==", "!="):
             l = self.expr(e.left, scope)
@@ -1056,10 +1035,9 @@ class Checker:
                     or (l.name in NUMERIC and r.name in NUMERIC)
                     or (l.name == "none" and r.optional) or (r.name == "none" and l.optional)):
                 if r.name == "none" or l.name == "none":
-                    self.error("E110", f"comparing a {l if r.name == 'none' else r} (never none) with none",
-                               e.span)
+                    self.report(type_errors.never_none(self.file, e.span, l if r.name == "none" else r))
                 else:
-                    self.error("E110", f"cannot compare {l} with {r}", e.span)
+                    self.report(type_errors.not_comparable(self.file, e.span, l, r))
             return BOOL
         if op in ("<", "<=", ">", ">="):
             l = self.expr(e.left, scope)
@@ -1067,16 +1045,15 @@ class Checker:
             if "unknown" in (l.name, r.name):
                 return BOOL
             if l.optional or r.optional:
-                self.error("E113", f"`{op}` on a value that may be none ({l} {op} {r})", e.span)
+                self.report(type_errors.operator_on_optional(self.file, e.span, op, l, r))
             elif l.name in NUMERIC and r.name in NUMERIC or l.name == r.name == "string":
                 pass
             elif l.name == r.name == "Resource" and op in ("<", "<="):
                 pass
             elif l.name == r.name == "Resource":
-                self.error("E110", f"`{op}` is not defined on resources; write the comparison the other way "
-                           "round (`<=`, `<`) or use less_partly / above_requested", e.span)
+                self.report(type_errors.resources_ordered(self.file, e.span, op))
             else:
-                self.error("E110", f"cannot order {l} and {r}", e.span)
+                self.report(type_errors.not_orderable(self.file, e.span, l, r))
             return BOOL
         l = self.expr(e.left, scope)
         r = self.expr(e.right, scope)
@@ -1091,7 +1068,7 @@ class Checker:
         b = self.expr(e.orelse, else_scope, expected)
         t = join(a, b)
         if t is None:
-            self.error("E110", f"the branches have different types ({a} and {b})", e.span)
+            self.report(type_errors.branch_types(self.file, e.span, a, b))
             return UNKNOWN
         return t
 
@@ -1113,7 +1090,7 @@ class Checker:
             else:
                 joined = join(elem, t)
                 if joined is None:
-                    self.error("E110", f"list items have different types ({elem} and {t})", item.span)
+                    self.report(type_errors.list_item_types(self.file, item.span, elem, t))
                 else:
                     elem = joined
         return list_of(elem or want or UNKNOWN)
@@ -1168,8 +1145,7 @@ class Checker:
             elif i < len(want_params) and not want_params[i].is_typevar:
                 t = want_params[i]
             else:
-                self.error("E110", f"cannot tell the type of parameter '{name}'", span,
-                           f"annotate it: fn({name}: Task, ...) => ...")
+                self.report(type_errors.lambda_parameter_type(self.file, span, name))
                 t = UNKNOWN
             params.append(t)
             self._declare_local(inner, name, t, span, span.nid)
@@ -1209,7 +1185,7 @@ class Checker:
             self.out.calls[e.nid] = CallInfo("value", "", sig)
             return self._apply(sig, e, scope, "this function")
         if t.name != "unknown":
-            self.error("E105", f"a {t} cannot be called", func.span)
+            self.report(type_errors.not_callable(self.file, func.span, t))
         for a in e.args:
             self.expr(a, scope)
         return UNKNOWN
@@ -1233,8 +1209,7 @@ class Checker:
             return
         what, valid, example = _LITERAL_FORMATS[sig.literal]
         if not valid(first.value):
-            self.error("E142", f"{first.value!r} is not {what}, which {sig.name}() needs", first.span,
-                       f"write it as {example!r}")
+            self.report(type_errors.malformed_literal(self.file, first.span, first.value, what, sig.name, example))
 
     def _def_sig(self, name: str, ref: Ref) -> FuncSig:
         decl = self.out.defs.get(name)
@@ -1249,23 +1224,23 @@ class Checker:
         params = list(sig.params)
         supplied: dict[str, tuple[A.Expr, Span]] = {}
         if len(e.args) > len(params):
-            self.error("E111", f"{what} takes at most {len(params)} argument(s), got {len(e.args)}", e.span)
+            self.report(type_errors.too_many_arguments(self.file, e.span, what, len(params), len(e.args)))
         for param, arg in zip(params, e.args):
             supplied[param.name] = (arg, arg.span)
         for kw, value, span in e.kwargs:
             if kw not in {p.name for p in params}:
-                self.error("E112", f"{what} has no parameter '{kw}'", span,
-                           self._hint(kw, [p.name for p in params]))
+                self.report(type_errors.unknown_keyword(self.file, span, what, kw,
+                                                          self._hint(kw, [p.name for p in params])))
                 self.expr(value, scope)
                 continue
             if kw in supplied:
-                self.error("E111", f"parameter '{kw}' given twice", span)
+                self.report(type_errors.argument_given_twice(self.file, span, kw))
             supplied[kw] = (value, span)
         bindings: dict[str, Type] = {}
         for param in params:
             if param.name not in supplied:
                 if not param.optional:
-                    self.error("E111", f"{what} needs argument '{param.name}' ({param.type})", e.span)
+                    self.report(type_errors.missing_argument(self.file, e.span, what, param.name, param.type))
                 continue
             arg, span = supplied[param.name]
             want = substitute(param.type, bindings)
@@ -1285,8 +1260,7 @@ class Checker:
                 self.expr(a, scope)
             return UNKNOWN
         if obj_t.optional:
-            self.error("E113", f"'{func.name}' is called on a value that may be none (type {obj_t})", func.span,
-                       "check it first, e.g. `continue when x == none`")
+            self.report(type_errors.method_of_optional(self.file, func.span, func.name, obj_t))
             return UNKNOWN
         container = self._container_method(obj_t, func.name)
         if container is not None:
@@ -1296,10 +1270,10 @@ class Checker:
         sig = info.methods.get(func.name) if info else None
         if sig is None:
             candidates = list(info.methods) + list(info.attributes) if info else []
-            hint = self._hint(func.name, candidates)
-            if info and func.name in info.attributes:
-                hint = f"'{func.name}' is an attribute: drop the parentheses"
-            self.error("E102", f"unknown method '{func.name}' of {obj_t.name}", func.name_span, hint)
+            suggestion = self._hint(func.name, candidates)
+            is_attribute = info is not None and func.name in info.attributes
+            self.report(type_errors.unknown_method(self.file, func.name_span, func.name, obj_t.name, is_attribute,
+                                                     suggestion))
             for a in e.args:
                 self.expr(a, scope)
             return UNKNOWN
@@ -1332,35 +1306,35 @@ class Checker:
         args = [self.expr(a, scope) for a in e.args]
         self.out.calls[e.nid] = CallInfo("builtin", name, None, name)
         if e.kwargs:
-            self.error("E112", f"'{name}' takes no keyword arguments", e.kwargs[0][2])
+            self.report(type_errors.builtin_keyword(self.file, e.kwargs[0][2], name))
 
         def arity(n: int) -> bool:
             if len(args) != n:
-                self.error("E111", f"'{name}' takes {n} argument(s), got {len(args)}", e.span)
+                self.report(type_errors.builtin_arity(self.file, e.span, name, n, len(args)))
                 return False
             return True
 
         if name == "len":
             if arity(1) and args[0].name not in ("list", "map", "string", "PriorityQueue", "unknown"):
-                self.error("E110", f"len() of a {args[0]}", e.args[0].span)
+                self.report(type_errors.builtin_of(self.file, e.args[0].span, "len", args[0]))
             return INT
         if name in ("max", "min"):
             if len(args) == 1 and args[0].name in ("list", "unknown"):  # the largest / smallest of a list
                 element = args[0].args[0] if args[0].args else UNKNOWN
                 if element.name not in NUMERIC and element.name != "unknown":
-                    self.error("E110", f"{name}() of a {args[0]}", e.args[0].span)
+                    self.report(type_errors.builtin_of(self.file, e.args[0].span, name, args[0]))
                     return UNKNOWN
                 return INT if element.name == "int" else FLOAT
             if len(args) < 2:
-                self.error("E111", f"'{name}' takes two or more numbers, or one list of numbers", e.span)
+                self.report(type_errors.extremum_arity(self.file, e.span, name))
                 return UNKNOWN
             for a, t in zip(e.args, args):
                 if t.name not in NUMERIC and t.name != "unknown":
-                    self.error("E110", f"{name}() of a {t}", a.span)
+                    self.report(type_errors.builtin_of(self.file, a.span, name, t))
             return INT if all(t.name == "int" for t in args) else FLOAT
         if name == "sum":
             if arity(1) and not (args[0].name == "list" and args[0].args[0].name in NUMERIC):
-                self.error("E110", f"sum() needs a list of numbers, not {args[0]}", e.span)
+                self.report(type_errors.sum_needs_numbers(self.file, e.span, args[0]))
             return FLOAT
         if name == "range":
             if arity(1):
@@ -1371,11 +1345,11 @@ class Checker:
             return STRING
         if name == "int":
             if arity(1) and args[0].name not in NUMERIC + ("unknown",):
-                self.error("E110", f"int() of a {args[0]}", e.span)
+                self.report(type_errors.builtin_of(self.file, e.span, "int", args[0]))
             return INT
         if name == "float":
             if arity(1) and args[0].name not in NUMERIC + ("unknown",):
-                self.error("E110", f"float() of a {args[0]}", e.span)
+                self.report(type_errors.builtin_of(self.file, e.span, "float", args[0]))
             return FLOAT
         return UNKNOWN
 
@@ -1390,7 +1364,7 @@ class Checker:
             if len(component) == 1 and first not in graph.get(first, ()):
                 continue
             cycle = _cycle_through(first, graph, set(component))
-            self.out.diagnostics.append(errors.recursion(self.module.file, self.out.defs[first].name_span, cycle,
+            self.report(declaration_errors.recursion(self.module.file, self.out.defs[first].name_span, cycle,
                                                          len(component) - len(cycle) + 1))
 
     def _check_evaluation_order(self) -> None:
@@ -1410,7 +1384,7 @@ class Checker:
                     kind = "constant" if below in self.out.consts else "definition"
                     line = (self.out.consts[below].span if below in self.out.consts
                             else self.out.defs[below].name_span).line
-                    self.out.diagnostics.append(errors.reaches_below(self.module.file, span, name, kind, below,
+                    self.report(declaration_errors.reaches_below(self.module.file, span, name, kind, below,
                                                                      path[:-1], line))
                     break
 
@@ -1437,13 +1411,13 @@ class Checker:
     def _check_unused(self) -> None:
         for name, decl in self.out.args.items():
             if name not in self.used_names and not name.startswith("_"):
-                self.warn("W200", f"argument '{name}' is never used", decl.span)
+                self.report(declaration_errors.unused_argument(self.file, decl.span, name))
         for name, func in self.out.defs.items():
             if name not in self.used_names and self.module.kind != "module":
-                self.warn("W201", f"definition '{name}' is never used", func.name_span)
+                self.report(declaration_errors.unused_definition(self.file, func.name_span, name))
         for name, const in self.out.consts.items():
             if name not in self.used_names and self.module.kind != "module":
-                self.warn("W201", f"definition '{name}' is never used", const.span)
+                self.report(declaration_errors.unused_definition(self.file, const.span, name))
 
 
 def strongly_connected(graph: dict[str, list[str]]) -> list[list[str]]:

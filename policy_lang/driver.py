@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Mapping
 
 from . import ast as A
-from . import errors
+from . import declaration_errors
 from .cancel import checkpoint
 from .checker import CheckedModule, Checker, strongly_connected
 from .compiled import CompiledModule
@@ -92,7 +92,7 @@ def module_order(modules: list[A.Module]) -> tuple[list[A.Module], list[Diagnost
         for name in sorted(members):
             for decl in by_name[name].decls:
                 if isinstance(decl, A.Use) and decl.name in members:
-                    diagnostics.append(errors.modules_use_each_other(
+                    diagnostics.append(declaration_errors.modules_use_each_other(
                         by_name[name].file, decl.span, name, decl.name, sorted(members - {name, decl.name})))
     ordered: list[A.Module] = []
     placed: set[str] = set()
@@ -132,8 +132,8 @@ def check_files(env: Environment, files: Iterable[tuple[str, str]],
     for module in parsed:
         key = (module.kind, module.name)
         if key in by_name:
-            diagnostics.append(Diagnostic("E130", f"{module.kind} '{module.name}' is also defined in {by_name[key]}",
-                                          module.file, module.span))
+            diagnostics.append(declaration_errors.file_defined_twice(module.file, module.span, module.kind,
+                                                                     module.name, by_name[key]))
         by_name[key] = module.file
     ordered, cycles = module_order([m for m in parsed if m.kind == "module"])
     diagnostics.extend(cycles)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, fields, is_dataclass
 from typing import Iterator
 
 from . import ast as A
+from . import rule_errors
 from .checker import attribute_path
 from .diagnostics import Diagnostic
 from .fmt import expr_text
@@ -43,7 +44,7 @@ def never_matching(module: A.Module) -> list[Diagnostic]:
         elif isinstance(node, A.If):
             _check_if(module, node, out)
         elif isinstance(node, (A.When, A.While)) and _is_false(node.cond):
-            out.append(_warning(module, node.cond, "this condition is always false"))
+            out.append(rule_errors.always_false(module.file, node.cond.span))
     return out
 
 
@@ -138,13 +139,12 @@ def _is_false(e: A.Expr) -> bool:
 
 def _check_conjunction(module: A.Module, node: A.Expr, conjuncts: list[A.Expr], out: list[Diagnostic]) -> None:
     if any(_is_false(c) for c in conjuncts):
-        out.append(_warning(module, node, "this condition is always false: it contains `false`"))
+        out.append(rule_errors.contains_false(module.file, node.span))
         return
     clash = _contradiction([a for a in map(_atom, conjuncts) if a is not None])
     if clash:
         a, b = clash
-        out.append(_warning(module, node, f"this condition can never be true: `{expr_text(a.source)}` and "
-                                          f"`{expr_text(b.source)}` cannot both hold"))
+        out.append(rule_errors.never_true(module.file, node.span, expr_text(a.source), expr_text(b.source)))
 
 
 def _check_if(module: A.Module, node: A.If, out: list[Diagnostic]) -> None:
@@ -152,21 +152,15 @@ def _check_if(module: A.Module, node: A.If, out: list[Diagnostic]) -> None:
     earlier: list[_Atom] = []
     for cond, _body in node.branches:
         if _is_false(cond):
-            out.append(_warning(module, cond, "this condition is always false"))
+            out.append(rule_errors.always_false(module.file, cond.span))
             continue
         atoms = [a for a in map(_atom, _conjuncts(cond)) if a is not None]
         clash = _contradiction(earlier + atoms)
         if earlier and clash and clash[0] in earlier and clash[1] not in earlier:
-            out.append(_warning(module, cond, f"this branch can never run: an earlier test "
-                                              f"`{expr_text(clash[0].source)}` already took every case of "
-                                              f"`{expr_text(clash[1].source)}`"))
+            out.append(rule_errors.branch_never_runs(module.file, cond.span, expr_text(clash[0].source),
+                                                     expr_text(clash[1].source)))
         single = _atom(cond)
         if single is not None and single.op in _NEGATED and not (single.op == "==" and isinstance(single.value, bool)):
             earlier.append(_Atom(single.path, _NEGATED[single.op], single.value, single.source))
         elif single is not None:
             earlier.append(_Atom(single.path, "==", not single.value, single.source))
-
-
-def _warning(module: A.Module, node: A.Expr, message: str) -> Diagnostic:
-    return Diagnostic("W210", message, module.file, node.span, "warning", "a rule guarded by it never fires: "
-                      "fix the condition (perhaps `or` was meant) or remove the rule")

@@ -9,15 +9,15 @@ from __future__ import annotations
 import math
 import threading
 import unicodedata
-from functools import lru_cache
-from typing import Iterator
+from functools import lru_cache, partial
+from typing import Callable, Iterator
 
 from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 from lark.indenter import DedentError, Indenter
 
 from . import ast as A
-from . import errors
+from . import syntax_errors
 from .cancel import checkpoint
 from .diagnostics import Diagnostic, FumaroleError, Span, numbered_from
 from .durations import duration_seconds
@@ -79,9 +79,9 @@ _HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
 class _LiteralError(Exception):
     """A literal the grammar accepts but that means nothing: reported as a diagnostic at its place."""
 
-    def __init__(self, code: str, message: str, span: Span) -> None:
-        super().__init__(message)
-        self.code, self.message, self.span = code, message, span
+    def __init__(self, diagnostic: Callable[[str], Diagnostic]) -> None:
+        super().__init__()
+        self.diagnostic = diagnostic  # given the file, once the tree's builder is left
 
 
 def unescape(tok: Token) -> str:
@@ -104,43 +104,42 @@ def unescape(tok: Token) -> str:
         elif kind in _HEX_ESCAPES:
             digits = text[i + 2:i + 2 + _HEX_ESCAPES[kind]]
             if len(digits) != _HEX_ESCAPES[kind] or not all(c in "0123456789abcdefABCDEF" for c in digits):
-                raise _LiteralError("P003", f"\\{kind} needs exactly {_HEX_ESCAPES[kind]} hexadecimal digits", at)
+                raise _LiteralError(partial(syntax_errors.escape_needs_hex_digits, at, kind, _HEX_ESCAPES[kind]))
             out.append(_code_point(int(digits, 16), at))
             i += 2 + len(digits)
         elif kind == "N":
             close = text.find("}", i)
             if not text.startswith("{", i + 2) or close < 0:
-                raise _LiteralError("P003", "\\N needs a character name in braces, e.g. \\N{BULLET}", at)
+                raise _LiteralError(partial(syntax_errors.escape_needs_braced_name, at))
             name = text[i + 3:close]
             try:
                 out.append(unicodedata.lookup(name))
             except KeyError:
-                raise _LiteralError("P003", f"unknown character name {name!r} in \\N{{...}}", at) from None
+                raise _LiteralError(partial(syntax_errors.unknown_character_name, at, name)) from None
             i = close + 1
         else:
-            raise _LiteralError("P003", f"unknown escape \\{kind}", at)
+            raise _LiteralError(partial(syntax_errors.unknown_escape, at, kind))
     return "".join(out)
 
 
 def _code_point(value: int, at: Span) -> str:
     if value > 0x10FFFF:
-        raise _LiteralError("P003", f"U+{value:X} is beyond the last Unicode character U+10FFFF", at)
+        raise _LiteralError(partial(syntax_errors.beyond_unicode, at, value))
     if 0xD800 <= value <= 0xDFFF:
-        raise _LiteralError("P003", f"U+{value:X} is a surrogate, not a character", at)
+        raise _LiteralError(partial(syntax_errors.surrogate, at, value))
     return chr(value)
 
 
 def _int_literal(tok: Token) -> int:
     text = str(tok)
     if len(text) > 19 or int(text) > MAX_INT:
-        raise _LiteralError("P004", f"integer literal out of range (the largest is {MAX_INT})", _tok_span(tok))
+        raise _LiteralError(partial(syntax_errors.integer_out_of_range, _tok_span(tok), MAX_INT))
     return int(text)
 
 
 def _finite(value: float, tok: Token) -> float:
     if not math.isfinite(value):
-        raise _LiteralError("P004", "number literal out of range (larger than the largest float, 1.8e308)",
-                            _tok_span(tok))
+        raise _LiteralError(partial(syntax_errors.float_out_of_range, _tok_span(tok)))
     return value
 
 
@@ -461,14 +460,11 @@ def parse(source: str, file: str = "<policy>") -> A.Module:
         raise FumaroleError([_syntax_diagnostic(exc, file, text)], {file: source}) from None
     except DedentError as exc:
         line = _dedent_line(text)
-        raise FumaroleError([Diagnostic("P002", f"inconsistent indentation: {exc}", file, Span(line, 1))],
-                            {file: source}) from None
+        raise FumaroleError([syntax_errors.inconsistent_indentation(file, line, exc)], {file: source}) from None
     reserved, deep = _survey(tree)
-    diagnostics = [Diagnostic("P006", f"'{tok}' is reserved: names cannot start with two underscores", file,
-                              _tok_span(tok)) for tok in reserved]
+    diagnostics = [syntax_errors.reserved_name(file, _tok_span(tok), str(tok)) for tok in reserved]
     if deep is not None:
-        diagnostics.append(Diagnostic("P005", f"this nests more than {MAX_NESTING} levels deep", file, deep,
-                                      hint="split it up: name the parts with `let`, or a `def`"))
+        diagnostics.append(syntax_errors.nested_too_deeply(file, deep, MAX_NESTING))
     if diagnostics:
         raise FumaroleError(diagnostics, {file: source})
     try:
@@ -476,21 +472,20 @@ def parse(source: str, file: str = "<policy>") -> A.Module:
             return _Build(file, source).transform(tree)
     except VisitError as exc:
         if isinstance(exc.orig_exc, _LiteralError):
-            err = exc.orig_exc
-            raise FumaroleError([Diagnostic(err.code, err.message, file, err.span)], {file: source}) from None
+            raise FumaroleError([exc.orig_exc.diagnostic(file)], {file: source}) from None
         raise
 
 
 def _size_problem(text: str, file: str) -> Diagnostic | None:
     """A P007 when the file or one of its lines is longer than the caps, else None."""
     if len(text) > MAX_FILE_CHARS:
-        return errors.file_too_long(file, len(text), MAX_FILE_CHARS)
+        return syntax_errors.file_too_long(file, len(text), MAX_FILE_CHARS)
     start, line = 0, 1
     while start < len(text):
         end = text.find("\n", start)
         end = len(text) if end < 0 else end
         if end - start > MAX_LINE_CHARS:
-            return errors.line_too_long(file, line, end - start, MAX_LINE_CHARS)
+            return syntax_errors.line_too_long(file, line, end - start, MAX_LINE_CHARS)
         start, line = end + 1, line + 1
     return None
 
@@ -537,26 +532,23 @@ def _syntax_diagnostic(exc: UnexpectedInput, file: str, text: str) -> Diagnostic
     if isinstance(exc, UnexpectedCharacters):
         assert exc.pos_in_stream is not None  # the lexer says where it stopped
         char = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else "?"
-        return Diagnostic("P001", f"unexpected character {char!r}", file, Span(exc.line, exc.column))
+        return syntax_errors.unexpected_character(file, Span(exc.line, exc.column), char)
     if isinstance(exc, UnexpectedEOF):
         lines = text.rstrip("\n").splitlines() or [""]
-        return Diagnostic("P001", "unexpected end of file", file,
-                          Span(len(lines), len(lines[-1]) + 1),
-                          hint=f"expected {_describe_expected(set(exc.expected))}")
+        return syntax_errors.unexpected_end_of_file(file, Span(len(lines), len(lines[-1]) + 1),
+                                                    _describe_expected(set(exc.expected)))
     assert isinstance(exc, UnexpectedToken)
     tok = exc.token
     line = tok.line if tok.line is not None else 1
     col = tok.column if tok.column is not None else 1
     if tok.type == "_INDENT" and tok.line is not None:
         line, col = _indented_line(text, tok.line)
-        return Diagnostic("P001", "unexpected indentation", file, Span(line, col),
-                          hint="a line is indented only inside a block (after a line ending with ':')")
+        return syntax_errors.unexpected_indentation(file, Span(line, col))
     if tok.type in ("_INDENT", "_DEDENT", "$END") or tok.line is None:
         line, col = _previous_token_end(text, getattr(exc, "state", None), exc)
     width = max(1, len(str(tok))) if tok.type not in ("_NL", "_INDENT", "_DEDENT", "$END") else 1
-    return Diagnostic("P001", f"unexpected {_describe_token(tok)}", file,
-                      Span(line, col, line, col + width),
-                      hint=f"expected {_describe_expected(set(exc.expected))}")
+    return syntax_errors.unexpected_token(file, Span(line, col, line, col + width), _describe_token(tok),
+                                          _describe_expected(set(exc.expected)))
 
 
 def _indented_line(text: str, after: int) -> tuple[int, int]:

@@ -37,6 +37,7 @@ from dataclasses import dataclass, replace
 from typing import Iterable
 
 from . import ast as A
+from . import rule_errors
 from .diagnostics import Diagnostic, Span, numbered_from
 from .env import Environment
 from .types import Type
@@ -81,8 +82,9 @@ class _Expander:
                 self.module_names[decl.name] = (what, decl.span)
         self.library = set(env.globals) | set(env.functions) | set(env.dispatch)
 
-    def error(self, code: str, message: str, span: Span, hint: str | None = None) -> None:
-        self.diagnostics.append(Diagnostic(code, message, self.file, span, hint=hint))
+    def report(self, diagnostic: Diagnostic) -> None:
+        """Record a problem, made by its constructor in rule_errors."""
+        self.diagnostics.append(diagnostic)
 
     # -- hooks ---------------------------------------------------------------------------------
     def _rules_of(self, hook: A.HookDef) -> _Rules | None:
@@ -111,8 +113,7 @@ class _Expander:
             self.changed = True
             if rules is None:
                 for stmt in found:
-                    self.error("E161", f"`victim when` is a rule over candidates: hook '{hook.names[0]}' has none",
-                               stmt.span, "write it in preemptable, reclaimable, victim_tasks or a candidate hook")
+                    self.report(rule_errors.rule_without_candidates(self.file, stmt.span, hook.names[0]))
                 return replace(hook, body=_without(hook.body, found))
             return replace(hook, body=self._block(hook, hook.body, rules, found))
         if rules is not None and rules.form == "candidate":
@@ -145,15 +146,13 @@ class _Expander:
         top = [s for s in body if _is_rule(s)]
         nested = [s for s in found if not any(s is t for t in top)]
         for stmt in nested:
-            self.error("E161", "`victim when` belongs at the top of the hook body, not inside a block",
-                       stmt.span, "move it out, or write `victim <task> when ...` in a loop of your own")
+            self.report(rule_errors.nested_rule(self.file, stmt.span))
         if nested:
             body = _without(body, nested)
             hook = replace(hook, body=body)
         for stmt in top:
             if not isinstance(stmt, A.When):
-                self.error("E161", "a bare `victim` needs the candidate or a condition",
-                           stmt.span, "write `victim when <condition>` or `victim <task>`")
+                self.report(rule_errors.bare_victim(self.file, stmt.span))
         rules_here = [s for s in top if isinstance(s, A.When)]
         last = max((i for i, s in enumerate(body) if any(s is r for r in top)), default=-1)
         before = [s for s in body[:last] if not _is_rule(s)]
@@ -211,7 +210,7 @@ class _Resolver:
             return e
         if name == SELF:
             if rules.self_name is None:
-                owner.error("E160", "`self` is the task that needs room: this hook has none", e.span)
+                owner.report(rule_errors.self_without_preemptor(owner.file, e.span))
                 return A.Name(rules.candidate, e.span)  # reported once here, not again as unknown
             return A.Name(rules.self_name, e.span)
         if name == CANDIDATE:
@@ -230,8 +229,7 @@ class _Resolver:
 
     def _clash(self, e: A.Name, meaning: str) -> None:
         what, span = self.declared[e.id]
-        self.owner.error("E160", f"'{e.id}' is both {meaning} and the {what} declared at line {span.line}",
-                         e.span, f"rename the {what}, or write candidate.{e.id} for the attribute")
+        self.owner.report(rule_errors.name_clash(self.owner.file, e.span, e.id, meaning, what, span.line))
 
     def _Attr(self, e: A.Attr) -> A.Expr:
         return replace(e, obj=self.expr(e.obj))
@@ -322,9 +320,7 @@ class _Guards:
         if isinstance(e, A.Unary) and e.op == "not":
             operand = self.condition(e.operand, narrowed)[0]
             if operand is not e.operand and self._optional_paths(e.operand):
-                self.owner.diagnostics.append(Diagnostic(
-                    "W220", "under `not`, a candidate whose value here is none satisfies the rule", self.owner.file,
-                    e.span, "warning", "test it first: `x != none and not ...`, or say which way none should go"))
+                self.owner.report(rule_errors.none_under_not(self.owner.file, e.span))
             return replace(e, operand=operand), narrowed
         return self._leaf(e, narrowed)
 

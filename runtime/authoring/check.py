@@ -30,6 +30,7 @@ from fumarole.policy_lang.compiled import CompiledModule
 from fumarole.policy_lang.driver import compile_checked
 from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError, Span
 from fumarole.policy_lang import ast as A
+from fumarole.policy_lang import rule_errors
 from fumarole.policy_lang.lint import never_matching, walk
 from fumarole.runtime.authoring.victim_wiring import victim_wiring
 from fumarole.runtime.authoring.scenario_keys import unknown_keys
@@ -89,9 +90,7 @@ def node_by_node(checked: CheckedModule) -> list[Diagnostic]:
     """W230 (strict): node rules the fast engine must run node by node, and why."""
     if not checked.ok or checked.module.kind not in ("plugin", "action"):
         return []
-    return [Diagnostic("W230", f"'{f.rule}' has no batch form: {f.reason}", f.file, Span(f.line, f.col),
-                       severity="warning",
-                       hint="the fast engine runs this rule node by node (same decisions, slower)")
+    return [rule_errors.no_batch_form(f.file, Span(f.line, f.col), f.rule, f.reason)
             for f in compile_checked(checked).batch_fallbacks]
 
 def check_paths(paths: Sequence[str], strict: bool = False) -> CheckReport:
