@@ -80,6 +80,7 @@ TRIGGERS: dict[str, dict[str, str | bytes]] = {
     "W204": {"a.policy": PLUGIN + "on open:\n    1 + 2\n"},
     "W210": {"a.policy": PLUGIN + "on reclaimable(r, cs):\n    for c in cs:\n"
                                   "        victim c when c.status == \"Running\" and c.status == \"Pending\"\n"},
+    "W230": {"a.policy": PLUGIN + "state seen: int\n\non predicate(task, node):\n    seen = seen + 1\n"},
     "C000": {"volcano-scheduler.conf": "actions: [unclosed\n"},
     "C001": {"volcano-scheduler.conf": "- actions\n"},
     "C002": {"volcano-scheduler.conf": "actions: allocate\nteirs: []\n"},
@@ -135,6 +136,36 @@ TRIGGERS: dict[str, dict[str, str | bytes]] = {
     "F003": {"notes.txt": "hello\n"},
 }
 
+# Where each code's diagnostic is (file under the test's folder, line, column): every position pinned.
+PLACES: dict[str, tuple[str, int, int]] = {
+    "B000": ("b/bundle.yaml", 5, 1), "B001": ("b/bundle.yaml", 4, 1), "B002": ("b/bundle.yaml", 4, 11),
+    "B010": ("b/bundle.yaml", 5, 3), "B011": ("b/bundle.yaml", 5, 26), "B012": ("b/bundle.yaml", 5, 24),
+    "B013": ("b/bundle.yaml", 8, 41), "C000": ("volcano-scheduler.conf", 2, 1),
+    "C001": ("volcano-scheduler.conf", 1, 1), "C002": ("volcano-scheduler.conf", 2, 1),
+    "C003": ("volcano-scheduler.conf", 2, 8), "C004": ("volcano-scheduler.conf", 4, 18),
+    "C005": ("volcano-scheduler.conf", 4, 34), "C010": ("volcano-scheduler.conf", 4, 33),
+    "C011": ("b/bundle.yaml", 8, 5), "C012": ("volcano-scheduler.conf", 4, 49),
+    "C020": ("volcano-scheduler.conf", 1, 10), "C021": ("volcano-scheduler.conf", 4, 5),
+    "C022": ("volcano-scheduler.conf", 4, 5), "C030": ("volcano-scheduler.conf", 6, 5),
+    "C031": ("b/bundle.yaml", 7, 13), "C032": ("b/bundle.yaml", 10, 3), "C033": ("b/bundle.yaml", 5, 10),
+    "E100": ("a.policy", 4, 13), "E101": ("a.policy", 3, 28), "E102": ("a.policy", 3, 25),
+    "E103": ("a.policy", 3, 10), "E104": ("a.policy", 3, 4), "E105": ("a.policy", 4, 13),
+    "E110": ("a.policy", 4, 18), "E111": ("a.policy", 4, 13), "E112": ("a.policy", 4, 22),
+    "E113": ("a.policy", 3, 35), "E120": ("a.policy", 5, 9), "E121": ("a.policy", 3, 4),
+    "E122": ("a.policy", 3, 5), "E123": ("a.policy", 4, 12), "E130": ("a.policy", 4, 1),
+    "E131": ("a.policy", 6, 5), "E132": ("a.policy", 3, 5), "E133": ("a.policy", 4, 5),
+    "E134": ("a.policy", 3, 17), "E140": ("a.policy", 3, 10), "E141": ("a.policy", 3, 38),
+    "E150": ("a.policy", 3, 1), "E151": ("a.policy", 3, 1), "F001": ("a.policy", 2, 1),
+    "F003": ("notes.txt", 1, 1), "K001": ("cluster.yaml", 4, 1), "K002": ("cluster.yaml", 7, 7),
+    "K003": ("cluster.yaml", 4, 29), "K004": ("cluster.yaml", 1, 1), "K005": ("cluster.yaml", 3, 9),
+    "K006": ("cluster.yaml", 8, 11), "K101": ("cluster.yaml", 4, 1), "K102": ("cluster.yaml", 3, 1),
+    "O001": ("b/bundle.yaml", 4, 20), "O002": ("b/bundle.yaml", 4, 36), "O003": ("b/bundle.yaml", 4, 20),
+    "P001": ("a.policy", 4, 15), "P002": ("a.policy", 5, 1), "P007": ("a.policy", 3, 4097),
+    "S001": ("case.yaml", 2, 1), "S002": ("case.yaml", 1, 1), "S030": ("case.yaml", 2, 16),
+    "W200": ("a.policy", 3, 1), "W201": ("a.policy", 3, 5), "W202": ("a.policy", 6, 5),
+    "W204": ("a.policy", 4, 5), "W210": ("a.policy", 5, 23), "W230": ("a.policy", 6, 5),
+}
+
 
 @pytest.mark.parametrize("code", sorted(TRIGGERS))
 def test_each_code_from_a_real_input(cli, tmp_path, code):
@@ -145,7 +176,8 @@ def test_each_code_from_a_real_input(cli, tmp_path, code):
     status, report = check_json(cli, *strict, *targets)
     assert code in codes(report), report["diagnostics"]
     diag = next(d for d in report["diagnostics"] if d["code"] == code)
-    assert diag["line"] >= 1 and diag["column"] >= 1 and diag["message"]
+    assert (str(Path(diag["file"]).relative_to(tmp_path)), diag["line"], diag["column"]) == PLACES[code]
+    assert diag["message"]
     assert status == (2 if code.startswith("F") else 1 if diag["severity"] == "error" else 0)
 
 

@@ -174,7 +174,7 @@ def test_a_used_modules_constant_without_a_type_is_an_internal_error_naming_it()
     from fumarole.policy_lang.checker import CheckerContractError
     from fumarole.policy_lang.driver import check_module
     from fumarole.policy_lang.parser import parse
-    from fumarole.runtime.bundles.bundle import load_environment
+    from fumarole.runtime.bundles.environment import load_environment
 
     env = load_environment()
     shared = check_module(env, parse("module shared\n\nlet LIMIT = 3\n", "shared.policy"))
