@@ -43,6 +43,8 @@ def codes(report: dict) -> set[str]:
 PLUGIN = "plugin x\n\n"
 BUNDLE = "apiVersion: fumarole/v1\nkind: PolicyBundle\nmetadata: {name: b}\n"
 NODE = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '2'}}\n"
+HYPERNODE = ("apiVersion: topology.volcano.sh/v1alpha1\nkind: HyperNode\nmetadata: {{name: {name}}}\n"
+             "spec:\n  tier: {tier}\n  members:\n  - {{type: {kind}, selector: {{exactMatch: {{name: {member}}}}}}}\n")
 POD = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p1\n  namespace: ns\n"
        "  annotations: {scheduling.k8s.io/group-name: nogroup}\nspec: {containers: [{name: c}]}\n"
        "status: {phase: Pending}\n")
@@ -126,11 +128,27 @@ TRIGGERS: dict[str, dict[str, str | bytes]] = {
     "K101": {"cluster.yaml": "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
                              "metadata: {name: pg, namespace: ns}\nspec: {queue: nowhere, minMember: 1}\n"},
     "K102": {"cluster.yaml": POD},
+    "K007": {"cluster.yaml": "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: pg}\n"
+                             "spec: {minMember: x}\n"},
+    "K103": {"cluster.yaml": "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p1\n  namespce: ml\n"
+                             "spec: {containers: [{name: c}]}\nstatus: {phase: Pending}\n"},
+    "K104": {"cluster.yaml": HYPERNODE.format(name="rack1", tier=1, kind="Node", member="n9")},
+    "K105": {"cluster.yaml": "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: dev}\n"
+                             "spec: {weight: 1, preemptable: false}\n"},
+    "K106": {"cluster.yaml": NODE + "---\napiVersion: nodeinfo.volcano.sh/v1alpha1\nkind: Numatopology\n"
+                             "metadata: {name: n9}\nspec:\n  policies: {CPUManagerPolicy: static}\n"},
+    "K111": {"cluster.yaml": "apiVersion: topology.volcano.sh/v1alpha1\nkind: HyperNode\nmetadata: {name: rack1}\n"
+                             "spec: {tier: 1, members: []}\n---\n"
+                             + HYPERNODE.format(name="spine1", tier=2, kind="HyperNode", member="rack1") + "---\n"
+                             + HYPERNODE.format(name="spine2", tier=2, kind="HyperNode", member="rack1")},
+    "K112": {"cluster.yaml": HYPERNODE.format(name="spine1", tier=2, kind="HyperNode", member="rack7")},
     "O001": {"b/bundle.yaml": BUNDLE + "schedulerOptions: {percentage-node-to-find: 1}\n"},
     "O002": {"b/bundle.yaml": BUNDLE + "schedulerOptions: {node-selector: [linux]}\n"},
     "O003": {"b/bundle.yaml": BUNDLE + "schedulerOptions: {schedule-period: 1s}\n"},
     "S001": {"case.yaml": "expect: {binds: {}\n"},
     "S002": {"case.yaml": "name: no-config\nexpect: {}\n"},
+    "S006": {"case.yaml": "name: typo\nscheduler: {actions: allocate, tiers: [{plugins: [{name: gang}]}]}\n"
+                          "objects: []\nexpect:\n  bindz: {}\n"},
     "S030": {"case.yaml": "scheduler: {actions: allocate, tiers: []}\nprocessState: {startIndex: 1}\nexpect: {}\n"},
     "F001": {"a.policy": b"plugin x\n\xff\xfe\n"},
     "F003": {"notes.txt": "hello\n"},
@@ -159,6 +177,9 @@ PLACES: dict[str, tuple[str, int, int]] = {
     "F003": ("notes.txt", 1, 1), "K001": ("cluster.yaml", 4, 1), "K002": ("cluster.yaml", 7, 7),
     "K003": ("cluster.yaml", 4, 29), "K004": ("cluster.yaml", 1, 1), "K005": ("cluster.yaml", 3, 9),
     "K006": ("cluster.yaml", 8, 11), "K101": ("cluster.yaml", 4, 1), "K102": ("cluster.yaml", 3, 1),
+    "K007": ("cluster.yaml", 4, 19), "K103": ("cluster.yaml", 5, 3), "K104": ("cluster.yaml", 7, 5),
+    "K105": ("cluster.yaml", 4, 19), "K106": ("cluster.yaml", 8, 1), "K111": ("cluster.yaml", 20, 5),
+    "K112": ("cluster.yaml", 7, 5), "S006": ("case.yaml", 5, 3),
     "O001": ("b/bundle.yaml", 4, 20), "O002": ("b/bundle.yaml", 4, 36), "O003": ("b/bundle.yaml", 4, 20),
     "P001": ("a.policy", 4, 15), "P002": ("a.policy", 5, 1), "P007": ("a.policy", 3, 4097),
     "S001": ("case.yaml", 2, 1), "S002": ("case.yaml", 1, 1), "S030": ("case.yaml", 2, 16),
