@@ -1106,7 +1106,7 @@ class Vectorizer:
         if not (isinstance(obj, A.Name) and isinstance(key, A.Attr) and key.name == "name"
                 and isinstance(key.obj, A.Name) and self._rl_expr(key)):
             return False
-        ref = info.refs.get(id(obj))
+        ref = info.refs.get(obj.nid)
         if ref is None or ref.kind != "state" or info is not self.base.c or info.module.kind != "plugin":
             return False
         name = ref.py[len("s_"):]
