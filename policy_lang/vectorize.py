@@ -915,6 +915,14 @@ class Vectorizer:
         except NotVectorisable:
             if over_maps:  # the per-node code, reading each per-node map as a map
                 return self._scalar(e), self._result_kind(self.base.t(e), kinds)
+            returned = self.base.t(e)
+            if (BATCH in kinds and set(kinds) <= {BATCH, SCALAR} and returned.name == "map"
+                    and returned.args[0].name == "Node" and returned.args[1].name in _ROW_LOCAL_RESULTS
+                    and not returned.args[1].optional):
+                # The per-node code over the batch's nodes, once; the numbers it maps them to: a column.
+                positions = P.Tuple(elts=[_const(i) for i, k in enumerate(kinds) if k == BATCH], ctx=P.Load())
+                return _call("_V.per_node_map", _name(info.py), positions,
+                             P.Tuple(elts=[n for n, _ in args], ctx=P.Load())), NODEMAP
             if self.current.dom is None:
                 raise
             return self._per_lane(e)

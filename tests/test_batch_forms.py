@@ -34,6 +34,54 @@ def test_a_definition_over_a_per_node_map_has_a_batch_form_over_its_column():
     assert "v_top = _bf_top_of_M(v_raw)" in source
 
 
+_RANKED = """plugin p
+
+on batch_node_order(task, candidates):
+    let rank = ranked(candidates)
+    let most = max(0, max(rank.values())) if len(rank) > 0 else 0
+    return {n: float(rank[n] * 10 / most) if most > 0 else 0.0 for n in candidates}
+
+# A loop carrying a value from node to node: no batch form.
+def ranked(candidates: list[Node]) -> map[Node, int]:
+    let seen = 0
+    let out: map[Node, int] = {}
+    for n in candidates:
+        seen += 1
+        out[n] = seen
+    return out
+"""
+
+
+def test_a_definition_over_a_node_list_without_a_batch_form_runs_once_as_per_node_code_into_a_column():
+    compiled = compile_checked(checked(_RANKED))
+    assert compiled.batch_fallbacks == []  # the hook keeps its batch form (no W230)
+    assert "_V.per_node_map(f_ranked, (0,), (v_candidates,))" in compiled.source
+
+
+def test_a_per_node_map_from_per_node_code_is_a_column_and_a_node_left_out_a_missing_key():
+    import pytest
+
+    from fumarole.runtime.framework.vector_lib import per_node_map
+
+    columns = _columns(3)
+    batch = columns.all_batch()
+    ranked = per_node_map(lambda nodes: {n: i + 1 for i, n in enumerate(nodes)}, (0,), (batch,))
+    assert ranked.column.tolist() == [1.0, 2.0, 3.0]
+    with pytest.raises(KeyError):
+        per_node_map(lambda nodes: {nodes[0]: 1}, (0,), (batch,))
+
+
+def _columns(count: int):
+    from fumarole.runtime.api.model import Node
+    from fumarole.runtime.api.resource import Resource
+    from fumarole.runtime.framework.node_columns import NodeColumns
+    from fumarole.runtime.k8s.view import K8sView
+
+    nodes = [Node(f"n{i}", Resource(1000.0, 1e9), Resource(1000.0, 1e9), {}, {}, {}, [], False, [])
+             for i in range(count)]
+    return NodeColumns(nodes, K8sView(nodes))
+
+
 _floats = st.floats(allow_nan=True, allow_infinity=True) | st.sampled_from([0.0, -0.0, math.nan])
 
 

@@ -277,6 +277,15 @@ def node_map(dom: NodeBatch, values) -> NodeMap:
     return NodeMap(dom, np.asarray(broadcast(values, dom), dtype=float))  # a map never changes its column in place
 
 
+def per_node_map(fn: Callable, positions: tuple[int, ...], args: tuple) -> NodeMap:
+    """A definition over node lists with no batch form, run once by its per-node code over the
+    batches' nodes: the numbers it maps them to, a column over the first batch.  A node it leaves
+    out is a missing key (KeyError, a policy failure: the per-node code then runs the rule)."""
+    dom = args[positions[0]]
+    result = fn(*[(a.nodes if i in positions else a) for i, a in enumerate(args)])
+    return NodeMap(dom, np.array([result[n] for n in dom.nodes], dtype=float))
+
+
 def map_lanes(mapping: NodeMap, dom: NodeBatch, default):
     return mapping.over(dom, default)
 
