@@ -64,7 +64,8 @@ from fumarole.runtime.framework.process_state import PROCESS_STATE_HOOK, Process
 from fumarole.runtime.framework.statement import Statement
 from fumarole.runtime.framework.topology import Topology
 from fumarole.runtime.ingest.gc_pause import collect_if_due, gc_paused
-from fumarole.runtime.ingest.kube import Cluster, parse_time
+from fumarole.runtime.ingest.kube import Cluster
+from fumarole.runtime.ingest.kube_convert import parse_time
 from fumarole.runtime.ingest.queue_tree import (
     HierarchyProblem,
     QueueTree,

@@ -48,10 +48,6 @@ from fumarole.runtime.ingest.plain_yaml import plain_yaml
 from fumarole.runtime.ingest.scheduler_options import DEFAULT_OPTIONS, SchedulerOptions
 from fumarole.runtime.ingest.yamlpos import YamlError, key_position, load_all
 
-# framework/session.py still reads parse_time from here (a module another change is rewriting
-# now); its home is kube_convert, where every other importer takes it from.
-from fumarole.runtime.ingest.kube_convert import parse_time as parse_time  # noqa: F401
-
 KINDS = ("Node", "Pod", "PodGroup", "Queue", "PriorityClass", "ResourceQuota", "HyperNode", "PodDisruptionBudget",
          "Numatopology")
 
