@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast as py
 import re
+import resource
 import subprocess
 import sys
 import time
@@ -28,6 +29,13 @@ from tests.test_sandbox import write_bundle
 
 BIG = "let big = range(200000)\n    let other = range(200000)\n    let text = str(big)\n    let n = 0\n    "
 HOOK_BUDGET = "the step budget of one invocation of hook 'open'"
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and of its children that ended.  The step-budget tests bound the work
+    an attack costs with it: a wall-clock bound also counts the other processes of a busy machine."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 class _Runtime:
@@ -56,10 +64,10 @@ def test_one_step_never_costs_its_size_uncharged(loop):
     """A loop whose every iteration copies, scans or builds a big value runs out of its hook's steps
     in a few iterations, instead of a step each (which took minutes of a 10M-step budget)."""
     hook = open_hook(BIG + "while true:\n        " + loop, StepBudget(hook_steps=3_000_000, timeout=60))
-    started = time.monotonic()
+    started = cpu_seconds()
     with pytest.raises(PolicyRuntimeError, match=HOOK_BUDGET):
         hook()
-    assert time.monotonic() - started < 20
+    assert cpu_seconds() - started < 20
 
 
 # Two equal strings of 690,000 characters, distinct objects (built for about 2.1M steps).
@@ -78,10 +86,10 @@ def test_string_comparisons_and_functions_are_charged_by_size(loop):
     """Comparing two long strings, or lowering, trimming and parsing one, costs its length: such a
     loop ends in its hook's steps in a few iterations (uncharged: two million iterations, minutes)."""
     hook = open_hook(TWINS + "while true:\n        " + loop, StepBudget(hook_steps=4_000_000, timeout=60))
-    started = time.monotonic()
+    started = cpu_seconds()
     with pytest.raises(PolicyRuntimeError, match=HOOK_BUDGET):
         hook()
-    assert time.monotonic() - started < 20
+    assert cpu_seconds() - started < 20
 
 
 
@@ -91,7 +99,7 @@ def test_the_deadline_holds_when_each_step_is_slow():
     started = time.monotonic()
     with pytest.raises(PolicyRuntimeError, match=r"ran past its deadline \(0.5 s"):
         hook()
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 20  # without the watchdog: never (10**12 steps)
 
 
 def test_the_watchdog_ends_steps_that_are_slow_and_uncharged():
@@ -104,7 +112,7 @@ def test_the_watchdog_ends_steps_that_are_slow_and_uncharged():
             budget.left -= 1
             if budget.left < 0:
                 budget.spent()
-    assert time.monotonic() - started < 2  # 10,000 steps of 5 ms before the first check would be 50 s
+    assert time.monotonic() - started < 10  # 10,000 steps of 5 ms before the first check would be 50 s
 
 
 def test_renew_gives_a_fresh_deadline_and_steps():
@@ -145,7 +153,7 @@ def test_a_huge_range_in_an_action_is_a_budget_error_not_memory_error(cli, root,
 
 def test_a_copy_loop_in_an_action_stops_at_the_session_timeout(cli, root, tmp_path):
     """Before: the clock was read every 10,000 steps, one copy each: 365 s with --session-timeout 5."""
-    started = time.monotonic()
+    started = cpu_seconds()
     result = run_action(cli, root, tmp_path, "    let big = range(1000000)\n    let n = 0\n    while true:\n"
                                              "        n += len(big.copy())\n", "--session-timeout", "10")
     assert result.code == 2 and "Traceback" not in result.err
@@ -153,7 +161,7 @@ def test_a_copy_loop_in_an_action_stops_at_the_session_timeout(cli, root, tmp_pa
     assert re.search(r"spin\.policy:\d+:\d+: error\[R001\]: policy failed while running: (the session ran past "
                      r"its deadline \(10 s, --session-timeout\)|the step budget of one invocation of action hook "
                      r"'execute' ran out)", result.err), result.err
-    assert time.monotonic() - started < 90  # the whole process, on a loaded machine (before: over 300 s)
+    assert cpu_seconds() - started < 90  # the whole command (before: over 300 s)
 
 
 def test_each_replay_session_has_the_session_timeout(cli, root, tmp_path):
@@ -277,10 +285,10 @@ def test_any_loop_of_growing_operations_ends_in_a_budget(statements):
     body = "\n        ".join(statements)
     hook = open_hook(f"let s = \"ab\"\n    let l = [1, 2]\n    let m = {{1: 1}}\n    let n = 0\n    while true:\n"
                      f"        {body}", StepBudget(hook_steps=2_000_000, memory_bytes=512 * 2 ** 20))
-    started = time.monotonic()
+    started = cpu_seconds()
     with pytest.raises(PolicyRuntimeError, match="step budget of one invocation|size budget|memory budget"):
         hook()
-    assert time.monotonic() - started < 20
+    assert cpu_seconds() - started < 20
 
 
 # d30 makes 2^30 calls and not one loop; so does e30, and its batch form (the fast engine's) too.
@@ -294,20 +302,20 @@ def test_a_chain_of_definitions_calling_each_other_twice_is_charged():
     """Each definition that calls others is a step per call."""
     library = compile_sources([("x.policy", f"plugin x\n\n{CHAIN}\non open:\n    let n = d30(1)\n")])
     hook = library.plugins["x"].instantiate(_Runtime(StepBudget(hook_steps=1_000_000)), None, {})["open"]
-    started = time.monotonic()
+    started = cpu_seconds()
     with pytest.raises(PolicyRuntimeError, match=HOOK_BUDGET):
         hook()
-    assert time.monotonic() - started < 20
+    assert cpu_seconds() - started < 20
 
 
 def test_function_values_calling_each_other_twice_are_charged():
     lets = "".join(f"    let f{i} = fn(x: int) => f{i - 1}(x) + f{i - 1}(x)\n" for i in range(1, 31))
     hook = open_hook("let f0 = fn(x: int) => x\n" + lets + "    let n = f30(1)",
                      StepBudget(hook_steps=1_000_000))
-    started = time.monotonic()
+    started = cpu_seconds()
     with pytest.raises(PolicyRuntimeError, match=HOOK_BUDGET):
         hook()
-    assert time.monotonic() - started < 20
+    assert cpu_seconds() - started < 20
 
 
 SITE_AFTER_PREDICATES = ("apiVersion: fumarole/v1\nkind: PolicyBundle\nmetadata: {name: b}\nuses: [volcano]\n"
@@ -332,11 +340,11 @@ def test_a_predicate_that_never_ends_is_refused_where_it_spends_the_budget(root,
     (bundle / "bundle.yaml").write_text(SITE_AFTER_PREDICATES)
     (bundle / "plugins/x.policy").write_text(f"plugin x\n\n{CHAIN}{NODE_CHAIN}\non predicate(task, node):\n"
                                              f"{hook_body}")
-    started = time.monotonic()
+    started = cpu_seconds()  # the child's start-up included: seconds of CPU, against 2^30 calls without a budget
     result = subprocess.run([sys.executable, "-m", "fumarole.runtime.cli.main", "run", "--engine", engine,
                              str(root / "examples/cluster.yaml"), "--bundle", str(bundle), "--session-timeout", "1"],
-                            capture_output=True, text=True, timeout=60)
-    assert result.returncode == 2 and time.monotonic() - started < 30, result.stderr
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 2 and cpu_seconds() - started < 30, result.stderr
     found = re.fullmatch(r".*/x\.policy:(\d+):(\d+): error\[R001\]: policy failed while running: (.*)\n", result.stderr)
     assert found, result.stderr
     assert int(found[1]) in lines
@@ -359,9 +367,9 @@ def test_sweep_passes_its_session_timeout_to_every_replay(cli, root, tmp_path):
     spec = tmp_path / "sweep.yaml"
     spec.write_text(f"kind: Sweep\ntraces: [{root / 'examples/traces/two-queues.yaml'}]\nbundles: [{bundle}]\n"
                     "options: {period: 60s}\n")
-    started = time.monotonic()
+    started = cpu_seconds()
     result = cli("sweep", str(spec), "--workers", "1", "--session-timeout", "0.5", "--out", str(tmp_path / "out"))
-    assert result.code == 2 and time.monotonic() - started < 60, result.err
+    assert result.code == 2 and cpu_seconds() - started < 60, result.err
     assert re.search(r"x\.policy:5:5: error\[R001\]: policy failed while running: the session ran past its "
                      r"deadline \(0\.5 s, --session-timeout\)", result.err), result.err
     assert "Traceback" not in result.err
@@ -374,9 +382,9 @@ def test_fumarole_test_fails_a_scenario_past_its_deadline_and_goes_on(cli, root,
     for name in ("a-spins", "b-spins"):
         (cases / f"{name}.yaml").write_text(f"name: {name}\nbundle: {bundle}\n"
                                            f"cluster: {root / 'examples/cluster.yaml'}\nexpect:\n  evicted: []\n")
-    started = time.monotonic()
+    started = cpu_seconds()
     result = cli("test", str(cases), "--session-timeout", "0.5")
-    assert result.code == 1 and time.monotonic() - started < 60, result.err
+    assert result.code == 1 and cpu_seconds() - started < 60, result.err
     failures = [line for line in result.out.splitlines() if line.startswith("FAIL")]
     assert len(failures) == 2, result.out
     for name, line in zip(("a-spins", "b-spins"), failures):

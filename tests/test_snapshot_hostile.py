@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import threading
 import time
@@ -30,15 +31,22 @@ class _Hostile(JsonHandler):
             self.send_json(200, EMPTY_LIST)
 
 
+# Small size and page limits; the time limits stay the defaults unless a test is about one of them
+# (then it shortens that one): a polite reply on a loaded machine can take longer than a second.
+SMALL = snapshot.Limits(reply_bytes=1 << 20, total_bytes=4 << 20, max_pages=50)
+SILENT_FOR = 2  # read_seconds of the tests whose server says nothing (it stays silent for 30 s)
+TRICKLING_FOR = 3  # reply_seconds of the test whose server never finishes (it trickles until teardown)
+
+
 @pytest.fixture
 def hostile(tmp_path: Path, monkeypatch):
-    """hostile(behave, path) -> kubeconfig of a loopback server misbehaving on ``path``; short limits."""
+    """hostile(behave, path, **limits) -> kubeconfig of a loopback server misbehaving on ``path``;
+    ``limits`` replace fields of SMALL."""
     servers = contextlib.ExitStack()
-    monkeypatch.setattr(snapshot, "DEFAULT_LIMITS", snapshot.Limits(
-        connect_seconds=2, read_seconds=1, reply_seconds=3, reply_bytes=1 << 20, total_bytes=4 << 20, max_pages=50))
     STOP.clear()
 
-    def start(behave: Callable[[_Hostile], None], path: str = NODES) -> Path:
+    def start(behave: Callable[[_Hostile], None], path: str = NODES, **limits: float) -> Path:
+        monkeypatch.setattr(snapshot, "DEFAULT_LIMITS", dataclasses.replace(SMALL, **limits))
         handler = type("Handler", (_Hostile,), {"behave": behave, "path_to_break": path})
         server = servers.enter_context(loopback_server(handler))
         return write_kubeconfig(tmp_path / "kubeconfig", server.server_address[1])
@@ -92,11 +100,15 @@ def _continue_forever(handler: _Hostile) -> None:
     handler.send_json(200, {"metadata": {"continue": f"t{time.monotonic_ns()}"}, "items": []})
 
 
+SHORTENED: dict[Callable[[_Hostile], None], dict[str, float]] = {
+    _silent: {"read_seconds": SILENT_FOR}, _trickle: {"reply_seconds": TRICKLING_FOR}}
+
+
 @pytest.mark.parametrize("behave, message", [
-    (_silent, f"the API server sent nothing for 1 s while answering GET {NODES}"),
+    (_silent, f"the API server sent nothing for {SILENT_FOR} s while answering GET {NODES}"),
     (_endless, f"the reply to GET {NODES} is larger than the 1,048,576 bytes fumarole reads"),
     (_declared_huge, f"the reply to GET {NODES} is 3,221,225,472 bytes, more than the 1,048,576 fumarole reads"),
-    (_trickle, f"the reply to GET {NODES} took longer than 3 s"),
+    (_trickle, f"the reply to GET {NODES} took longer than {TRICKLING_FOR} s"),
     (_continue_forever, f"GET {NODES} did not end after 50 pages"),
     (_replying({"metadata": {"continue": "same"}, "items": []}),
      f"the API server answered GET {NODES} with the same continue token twice"),
@@ -117,10 +129,11 @@ def _continue_forever(handler: _Hostile) -> None:
     (_replying({"metadata": {"continue": 7}, "items": []}), "has a metadata.continue that is a number"),
 ])
 def test_a_misbehaving_api_server_is_f005_and_exit_2_in_bounded_time(cli, hostile, behave, message):
-    kubeconfig = hostile(behave)
+    """Bounded: the stalling servers hold out 30 s or more, so 20 s proves a limit ended the read."""
+    kubeconfig = hostile(behave, **SHORTENED.get(behave, {}))
     started = time.monotonic()
     result = cli("snapshot", "--kubeconfig", str(kubeconfig))
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 20
     assert result.code == 2, result.err
     assert f"{kubeconfig}: error[F005]: " in result.err and message in result.err
     assert "Traceback" not in result.err and "internal error" not in result.err
@@ -171,8 +184,9 @@ BUDGETS = "/apis/policy/v1/poddisruptionbudgets"
 
 @pytest.mark.parametrize("path", [QUOTAS, BUDGETS])
 def test_quotas_and_disruption_budgets_are_read_under_the_same_limits(cli, hostile, path):
-    silent = cli("snapshot", "--kubeconfig", str(hostile(_silent, path)))
-    assert silent.code == 2 and f"the API server sent nothing for 1 s while answering GET {path}" in silent.err
+    silent = cli("snapshot", "--kubeconfig", str(hostile(_silent, path, read_seconds=SILENT_FOR)))
+    assert silent.code == 2
+    assert f"the API server sent nothing for {SILENT_FOR} s while answering GET {path}" in silent.err
     malformed = cli("snapshot", "--kubeconfig", str(hostile(_replying({"items": {"a": 1}}), path)))
     assert malformed.code == 2 and f"the reply to GET {path} has items that are an object, not a list" in malformed.err
     paging = cli("snapshot", "--kubeconfig", str(hostile(_continue_forever, path)))
