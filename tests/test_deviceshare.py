@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -117,6 +118,43 @@ def test_an_unmodelled_device_argument_is_refused(cli, tmp_path):
     result = cli("run", str(cluster), "--config", str(conf))
     assert result.code == 2
     assert "deviceshare.AscendHAMiVNPUEnable" in result.err
+
+
+@pytest.mark.parametrize("switches, line, message", [
+    # deviceshare.go enablePredicate: klog.Fatal when the plugin is built for the first session
+    ({"GPUSharingEnable": True, "VGPUEnable": True}, 11, "deviceshare cannot turn on deviceshare.VGPUEnable together "
+     "with deviceshare.GPUSharingEnable (Volcano exits when the session opens: \"gpu-share and vgpu can't be used "
+     "together\")"),
+    ({"GPUNumberEnable": True, "VGPUEnable": True}, 11, "deviceshare.VGPUEnable together with "
+     "deviceshare.GPUNumberEnable"),
+    ({"GPUSharingEnable": True, "GPUNumberEnable": True}, 11, "deviceshare.GPUNumberEnable together with "
+     "deviceshare.GPUSharingEnable (Volcano exits when the session opens: \"can not define true in both gpu "
+     "sharing and gpu number\")"),
+    # all three: Volcano dies of its first check
+    ({"GPUSharingEnable": True, "GPUNumberEnable": True, "VGPUEnable": True}, 11, "can not define true in both"),
+])
+def test_switches_volcano_refuses_together_are_c022_at_the_second(cli, tmp_path, switches, line, message):
+    arguments = "".join(f"      deviceshare.{name}: {str(on).lower()}\n" for name, on in switches.items())
+    conf, cluster = tmp_path / "volcano-scheduler.conf", tmp_path / "c.yaml"
+    conf.write_text(CONF.replace("      deviceshare.GPUSharingEnable: true\n", arguments))
+    cluster.write_text(CLUSTER)
+    result = cli("run", str(cluster), "--config", str(conf))
+    assert result.code == 2 and "Traceback" not in result.err
+    assert f"{conf}:{line}:7: error[C022]: " in result.err and message in result.err, result.err
+    assert result.err.count("error[") == 1
+
+
+@pytest.mark.parametrize("switches", [
+    {"GPUSharingEnable": True, "VGPUEnable": False},
+    {"GPUNumberEnable": True},
+    {"VGPUEnable": True, "GPUSharingEnable": False, "GPUNumberEnable": False},
+])
+def test_one_kind_of_gpu_sharing_at_a_time_runs(cli, tmp_path, switches):
+    arguments = "".join(f"      deviceshare.{name}: {str(on).lower()}\n" for name, on in switches.items())
+    conf, cluster = tmp_path / "volcano-scheduler.conf", tmp_path / "c.yaml"
+    conf.write_text(CONF.replace("      deviceshare.GPUSharingEnable: true\n", arguments))
+    cluster.write_text(CLUSTER)
+    assert cli("run", str(cluster), "--config", str(conf)).code == 0
 
 
 def test_cards_split_the_capacity_less_the_unhealthy_ones():

@@ -59,3 +59,15 @@ def test_a_bundle_without_the_grid_key_runs_once_per_trace(tmp_path):
     assert [(Path(r.bundle).name, r.arguments) for r in runs] == [
         ("volcano-scheduler.conf", (("minRuntime", "5m"),)), ("site-min-runtime", (("minRuntime", "5m"),)),
         ("site-min-runtime", (("minRuntime", "3h"),))]
+
+
+def test_a_grid_turning_on_switches_volcano_refuses_together_is_c022(cli, tmp_path):
+    """The grid's value is checked like a configuration's: deviceshare's vGPU beside GPU sharing."""
+    conf = tmp_path / "volcano-scheduler.conf"
+    conf.write_text("actions: enqueue, allocate\ntiers:\n- plugins:\n  - name: predicates\n  - name: deviceshare\n"
+                    "    arguments: {deviceshare.GPUSharingEnable: true}\n")
+    spec = _sweep_file(tmp_path, "{deviceshare.VGPUEnable: [false, true]}", (str(conf),))
+    result = cli("sweep", str(spec), "--workers", "1", "--out", str(tmp_path / "out"))
+    assert result.code == 2 and "Traceback" not in result.err
+    assert "error[C022]: deviceshare cannot turn on deviceshare.VGPUEnable together with " \
+           "deviceshare.GPUSharingEnable" in result.err, result.err

@@ -32,6 +32,7 @@ from fumarole.runtime.bundles.manifest import (
     manifest_sources,
     read_manifest,
 )
+from fumarole.runtime.bundles.refusals import refused_arguments, refused_tiers
 from fumarole.runtime.framework.dispatch import COMBINATORS
 from fumarole.runtime.ingest.scheduler_config import (
     PluginEntry,
@@ -137,13 +138,12 @@ def build_bundle(config: SchedulerConfig, library: Library | None = None, name: 
                 continue
             args, arg_diags = resolve_arguments(plugin, entry.arguments, file, entry.pos, f"plugin '{entry.name}'")
             diags.extend(arg_diags)
+            refused = refused_arguments(entry, _by_key(plugin, args), entry.arguments, file)
+            if refused is not None:
+                diags.append(refused)
             entries.append(replace(entry, arguments=args))
         tiers.append(tuple(entries))
-    for tier in config.tiers:
-        names = [e.name for e in tier]
-        if "proportion" in names and any(e.name == "drf" and e.switches.get("enableHierarchy") for e in tier):
-            diags.append(Diagnostic("C022", "proportion and drf with enableHierarchy cannot share a tier "
-                                    "(Volcano rejects this configuration)", file, Span(*tier[0].pos)))
+    diags.extend(refused_tiers(config.tiers, file))
     action_arguments: dict[str, dict[str, Any]] = {}
     for action in config.actions:
         policy = library.actions.get(action)
@@ -230,9 +230,17 @@ def override_arguments(bundle: Bundle, raw: Mapping[str, Any]) -> tuple[Bundle, 
                                                             bundle.config.file, f"plugin '{entry.name}'")])
                     arguments[name] = converted
                     used.add(key)
+            refused = refused_arguments(entry, _by_key(bundle.plugins[entry.name], arguments), raw, bundle.config.file)
+            if refused is not None:
+                raise FumaroleError([refused])
             entries.append(replace(entry, arguments=arguments))
         tiers.append(tuple(entries))
     return replace(bundle, tiers=tuple(tiers)), used
+
+
+def _by_key(policy: CompiledPolicy, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """A plugin's resolved arguments by their configuration key (``deviceshare.VGPUEnable``)."""
+    return {decl.key or name: arguments[name] for name, decl in policy.module.args.items() if name in arguments}
 
 
 def load_bundle_dir(folder: Path, cached: bool = False) -> Bundle:

@@ -117,16 +117,24 @@ def run_one(run: SweepRun) -> dict[str, Any]:
 
 
 def distinct(runs: list[SweepRun]) -> list[SweepRun]:
-    """Drop the runs that would repeat another: a bundle that declares no grid key runs once per trace."""
-    from fumarole.runtime.bundles.bundle import override_arguments
+    """Drop the runs that would repeat another: a bundle that declares no grid key runs once per trace.
+
+    Every combination of arguments is applied here once, so that one a bundle refuses (a value of
+    the wrong type, switches Volcano refuses together) is reported before any replay starts, not
+    from inside a worker."""
+    from fumarole.runtime.bundles.bundle import Bundle, override_arguments
     from fumarole.runtime.whatif.inputs import load_any_bundle
 
-    declared: dict[str, set[str]] = {}
+    loaded: dict[str, Bundle] = {}
+    declared: dict[tuple[str, tuple], set[str]] = {}
     seen, out = set(), []
     for run in runs:
-        if run.bundle not in declared:
-            declared[run.bundle] = override_arguments(load_any_bundle(run.bundle), dict(run.arguments))[1]
-        key = (run.trace, run.bundle, tuple(kv for kv in run.arguments if kv[0] in declared[run.bundle]))
+        if run.bundle not in loaded:
+            loaded[run.bundle] = load_any_bundle(run.bundle)
+        if (run.bundle, run.arguments) not in declared:
+            declared[run.bundle, run.arguments] = override_arguments(loaded[run.bundle], dict(run.arguments))[1]
+        used = declared[run.bundle, run.arguments]
+        key = (run.trace, run.bundle, tuple(kv for kv in run.arguments if kv[0] in used))
         if key not in seen:
             seen.add(key)
             out.append(run)
