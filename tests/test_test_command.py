@@ -178,3 +178,40 @@ def test_failure_names_the_plugin_that_ruled_a_candidate_out(cli, tmp_path):
     assert ruled_out and "young_guard.policy:5:" in ruled_out[0]
     assert "reclaim_candidate(prod/serving-" in ruled_out[0]
     assert "`now - task.start_time >= min_runtime` is false" in ruled_out[0]
+
+
+BOTH = """name: both
+description: a hook call and the session's decisions, each checked
+scheduler:
+  actions: allocate
+  tiers:
+  - plugins: [{name: predicates}]
+objects:
+- {apiVersion: v1, kind: Node, metadata: {name: n1}, status: {allocatable: {cpu: '2', memory: 1Gi, pods: '9'}}}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: p1, namespace: ml, annotations: {scheduling.k8s.io/group-name: pg}}
+  spec: {containers: [{resources: {requests: {cpu: '1'}}}]}
+  status: {phase: Pending}
+- {apiVersion: scheduling.volcano.sh/v1beta1, kind: PodGroup, metadata: {name: pg, namespace: ml},
+   spec: {queue: default, minMember: 1}}
+- {apiVersion: scheduling.volcano.sh/v1beta1, kind: Queue, metadata: {name: default}, spec: {weight: 1}}
+expect:
+  binds: {ml/p1: BOUND_TO}
+expectHooks:
+- {hook: predicate, task: ml/p1, feasible: [n1]}
+"""
+
+
+def test_a_case_with_expect_and_expect_hooks_checks_both(cli, tmp_path):
+    """The decisions of `expect` used to go unread beside `expectHooks`: a wrong bind passed."""
+    (tmp_path / "right.yaml").write_text(BOTH.replace("BOUND_TO", "n1"))
+    (tmp_path / "wrong.yaml").write_text(BOTH.replace("BOUND_TO", "n2"))
+    (tmp_path / "hook.yaml").write_text(BOTH.replace("BOUND_TO", "n1").replace("feasible: [n1]", "feasible: []"))
+    result = cli("test", str(tmp_path))
+    assert result.code == 1
+    failures = sorted(line for line in result.out.splitlines() if line.startswith("FAIL"))
+    assert len(failures) == 2, result.out
+    assert failures[0].endswith("hook.yaml:20): predicate(ml/p1): expected feasible [], got ['n1']")
+    assert failures[1].endswith("wrong.yaml:18): binds: expected {ml/p1: n2}, got {ml/p1: n1}")
+    assert result.out.splitlines()[-1] == "1 passed, 2 failed"
