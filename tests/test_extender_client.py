@@ -340,6 +340,60 @@ def test_both_engines_make_the_same_calls_and_decisions() -> None:
     assert any(a[0] == "prioritize" for a in asked) and asked[0] == ("open",) and asked[-1] == ("close",)
 
 
+class _OpenRecorder(BaseHTTPRequestHandler):
+    """Keeps the body of every onSessionOpen request and answers {}."""
+
+    bodies: list[bytes] = []
+
+    def do_POST(self) -> None:  # noqa: N802
+        self.bodies.append(self.rfile.read(int(self.headers["Content-Length"])))
+        self.send_response(200)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    def log_message(self, format, *args) -> None:  # noqa: A002
+        pass
+
+
+def _quota(namespace: str, name: str, hard: dict, used: dict | None = None) -> dict:
+    status = {"hard": hard, **({"used": used} if used is not None else {})}
+    return {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"namespace": namespace, "name": name},
+            "status": status}
+
+
+def test_on_session_open_sends_the_namespaces_quotas_as_namespace_info() -> None:
+    """ssn.NamespaceInfo: a namespace per ResourceQuota namespace (Volcano's cache makes one only for
+    those), each quota's status by name, hard/used left out when empty; Go sorts the map keys."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _OpenRecorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    config = config_from_document({"actions": "", "tiers": [{"plugins": [{"name": "extender", "arguments": {
+        "extender.urlPrefix": f"http://127.0.0.1:{server.server_address[1]}",
+        "extender.onSessionOpenVerb": "onSessionOpen"}}]}]}, "conf")
+    objects = [NODE, POD, _quota("team-b", "gpus", {"requests.nvidia.com/gpu": "4"}, {}),
+               _quota("c1", "mem", {"requests.memory": "8Gi"}, {"requests.memory": "1Gi"}),
+               _quota("c1", "cpu", {"requests.cpu": "10", "limits.cpu": "20"}, {"requests.cpu": "1"}),
+               {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "q1"},
+                "spec": {"weight": 1}, "status": {"state": "Open"}}]
+    _OpenRecorder.bodies = []
+    try:
+        for engine in ("fast", "reference"):
+            run_session(Session(build_bundle(config), cluster_from_objects(objects, "test"), engine=engine))
+    finally:
+        server.shutdown()
+        server.server_close()
+    expected = {
+        "c1": {"Name": "c1", "QuotaStatus": {
+            "cpu": {"hard": {"limits.cpu": "20", "requests.cpu": "10"}, "used": {"requests.cpu": "1"}},
+            "mem": {"hard": {"requests.memory": "8Gi"}, "used": {"requests.memory": "1Gi"}}}},
+        "team-b": {"Name": "team-b", "QuotaStatus": {"gpus": {"hard": {"requests.nvidia.com/gpu": "4"}}}}}
+    assert len(_OpenRecorder.bodies) == 2
+    for body in _OpenRecorder.bodies:
+        sent = json.loads(body)["NamespaceInfo"]
+        assert sent == expected
+        assert list(sent) == ["c1", "team-b"] and list(sent["c1"]["QuotaStatus"]) == ["cpu", "mem"]
+
+
 # -- against fumarole serve's extender endpoints ------------------------------------------------
 
 def test_fumarole_serve_answers_the_client_as_the_same_rules_decide_in_process(tmp_path) -> None:

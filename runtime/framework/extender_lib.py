@@ -13,7 +13,7 @@ an extender still ends within its budget whatever the extender does.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Mapping
 
 from fumarole.runtime.api.fit import ERROR, UNRESOLVABLE, UNSCHEDULABLE, FitError
 from fumarole.runtime.api.model import Job, Node, Queue, Task
@@ -46,8 +46,9 @@ class Extender:
         return read_reply(answer, response)
 
     # -- one method per request of extender/argument.go ----------------------------------------
-    def session_open(self, verb: str, jobs: list[Job], nodes: list[Node], queues: list[Queue]) -> Reply:
-        return self._send(verb, wire.session_open_request(jobs, nodes, queues), None)
+    def session_open(self, verb: str, jobs: list[Job], nodes: list[Node], queues: list[Queue],
+                     quotas: Iterable[Mapping[str, Any]] = ()) -> Reply:
+        return self._send(verb, wire.session_open_request(jobs, nodes, queues, quotas), None)
 
     def session_close(self, verb: str) -> Reply:
         return self._send(verb, {}, None)

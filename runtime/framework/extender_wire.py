@@ -15,7 +15,7 @@ current values; fields fumarole does not model (``NumaInfo``, ``ImageStates``,
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterable, Mapping
 
 from fumarole.runtime.api.model import Job, Node, Queue, Task
 from fumarole.runtime.api.resource import Resource
@@ -88,13 +88,32 @@ def queue_info(queue: Queue) -> dict[str, Any]:
     return {"UID": queue.uid, "Name": queue.name, "Weight": queue.weight, "Queue": queue.raw or None}
 
 
-def session_open_request(jobs: list[Job], nodes: list[Node], queues: list[Queue]) -> dict[str, Any]:
-    """``OnSessionOpenRequest``: the session's jobs, nodes and queues by key, its revocable nodes."""
+def namespace_infos(quotas: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """``ssn.NamespaceInfo`` from the cluster's ResourceQuota objects: Volcano's cache keeps a
+    namespace there once it has a quota, with each quota's status by quota name
+    (``v1.ResourceQuotaStatus``: ``hard`` and ``used``, left out when empty).  Quantities are
+    sent as the objects write them (the API server's are canonical already); Go's encoder
+    sorts map keys, and so does this."""
+    by_namespace: dict[str, dict[str, Any]] = {}
+    for quota in quotas:
+        meta, status = quota.get("metadata") or {}, quota.get("status") or {}
+        namespace = str(meta.get("namespace") or "default")
+        entry = {part: {str(name): str(amount) for name, amount in sorted(status[part].items())}
+                 for part in ("hard", "used") if status.get(part)}
+        by_namespace.setdefault(namespace, {})[str(meta.get("name"))] = entry
+    return {namespace: {"Name": namespace, "QuotaStatus": dict(sorted(statuses.items()))}
+            for namespace, statuses in sorted(by_namespace.items())}
+
+
+def session_open_request(jobs: list[Job], nodes: list[Node], queues: list[Queue],
+                         quotas: Iterable[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """``OnSessionOpenRequest``: the session's jobs, nodes and queues by key, its namespaces'
+    quotas (``namespace_infos``), its revocable nodes."""
     return {
         "Jobs": {job.uid: job_info(job) for job in jobs},
         "Nodes": {node.name: node_info(node) for node in nodes},
         "Queues": {queue.uid: queue_info(queue) for queue in queues},
-        "NamespaceInfo": {},
+        "NamespaceInfo": namespace_infos(quotas),
         "RevocableNodes": {node.name: node_info(node) for node in nodes if node.revocable_zone},
         "NodeList": None,
     }

@@ -411,9 +411,14 @@ class Session:
         return batched_definition(per_node, batch, positions, columns, self.batch_forms.checked)
 
     # -- event handlers ------------------------------------------------------------
-    def fire_allocate(self, task: Task) -> None:
+    def fire_allocate(self, task: Task) -> bool:
+        """Run every allocate handler, as Volcano runs them all; False when one failed (a handler's
+        fit error: Volcano's ``event.Err``)."""
+        ok = True
         for handler in self._allocate_handlers:
-            handler(task)
+            if handler(task) is not None:
+                ok = False
+        return ok
 
     def fire_deallocate(self, task: Task) -> None:
         for handler in self._deallocate_handlers:
@@ -437,7 +442,9 @@ class Session:
 
     def place(self, task: Task, node: Node, status: str) -> bool:
         """Put a task on a node as Allocated or Pipelined: its status, the node's accounting,
-        the allocate handlers.  False, with nothing changed, if its job is gone or the node refuses it."""
+        the allocate handlers.  False, with nothing changed, if its job is gone, the node refuses
+        it or an allocate handler fails (statement.go rolls the placement back: the task is
+        Pending again, off the node, and every deallocate handler runs)."""
         job = self.jobs.get(task.job_id)
         if job is None:
             return False
@@ -449,11 +456,14 @@ class Session:
         except NodeError:
             self.undo_placement(task, on_node=False)
             return False
-        self.placed += 1
-        self.progress(self.phase, self.placed)
-        self.fire_allocate(task)
+        handled = self.fire_allocate(task)
         if self.observer is not None:
             self.observer.placed(task, node, status)
+        if not handled:
+            self.undo_placement(task)
+            return False
+        self.placed += 1
+        self.progress(self.phase, self.placed)
         return True
 
     def _restatus_on_node(self, task: Task, status: str) -> None:
@@ -478,7 +488,7 @@ class Session:
         """Undo an eviction: the task is Running again (always Running, as in Volcano)."""
         self._restatus_on_node(task, RUNNING)
         self.evicting.pop(task.uid, None)
-        self.fire_allocate(task)
+        self.fire_allocate(task)  # Volcano's unevict does not read the handlers' errors
         if self.observer is not None:
             self.observer.undone(task)
 
@@ -582,6 +592,11 @@ class Session:
         if self._budgets is None:
             self._budgets = [disruption_budget(obj) for obj in self._cluster_constraints[0]]
         return self._budgets
+
+    def resource_quota_objects(self) -> tuple:
+        """The cluster's ResourceQuota objects, in cluster order: what the extender plugin sends as
+        Volcano's NamespaceInfo (``extender_wire.namespace_infos``)."""
+        return tuple(self._cluster_constraints[1])
 
     def namespace_quotas(self, namespace: str) -> list[NamespaceQuota]:
         """The ResourceQuotas of a namespace (Volcano's NamespaceInfo.QuotaStatus), in cluster order."""
