@@ -40,8 +40,7 @@ GPU = {"actions": "enqueue, allocate, backfill",
        "tiers": [{"plugins": [{"name": "priority"}, {"name": "gang"}, {"name": "conformance"}]},
                  {"plugins": [{"name": "overcommit"}, {"name": "drf"}, {"name": "predicates"},
                               {"name": "proportion"}, {"name": "nodeorder"},
-                              {"name": "deviceshare", "arguments": {"deviceshare.GPUSharingEnable": True,
-                                                                    "deviceshare.GPUNumberEnable": True}},
+                              {"name": "deviceshare", "arguments": {"deviceshare.GPUSharingEnable": True}},
                               {"name": "numa-aware"}]}]}
 CONFIGS = {"default": None, "with-reclaim": RECLAIM, "gpu": GPU}
 

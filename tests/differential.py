@@ -50,8 +50,7 @@ CONFIGS = {
         "tiers": [{"plugins": _TIER1},
                   {"plugins": [{"name": "drf"}, {"name": "predicates"}, {"name": "proportion"},
                                {"name": "nodeorder"},
-                               {"name": "deviceshare", "arguments": {"deviceshare.GPUSharingEnable": True,
-                                                                     "deviceshare.GPUNumberEnable": True}},
+                               {"name": "deviceshare", "arguments": {"deviceshare.GPUSharingEnable": True}},
                                {"name": "numa-aware", "arguments": {"weight": 2}}]}]},
 }
 # The configurations the generic cluster generators are run under (the others need their own shapes).
