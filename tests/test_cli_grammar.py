@@ -39,6 +39,10 @@ def _col(argv: list[str], token: str) -> int:
      "did you mean '--period'?"),
     (["bundle", "inspect", "a.tar.gz", "--outptu", "json"], "--outptu",
      "'fumarole bundle inspect' has no option --outptu", "did you mean '--output'?"),
+    # a misspelt required option is reported as such, not as the required one missing
+    (["replay", "t.yaml", "--outt", "o"], "--outt", "'fumarole replay' has no option --outt", "did you mean '--out'?"),
+    (["bundle", "verify", "--keyy", "k.pem"], "--keyy", "'fumarole bundle verify' has no option --keyy",
+     "did you mean '--key'?"),
 ])
 def test_an_unknown_option_of_any_command_gets_its_column_and_a_did_you_mean(cli, argv, bad, message, hint):
     col = _col(argv, bad)

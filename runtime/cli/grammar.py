@@ -88,7 +88,15 @@ def _quoted(given: str) -> str:
 
 
 def parse_error(error: CommandLineError, argv: Sequence[str]) -> FumaroleError:
-    """F002 for what argparse refused, at the offending argument, with a did-you-mean or the usage."""
+    """F002 for what argparse refused, at the offending argument, with a did-you-mean or the usage.
+
+    argparse reports missing required arguments before it looks at the ones it does not know, but
+    a misspelt option is usually why a required one seems missing (``--outt DIR`` for ``--out``),
+    so an unknown option is reported first, with its did-you-mean."""
+    if error.message.startswith("the following arguments are required"):
+        unknown = _unknown_options(argv, error.parser)
+        if unknown:
+            return unknown_arguments_error(unknown, argv, error.parser)
     named = re.findall(r"'([^']*)'", error.message) + re.findall(r"option: (\S+)", error.message)
     at = next((i for i in map(lambda token: _index(argv, token), named) if i is not None), None)
     bad = re.search(r"invalid choice: '([^']*)'", error.message)
@@ -98,6 +106,16 @@ def parse_error(error: CommandLineError, argv: Sequence[str]) -> FumaroleError:
         if printable(given) != given:
             message = message.replace(_quoted(given), printable(given))
     return _error(argv, message, at, hint or usage_of(error.parser))
+
+
+def _unknown_options(argv: Sequence[str], parser: argparse.ArgumentParser) -> list[str]:
+    """The arguments after the command's own name that look like options it does not take."""
+    words = parser.prog.split()[1:]
+    start = next((i + len(words) for i in range(len(argv) - len(words) + 1)
+                  if list(argv[i:i + len(words)]) == words), 0)
+    known = set(options_of(parser))
+    return [token for token in argv[start:]
+            if re.match(r"--?[A-Za-z]", token) and token.split("=", 1)[0] not in known]
 
 
 def unknown_arguments_error(extras: Sequence[str], argv: Sequence[str], parser: argparse.ArgumentParser) -> FumaroleError:
