@@ -527,6 +527,10 @@ class Compiler:
         if ref.kind == "global":
             return _load(self.globals[ref.py])
         if ref.kind in ("dispatch", "function"):  # a session function used as a value: its schema expression
+            if "{" in ref.py:  # a template over the arguments: a function of them
+                assert ref.sig is not None, "a library function has a signature"
+                names = [f"_p{i}" for i in range(len(ref.sig.params))]
+                return py.Lambda(args=_args_of(names), body=template(ref.py, [_load(n) for n in names]))
             return template(ref.py)
         return _load(self.rename.get(ref.py, ref.py))
 
@@ -677,6 +681,10 @@ class Compiler:
             return _call(_attr(obj, info.py), *args, keywords=keywords)
         if kind == "value":  # a step per call, as a definition calling others
             return _call(_call(_attr(_load("_B"), "called"), self.ex(e.func)), *args, keywords=keywords)
+        if "{" in info.py:  # a library function of the session (``_rt``): its arguments fill the template
+            assert info.sig is not None, "a library function has a signature"
+            given = self._given(e, info.sig)
+            return template(info.py, [self.ex(given[p.name]) for p in info.sig.params if p.name in given])
         return _call(template(info.py), *args, keywords=keywords)
 
 

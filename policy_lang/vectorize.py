@@ -100,7 +100,7 @@ ROW_LOCAL_LIBRARY = frozenset({"_k8s.balanced_allocation_score", "_k8s.matches_n
                                "_k8s.host_port_conflict"})
 # Pure functions of plain values a node check may also call (resource arithmetic is too, ``_res.``):
 # as a whole memo (a check's answers per pod spec) their cost goes with the row, not the task.
-_CHECK_LIBRARY = frozenset({"_rt.fit_error"})
+_CHECK_LIBRARY = frozenset({"_sched.fit_error(_rt, {0})"})
 _PURE_BUILTINS = frozenset({"float", "int", "min", "max", "abs", "len", "bool", "str"})
 _ROW_LOCAL_RESULTS = frozenset({"int", "float", "bool"})
 

@@ -73,3 +73,15 @@ def test_copy_of_a_list_or_a_map_is_a_new_one_with_the_same_entries():
     defs = compile_sources([("m.policy", src)]).modules["m"].instantiate(None, None, {})
     assert defs["grown"]() == [1, 2, 1, 2, 3]
     assert defs["shrunk"]() == [1, 2, 2, 3]
+
+
+def test_a_library_function_of_the_session_is_handed_it_when_called_and_when_used_as_a_value():
+    from types import SimpleNamespace
+
+    src = ('module m\n\ndef direct() -> string = metrics_setting("type")\n\n'
+           'def through_a_value() -> string:\n    let get = metrics_setting\n    return get("address")\n')
+    metrics = {"type": "prometheus", "address": "10.0.0.1:9090"}
+    session = SimpleNamespace(bundle=SimpleNamespace(config=SimpleNamespace(metrics=metrics)))
+    defs = compile_sources([("m.policy", src)]).modules["m"].instantiate(session, None, {})
+    assert defs["direct"]() == "prometheus"
+    assert defs["through_a_value"]() == "10.0.0.1:9090"

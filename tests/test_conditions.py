@@ -142,15 +142,15 @@ def test_the_session_keeps_a_condition_time_while_the_condition_holds():
 
     job = Job(creation=0.0, conditions=[{"type": "Scheduled", "status": "True", "lastTransitionTime": 100.0}])
 
-    class Clock:  # the two fields Session.set_condition reads
+    class Clock:  # the two fields set_condition reads of the session
         uid, now = "s2", 500.0
-    from fumarole.runtime.framework.session import Session
-    Session.set_condition(Clock(), job, "Unschedulable", "True", "NotEnoughResources")
+    from fumarole.runtime.framework.job_info import set_condition
+    set_condition(Clock(), job, "Unschedulable", "True", "NotEnoughResources")
     assert job_pending_since(job) == 500.0
     Clock.now = 900.0
-    Session.set_condition(Clock(), job, "Unschedulable", "True", "NotEnoughResources")
+    set_condition(Clock(), job, "Unschedulable", "True", "NotEnoughResources")
     assert job_pending_since(job) == 500.0
-    Session.set_condition(Clock(), job, "Unschedulable", "True", "NotEnoughPodsOfTask")
+    set_condition(Clock(), job, "Unschedulable", "True", "NotEnoughPodsOfTask")
     assert job_pending_since(job) == 900.0
 
 

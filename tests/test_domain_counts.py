@@ -7,6 +7,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fumarole.runtime.framework import k8s_filters
 from fumarole.runtime.framework.session import Session
 from fumarole.runtime.ingest.kube import cluster_from_objects
 from fumarole.runtime.k8s import domain_counts
@@ -31,11 +32,11 @@ def _statuses(failure) -> list | None:
 def _same_answers(fast: Session, reference: Session, task, fast_view=None, reference_view=None) -> None:
     """Every filter verdict and both scorers' scores, node by node."""
     for node, ref_node in zip(fast.node_list, reference.node_list):
-        assert _statuses(fast.pod_affinity_failure(task, node, fast_view)) == _statuses(
-            reference.pod_affinity_failure(task, ref_node, reference_view)), node.name
-        assert _statuses(fast.topology_spread_failure(task, node, fast_view)) == _statuses(
-            reference.topology_spread_failure(task, ref_node, reference_view)), node.name
-    assert fast.placements_may_refuse(task, fast_view) <= reference.placements_may_refuse(task, reference_view)
+        assert _statuses(k8s_filters.pod_affinity_failure(fast, task, node, fast_view)) == _statuses(
+            k8s_filters.pod_affinity_failure(reference, task, ref_node, reference_view)), node.name
+        assert _statuses(k8s_filters.topology_spread_failure(fast, task, node, fast_view)) == _statuses(
+            k8s_filters.topology_spread_failure(reference, task, ref_node, reference_view)), node.name
+    assert k8s_filters.placements_may_refuse(fast, task, fast_view) <= k8s_filters.placements_may_refuse(reference, task, reference_view)
     if fast_view is None:
         counts = fast.k8s.counts
         raw = domain_counts.inter_pod_affinity_raw(counts, task)
@@ -61,13 +62,13 @@ def test_counts_answer_as_the_scans_while_pods_come_and_go(objects: list[dict], 
         # A view taken now (for the task that asks: a copied view holds what that task's filters
         # read) keeps seeing this moment while the live view changes.
         other = data.draw(st.sampled_from(pending))
-        fast_view, reference_view = fast.pod_view(other), reference.pod_view(other)
+        fast_view, reference_view = k8s_filters.pod_view(fast, other), k8s_filters.pod_view(reference, other)
         node = data.draw(st.integers(0, len(fast.node_list) - 1))
         placed = {}
         for session in (fast, reference):
             placed[session] = next(t for t in _pending(session) if t.key == task.key)
             placed[session].node_name = session.node_list[node].name
-            session.node_view_add(placed[session])
+            k8s_filters.node_view_add(session, placed[session])
         _same_answers(fast, reference, other, fast_view, reference_view)
         _same_answers(fast, reference, other)
         # A dry run moves pods in the view alone.
@@ -81,7 +82,7 @@ def test_counts_answer_as_the_scans_while_pods_come_and_go(objects: list[dict], 
         _same_answers(fast, reference, other, fast_view, reference_view)
         if data.draw(st.booleans()):  # and a pod leaves the live view
             for session in (fast, reference):
-                session.node_view_remove(placed[session])
+                k8s_filters.node_view_remove(session, placed[session])
             _same_answers(fast, reference, other, fast_view, reference_view)
 
 
@@ -89,10 +90,10 @@ def test_a_view_over_the_counts_copies_nothing_until_asked_for_its_placements():
     objects = _two_nodes_one_pod()
     fast, _ = _sessions(objects)
     task = _pending(fast)[0]
-    view = fast.pod_view(task)
+    view = k8s_filters.pod_view(fast, task)
     assert isinstance(view, PodView) and view.counts is fast.k8s.counts and view.delta == {}
     task.node_name = fast.node_list[1].name
-    fast.node_view_add(task)
+    k8s_filters.node_view_add(fast, task)
     assert view.delta == {task.key: None}  # the live view changed: the view keeps the old placement
     assert task.key not in view.placed and task.key in fast.k8s.counts.where
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from fumarole.runtime.authoring.scenario import run_file, scenario_files
 from fumarole.runtime.bundles.bundle import build_bundle
+from fumarole.runtime.framework.arguments import hierarchy_enabled
 from fumarole.runtime.framework.session import Session
 from fumarole.runtime.ingest.kube import cluster_from_objects
 from fumarole.runtime.ingest.kube_convert import queue_from_object
@@ -114,9 +115,9 @@ def session_for(objects: list[dict], config: dict) -> Session:
 
 def test_hierarchy_switch_is_read_from_the_plugin_entry():
     objects = [NODE, queue("root")]
-    assert session_for(objects, capacity_config(True)).hierarchy_enabled("capacity")
-    assert not session_for(objects, capacity_config(False)).hierarchy_enabled("capacity")
-    assert not session_for(objects, capacity_config(True)).hierarchy_enabled("drf")
+    assert hierarchy_enabled(session_for(objects, capacity_config(True)), "capacity")
+    assert not hierarchy_enabled(session_for(objects, capacity_config(False)), "capacity")
+    assert not hierarchy_enabled(session_for(objects, capacity_config(True)), "drf")
 
 
 @pytest.mark.parametrize("elsewhere, binds, problems", [([], 1, []), ([("x", "y"), ("y", "x")], 0, ["x"])])

@@ -18,7 +18,7 @@ from fumarole.runtime.authoring.scenario import (
 from fumarole.runtime.bundles.bundle import build_bundle
 from fumarole.runtime.bundles.environment import hooks_document, load_environment
 from fumarole.runtime.framework.namespace import PolicyRuntimeError
-from fumarole.runtime.framework import dry_run
+from fumarole.runtime.framework import dry_run, k8s_filters
 from fumarole.runtime.framework.session import Session
 from fumarole.runtime.ingest.kube import cluster_from_objects
 from fumarole.runtime.ingest.kube_convert import task_from_pod
@@ -157,7 +157,7 @@ def test_the_predicate_reads_the_placements_of_the_tasks_latest_pre_predicate():
     ssn = _session({"enablePredicate": True}, _anti_affinity_objects())
     incoming, repelling, node = _task(ssn, "ns1/worker-3"), _task(ssn, "ns1/worker-1"), ssn.nodes["n1"]
     assert ssn.H.pre_predicate(incoming) is None
-    ssn.node_view_remove(repelling)  # as an eviction would
+    k8s_filters.node_view_remove(ssn, repelling)  # as an eviction would
     assert "anti-affinity" in " ".join(ssn.H.predicate(incoming, node).reasons)
     other = _task(ssn, "ns1/worker-2")
     assert ssn.H.pre_predicate(other) is None

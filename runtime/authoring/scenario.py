@@ -25,6 +25,7 @@ from fumarole.runtime.framework.eviction import Eviction
 from fumarole.runtime.framework.lifecycle import close_session, open_session, run_session
 from fumarole.runtime.framework.namespace import PolicyRuntimeError
 from fumarole.runtime.framework.process_state import ProcessState
+from fumarole.runtime.framework.scheduler_helper import filter_out_unresolvable_nodes
 from fumarole.runtime.framework.session import Decisions, Session
 from fumarole.runtime.ingest.kube import Cluster, cluster_from_objects, load_cluster
 from fumarole.runtime.ingest.kube_convert import empty_task, job_from_pod_group, parse_time, task_from_pod
@@ -359,7 +360,7 @@ class _HookCalls:
         if e.get("unresolvableNodes") and job is not None:
             errors = FitErrors({n: FitError([(UNRESOLVABLE, "injected by the test")]) for n in e["unresolvableNodes"]})
             job.fit_errors[task.uid] = errors
-        got = [n.name for n in self.ssn.filter_out_unresolvable_nodes(task)]
+        got = [n.name for n in filter_out_unresolvable_nodes(self.ssn, task)]
         want = list(e.get("result") or [])
         return None if got == want else f"potentialNodes({e['task']}): expected {want}, got {got}"
 

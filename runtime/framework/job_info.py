@@ -1,13 +1,24 @@
 """What Volcano's ``api/job_info.go`` computes of a job for the plugins: its minResources as
-written, its resources less the scheduling-gated tasks', and where its fit errors go."""
+written, its resources less the scheduling-gated tasks', where its fit errors go; and what
+the session knows of it: its tasks being evicted, a task's sub-job, and its PodGroup
+conditions (UpdatePodGroupCondition).
+
+Standard-library functions (runtime/schema.yaml); those of the session take it first,
+where the schema's template passes ``_rt``.
+"""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from fumarole.runtime.api.constraints import ResourceList
 from fumarole.runtime.api.fit import FitErrors
-from fumarole.runtime.api.model import Job, Task
+from fumarole.runtime.api.model import Job, SubJob, Task
 from fumarole.runtime.api.resource import Resource
 from fumarole.runtime.k8s.podspec import only_queue_allocation_gate
+
+if TYPE_CHECKING:
+    from fumarole.runtime.framework.session import Session
 
 
 def min_resource_list(job: Job) -> ResourceList | None:
@@ -51,3 +62,23 @@ def record_fit_errors(job: Job, task: Task, errors: FitErrors) -> None:
 
 def record_fit_error(job: Job, task: Task, message: str) -> None:
     job.fit_errors[task.uid] = FitErrors(message=message)
+
+
+def job_evicting(session: Session, job: Job) -> list[Task]:
+    """The job's tasks evicted in this session so far, in eviction order."""
+    return [task for task in session.evicting.values() if task.job_id == job.uid]
+
+
+def sub_job_of(session: Session, task: Task) -> SubJob | None:
+    job = session.jobs.get(task.job_id)
+    return None if job is None else job.task_to_sub_job.get(task.uid)
+
+
+def set_condition(session: Session, job: Job, kind: str, status: str, reason: str) -> None:
+    """UpdatePodGroupCondition; like framework/job_updater.go, a condition that keeps its status and
+    reason keeps its lastTransitionTime (job.pending_since reads it), else it changes now."""
+    old = next((c for c in job.conditions if c.get("type") == kind), None)
+    unchanged = old is not None and old.get("status") == status and old.get("reason") == reason
+    condition = {"type": kind, "status": status, "transitionID": session.uid, "reason": reason,
+                 "lastTransitionTime": old.get("lastTransitionTime") if old is not None and unchanged else session.now}
+    job.conditions = [c for c in job.conditions if c.get("type") != kind] + [condition]

@@ -20,6 +20,8 @@ from fumarole.runtime.api import object_fields as _fields_module
 from fumarole.runtime.api import resource as R
 from fumarole.runtime.api.fit import FitError
 from fumarole.runtime.api.resource import Resource
+from fumarole.runtime.framework import arguments as _arguments_module
+from fumarole.runtime.framework import bind_annotations as _bind_module
 from fumarole.runtime.framework import dry_run as _dry_run_module
 from fumarole.runtime.framework.batch_forms import BatchForm
 from fumarole.runtime.framework import eviction as _eviction_module
@@ -27,6 +29,9 @@ from fumarole.runtime.framework import extender_lib as _extender_module
 from fumarole.runtime.framework import go_semantics as _go_module
 from fumarole.runtime.framework.go_sort import sort_slice
 from fumarole.runtime.framework import job_info as _job_info_module
+from fumarole.runtime.framework import k8s_filters as _k8s_filters_module
+from fumarole.runtime.framework import queue_info as _queue_module
+from fumarole.runtime.framework import scheduler_helper as _scheduler_module
 from fumarole.runtime.framework import text_lib as _text_module
 from fumarole.runtime.framework import usage_facts as _usage_module
 from fumarole.runtime.framework import vector_lib as _vector_module
@@ -57,7 +62,7 @@ _K8S_FUNCTIONS: dict[ModuleType, tuple[str, ...]] = {
     nodeports: ("host_port_conflict",),
     nodeunschedulable: ("tolerates_unschedulable",),
     podspec: ("has_start_time", "only_queue_allocation_gate", "pod_phase", "pod_scheduled_since",
-              "terminating_by_preemption"),
+              "start_time", "terminating_by_preemption"),
     tainttoleration: ("intolerable_prefer_no_schedule", "untolerated_taint"),
 }
 _GO_FUNCTIONS = ("int_or_percent", "json_int_map", "local_time", "parse_quantity", "parse_clock", "parse_duration", "pow", "trim_space")
@@ -191,8 +196,18 @@ def namespace() -> dict:
                                             "pod_vgpu_requests", "pod_vgpu_assigned")),
         "_numa": _library(_numa_module, ("node_numa", "container_cpus")),
         "_go_sort": sort_slice,
-        "_job": _library(_job_info_module, ("deduct_gated", "min_resource_list", "min_resource_names",
-                                            "record_fit_error", "record_fit_errors")),
+        "_job": _library(_job_info_module, ("deduct_gated", "job_evicting", "min_resource_list", "min_resource_names",
+                                            "record_fit_error", "record_fit_errors", "set_condition",
+                                            "sub_job_of")),
+        "_queue": _library(_queue_module, ("queue_allocated", "queue_evicting", "queue_jobs", "queue_of",
+                                           "queue_of_task", "queue_tree")),
+        "_sched": _library(_scheduler_module, ("filter_out_unresolvable_nodes", "fit_error", "fit_errors_for_all",
+                                               "select_best", "sort_by_score")),
+        "_conf": _library(_arguments_module, ("action_flag", "hierarchy_enabled", "metrics_setting")),
+        "_bind": _library(_bind_module, ("bind_annotations_of", "delete_bind_annotations", "record_numa_assignment",
+                                         "set_bind_annotations")),
+        "_view": _library(_k8s_filters_module, ("node_view_add", "node_view_remove", "placements_may_refuse",
+                                                "pod_affinity_failure", "pod_view", "topology_spread_failure")),
         "_dry": _library(_dry_run_module, ("dry_run_copy", "remove_task", "add_task")),
         "_V": _library(_vector_module, _public_functions(_vector_module)),
         "_div": _div,

@@ -6,11 +6,12 @@ in generated code).  It owns the snapshot (jobs, queues, nodes), the hook
 dispatchers built from the bundle's tiers (``_H``), the event handlers, and the
 decisions made so far.  Scheduling logic lives in the policies; this module
 keeps only Volcano's framework: plugin registration, hook dispatch, the
-statement's effects, and the PodGroup status update at close.  Library functions
-that need no session are modules of their own, reached through the policy
-namespace (``namespace.py``): ``fallback_orders`` (the orders dispatchers end
-on), ``job_info`` (a job's minResources, gated resources, fit errors),
-``dry_run`` (node copies preempt may change), ``priority_queue``, ``statement``.
+statement's effects, and the PodGroup status update at close.  The standard
+library policies call lives in modules of its own, reached through the policy
+namespace (``namespace.py``); those that read the session take it first
+(``queue_info``, ``job_info``, ``scheduler_helper``, ``arguments``,
+``bind_annotations``, ``k8s_filters``), the others need none
+(``fallback_orders``, ``dry_run``, ``priority_queue``, ``statement``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import time
 import uuid
 from types import SimpleNamespace
-from typing import Any, Callable, Mapping, Protocol, Sequence, cast
+from typing import Any, Callable, Mapping, Protocol
 
 from fumarole.policy_lang.compiled import STATE_VIEW
 from fumarole.runtime.api.constraints import (
@@ -27,7 +28,6 @@ from fumarole.runtime.api.constraints import (
     disruption_budget,
     namespace_quota,
 )
-from fumarole.runtime.api.fit import UNRESOLVABLE, UNSCHEDULABLE, FitError, FitErrors
 from fumarole.runtime.api.model import (
     ALLOCATED,
     BINDING,
@@ -48,36 +48,26 @@ from fumarole.runtime.api.model import (
     Queue,
     Task,
 )
-from fumarole.runtime.api.numa import format_cpu_set
 from fumarole.runtime.api.resource import Resource
 from fumarole.runtime.framework import dispatch as C
 from fumarole.runtime.framework.batch_dispatch import BATCH_COMBINATORS, batched_definition
 from fumarole.runtime.framework.batch_forms import BatchForms, engines_checked
 from fumarole.runtime.framework.budget import StepBudget
 from fumarole.runtime.framework.fallback_orders import compare_task, job_fallback, queue_fallback, sub_job_fallback
-from fumarole.runtime.framework.namespace import PolicyRuntimeError
+from fumarole.runtime.framework.policy_error import PolicyRuntimeError
 from fumarole.runtime.framework.node_columns import NodeColumns
 from fumarole.runtime.framework.row_state import RowState
-from fumarole.runtime.framework.numa_pending import apply_pending, record_pending
+from fumarole.runtime.framework.numa_pending import apply_pending
 from fumarole.runtime.framework.predicate_helper import PredicateHelper
 from fumarole.runtime.framework.process_state import PROCESS_STATE_HOOK, ProcessState
 from fumarole.runtime.framework.statement import Statement
 from fumarole.runtime.framework.topology import Topology
 from fumarole.runtime.ingest.gc_pause import collect_if_due, gc_paused
 from fumarole.runtime.ingest.kube import Cluster
-from fumarole.runtime.ingest.kube_convert import parse_time
-from fumarole.runtime.ingest.queue_tree import (
-    HierarchyProblem,
-    QueueTree,
-    build_queue_tree,
-)
+from fumarole.runtime.ingest.queue_tree import HierarchyProblem
 from fumarole.runtime.ingest.scheduler_config import PluginEntry, SchedulerConfig
 from fumarole.runtime.ingest.scheduler_options import SchedulerOptions
-from fumarole.runtime.k8s.interpodaffinity import has_required_pod_terms
-from fumarole.runtime.k8s.noderesources import view_appended
-from fumarole.runtime.k8s.podtopologyspread import has_hard_spread_constraints
-from fumarole.runtime.k8s.view import K8sView, PodView, UNRESOLVABLE_REASONS
-from fumarole.runtime.k8s import domain_counts
+from fumarole.runtime.k8s.view import K8sView
 from fumarole.runtime.k8s.domain_counts import PodCounts
 
 
@@ -210,7 +200,7 @@ class Session:
             self._allocate_handlers: list[Callable] = []
             self._deallocate_handlers: list[Callable] = []
             self._plugins: list[tuple[str, dict]] = []
-            self._detached_queues: dict[str, Queue] = {}
+            self.detached_queues: dict[str, Queue] = {}  # queues jobs name that the session has not (queue_info.queue_of)
             self.problems: list[HierarchyProblem] = []  # configuration problems policies found
             self._opening_phases = {job.uid: job.phase for job in self.job_list}
             self.observer: SessionObserver | None = None
@@ -391,7 +381,8 @@ class Session:
         return found
 
     # -- the fast engine ----------------------------------------------------------------
-    def _touch(self, node: Node) -> None:
+    def touch(self, node: Node) -> None:
+        """The fast engine's row of the node changed (its columns are read again)."""
         if self.columns is not None:
             self.columns.touch(node)
 
@@ -432,7 +423,7 @@ class Session:
             job.update_task_status(task, PENDING)
         node = self.nodes.get(task.node_name)
         if on_node and node is not None and task.key in node.tasks:
-            self._touch(node)
+            self.touch(node)
             node.remove_task(task)
         if on_node:
             self.fire_deallocate(task)
@@ -450,7 +441,7 @@ class Session:
             return False
         job.update_task_status(task, status)
         task.node_name = node.name
-        self._touch(node)
+        self.touch(node)
         try:
             node.add_task(task)
         except NodeError:
@@ -473,7 +464,7 @@ class Session:
             job.update_task_status(task, status)
         node = self.nodes.get(task.node_name)
         if node is not None:
-            self._touch(node)
+            self.touch(node)
             node.update_task(task)
 
     def evict_in_session(self, task: Task) -> None:
@@ -524,68 +515,13 @@ class Session:
         self.evict_in_session(task)
         return True
 
-    # -- library functions used by compiled policies (runtime/schema.yaml) ---------
+    # -- what the session hands policies: its statements and predicate helper (ssn.Statement()),
+    # -- the cluster's disruption budgets and quotas as its snapshot holds them (ssn.NamespaceInfo)
     def statement(self) -> Statement:
         return Statement(self)
 
     def predicate_helper(self) -> PredicateHelper:
         return PredicateHelper(self)
-
-    def queue_of(self, job: Job) -> Queue:
-        queue = self.queues.get(job.queue)
-        if queue is None:
-            queue = self._detached_queues.get(job.queue)
-            if queue is None:
-                queue = Queue(uid=job.queue, name=job.queue, weight=0, capability=None, deserved=None,
-                              guarantee=None, priority=0, parent="", reclaimable=True, state="",
-                              annotations={}, labels={}, creation=0.0, raw={})
-                self._detached_queues[job.queue] = queue
-        return queue
-
-    def queue_tree(self, queues: list[Queue]) -> QueueTree:
-        """The queue hierarchy; its problems are kept for whoever runs the session (``fumarole run``)."""
-        tree = build_queue_tree(queues)
-        self.problems.extend(p for p in tree.problems if p not in self.problems)
-        return tree
-
-    def hierarchy_enabled(self, plugin: str) -> bool:
-        """Session.HierarchyEnabled: the enableHierarchy switch of the first tier entry naming the plugin."""
-        for tier in self.bundle.tiers:
-            for entry in tier:
-                if entry.name == plugin:
-                    return entry.switches.get("enableHierarchy", False)
-        return False
-
-    def action_flag(self, action: str, key: str, default: bool) -> bool:
-        """GetArgOfActionFromConf(...).GetBool: a YAML boolean under the action's configuration, else the default."""
-        value = self.bundle.config.configurations.get(action, {}).get(key)
-        return value if isinstance(value, bool) else default
-
-    def metrics_setting(self, key: str) -> str:
-        """A setting of the configuration's `metrics` block (Volcano's GetMetricsConf), "" when unset."""
-        return self.bundle.config.metrics.get(key, "")
-
-    def sub_job_of(self, task: Task):
-        job = self.jobs.get(task.job_id)
-        return None if job is None else job.task_to_sub_job.get(task.uid)
-
-    # -- what victim rules read: the session as the evictions chosen so far leave it ----------
-    def queue_jobs(self, queue: Queue) -> list[Job]:
-        return [job for job in self.job_list if job.queue == queue.name]
-
-    def queue_allocated(self, queue: Queue) -> Resource:
-        total = Resource()
-        for job in self.job_list:
-            if job.queue == queue.name:
-                total.add(job.allocated)
-        return total
-
-    def queue_evicting(self, queue: Queue) -> list[Task]:
-        return [task for task in self.evicting.values()
-                if (job := self.jobs.get(task.job_id)) is not None and job.queue == queue.name]
-
-    def job_evicting(self, job: Job) -> list[Task]:
-        return [task for task in self.evicting.values() if task.job_id == job.uid]
 
     def disruption_budgets(self) -> list[DisruptionBudget]:
         """Every PodDisruptionBudget of the cluster, read when a policy first asks."""
@@ -606,151 +542,3 @@ class Session:
                 quota = namespace_quota(obj)
                 self._quotas.setdefault(quota.namespace, []).append(quota)
         return self._quotas.get(namespace, [])
-
-    def queue_of_task(self, task: Task) -> Queue | None:
-        job = self.jobs.get(task.job_id)
-        return None if job is None else self.queue_of(job)
-
-    def start_time(self, task: Task) -> float:
-        started = (task.pod.get("status") or {}).get("startTime")
-        return parse_time(started) if started else task.creation
-
-    def set_condition(self, job: Job, kind: str, status: str, reason: str) -> None:
-        """UpdatePodGroupCondition; like framework/job_updater.go, a condition that keeps its status and
-        reason keeps its lastTransitionTime (job.pending_since reads it), else it changes now."""
-        old = next((c for c in job.conditions if c.get("type") == kind), None)
-        unchanged = old is not None and old.get("status") == status and old.get("reason") == reason
-        condition = {"type": kind, "status": status, "transitionID": self.uid, "reason": reason,
-                     "lastTransitionTime": old.get("lastTransitionTime") if old is not None and unchanged else self.now}
-        job.conditions = [c for c in job.conditions if c.get("type") != kind] + [condition]
-
-    def set_bind_annotations(self, task: Task, values: dict[str, str]) -> None:
-        """Volcano's MergePodAnnotations: what the task's bind will write to the pod."""
-        self.pod_annotations.setdefault(task.uid, {}).update(values)
-
-    def delete_bind_annotations(self, task: Task, keys: list[str]) -> None:
-        """Volcano's DeletePodAnnotations, for the annotations this session set."""
-        carried = self.pod_annotations.get(task.uid)
-        if carried:
-            for key in keys:
-                carried.pop(key, None)
-
-    def record_numa_assignment(self, task: Task, node: Node, sets: dict[str, list[int]]) -> None:
-        """Volcano's AddUnassignedNumaPods: the CPUs a placed pod holds until its node reports them
-        (in the decisions, and for the process's next sessions)."""
-        self.decisions.numa_assignments[task.key] = {name: format_cpu_set(ids) for name, ids in sets.items()}
-        record_pending(self.process_state.numa_pending, node.name, task.uid, task.name, task.namespace, sets)
-
-    def bind_annotations_of(self, task: Task) -> dict[str, str]:
-        return dict(self.pod_annotations.get(task.uid) or {})
-
-    def fit_error(self, reason: str) -> FitError:
-        if self.observer is not None:
-            self.observer.fit_error_made(reason)
-        return FitError([(UNSCHEDULABLE, reason)])
-
-    def fit_errors_for_all(self, task: Task, error: FitError) -> FitErrors:
-        return FitErrors({node.name: error for node in self.node_list})
-
-    def filter_out_unresolvable_nodes(self, task: Task) -> list[Node]:
-        """FilterOutUnschedulableAndUnresolvableNodesForTask."""
-        job = self.jobs.get(task.job_id)
-        errors = job.fit_errors.get(task.uid) if job is not None else None
-        nodes = self.node_list
-        kept: Sequence[int]
-        if errors is None:
-            kept = range(len(nodes))
-        else:
-            failed = errors.nodes
-            kept = [i for i, n in enumerate(nodes)
-                    if not (n.name in failed and failed[n.name].has_unresolvable_status)]
-        # The fast engine's batches over them gather rows instead of looking each node up.
-        return self.columns.nodes_of(kept, in_order=True) if self.columns is not None else [nodes[i] for i in kept]
-
-    def select_best(self, scores: dict) -> Node | None:
-        if self.observer is not None:
-            self.observer.nodes_scored(scores)
-        best, best_score = None, None
-        for node, score in scores.items():
-            if best_score is None or score > best_score:
-                best, best_score = node, score
-        return best
-
-    def sort_by_score(self, scores: dict) -> list[Node]:
-        if self.observer is not None:
-            self.observer.nodes_scored(scores)
-        return sorted(scores, key=lambda node: -scores[node])
-
-    def node_view_add(self, task: Task) -> None:
-        node = self.nodes.get(task.node_name)
-        if node is not None:
-            if task.key in node.view_pods:
-                node.view_pods[task.key] = task
-                node.view_cache.clear()
-            else:
-                node.view_pods[task.key] = task
-                view_appended(node, task)
-            self._touch(node)
-            self.k8s.placed(task, node)
-
-    def node_view_remove(self, task: Task) -> None:
-        node = self.nodes.get(task.node_name)
-        if node is not None:
-            node.view_pods.pop(task.key, None)
-            node.view_cache.clear()
-            self._touch(node)
-            self.k8s.removed(task)
-
-    def pod_view(self, task: Task) -> PodView:
-        return self.k8s.pod_view(task)
-
-    # -- Kubernetes filters with Volcano's status codes ------------------------------
-    def pod_affinity_failure(self, task: Task, node: Node, view: PodView | None = None) -> FitError | None:
-        """InterPodAffinity over the live view or a PodView: unmet required affinity is
-        unresolvable, anti-affinity conflicts are not.  The fast engine reads its answer for every
-        node from the counts per domain (domain_counts); the reference engine scans the pods."""
-        reasons = self._counted_reasons(domain_counts.affinity_reasons, task, view, node)
-        if reasons is not None:  # answered from the counts: the fast engine's columns exist
-            return _k8s_failure(reasons[cast(NodeColumns, self.columns).rows[node.name]])
-        return _k8s_failure(self.k8s.pod_affinity_failure(task, node, view.placed if view is not None else None))
-
-    def topology_spread_failure(self, task: Task, node: Node, view: PodView | None = None) -> FitError | None:
-        """PodTopologySpread over the live view or a PodView: a node without the topology label
-        is unresolvable, skew is not.  Counts or scans, as :meth:`pod_affinity_failure`."""
-        if not has_hard_spread_constraints(task):
-            return None
-        reasons = self._counted_reasons(domain_counts.spread_reasons, task, view, node)
-        if reasons is not None:  # answered from the counts: the fast engine's columns exist
-            return _k8s_failure(reasons[cast(NodeColumns, self.columns).rows[node.name]])
-        return _k8s_failure(self.k8s.topology_spread_failure(task, node, view.placed if view is not None else None))
-
-    def _counted_reasons(self, rows: domain_counts.Rows, task: Task, view: PodView | None, node: Node | None = None):
-        """A filter's reasons for every row from the fast engine's counts (None: the reference
-        engine, a copied view, or a node the session does not have)."""
-        if self.columns is None or (node is not None and node.name not in self.columns.rows):
-            return None
-        return domain_counts.answer(self.k8s.counts, rows, task, view)
-
-    def placements_may_refuse(self, task: Task, view: PodView | None = None) -> bool:
-        """Whether inter-pod affinity or topology spread, over the live view or a PodView, could
-        refuse the task anywhere: both filters' own first shortcuts, asked once per task.  The
-        fast engine answers exactly (some node refused), so that a task only placed pods'
-        anti-affinity could refuse keeps its predicate row-local when none does."""
-        counts = self.k8s.counts
-        if (counts is not None and (view is None or view.counts is counts)
-                and not (has_required_pod_terms(task) or has_hard_spread_constraints(task)
-                         or counts.any_affinity({} if view is None else view.delta))):
-            return False  # nothing placed has terms and the task has none: the filters pass everywhere
-        affinity = domain_counts.refuses_somewhere(counts, domain_counts.affinity_reasons, task, view)
-        if affinity is not None:
-            return affinity or (has_hard_spread_constraints(task)
-                                and bool(domain_counts.refuses_somewhere(counts, domain_counts.spread_reasons, task, view)))
-        placed = view.placed if view is not None else None
-        return not self.k8s.affinity_cannot_refuse(task, placed) or has_hard_spread_constraints(task)
-
-
-def _k8s_failure(reason: str | None) -> FitError | None:
-    """A Kubernetes filter's refusal as a fit error with the status code Kubernetes gives it."""
-    if reason is None:
-        return None
-    return FitError([(UNRESOLVABLE if reason in UNRESOLVABLE_REASONS else UNSCHEDULABLE, reason)])

@@ -637,7 +637,7 @@ def _select_best(mask, scores):
 
 
 LIBRARY: dict[str, Callable] = {
-    "_rt.select_best": _select_best,
+    "_sched.select_best(_rt, {0})": _select_best,
     "_res.insufficient": _insufficient,
     "_k8s.untolerated_taint": _untolerated_taint,
     "_k8s.intolerable_prefer_no_schedule": _prefer_no_schedule,
@@ -645,9 +645,9 @@ LIBRARY: dict[str, Callable] = {
     "_k8s.matches_node_selector_and_affinity": _node_selector,
     "_k8s.balanced_allocation_score": _balanced_or_lanes,
     "_rt.k8s.image_locality_score": _image_locality,
-    "_rt.pod_affinity_failure": _pod_affinity,
+    "_view.pod_affinity_failure(_rt, {0}, {1})": _pod_affinity,
     "PodView.pod_affinity_failure": _pod_view_affinity,
-    "_rt.topology_spread_failure": _spread,
+    "_view.topology_spread_failure(_rt, {0}, {1})": _spread,
     "PodView.topology_spread_failure": _spread_view,
     "_rt.k8s.inter_pod_affinity_scores": _inter_pod_affinity_scores,
     "_rt.k8s.topology_spread_scores": _topology_spread_scores,

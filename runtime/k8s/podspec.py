@@ -140,6 +140,12 @@ def has_start_time(task: Task) -> bool:
     return bool(mapping_at(task.pod, "status").get("startTime"))
 
 
+def start_time(task: Task) -> float:
+    """status.startTime, else the pod's creation time, in seconds since the epoch."""
+    started = (task.pod.get("status") or {}).get("startTime")
+    return parse_time(started) if started else task.creation
+
+
 GO_ZERO_TIME = -62135596800.0  # Go's zero time.Time (0001-01-01 UTC), seconds since the epoch
 
 

@@ -1,0 +1,64 @@
+"""What Volcano's ``util/scheduler_helper.go`` and ``api/unschedule_info.go`` give the actions:
+fit errors, the nodes a task's recorded errors leave, and picking nodes by score.
+
+Standard-library functions (runtime/schema.yaml); each takes the session first, where the
+schema's template passes ``_rt``.  A session's observer (an explanation or a trace) is told
+of every fit error made and every set of node scores read.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+from fumarole.runtime.api.fit import UNSCHEDULABLE, FitError, FitErrors
+from fumarole.runtime.api.model import Node, Task
+
+if TYPE_CHECKING:
+    from fumarole.runtime.framework.session import Session
+
+
+def fit_error(session: Session, reason: str) -> FitError:
+    """An Unschedulable fit error (NewFitErrWithStatus)."""
+    if session.observer is not None:
+        session.observer.fit_error_made(reason)
+    return FitError([(UNSCHEDULABLE, reason)])
+
+
+def fit_errors_for_all(session: Session, task: Task, error: FitError) -> FitErrors:
+    """The same error recorded on every node of the session (FitErrors.SetNodeError for each)."""
+    return FitErrors({node.name: error for node in session.node_list})
+
+
+def filter_out_unresolvable_nodes(session: Session, task: Task) -> list[Node]:
+    """FilterOutUnschedulableAndUnresolvableNodesForTask."""
+    job = session.jobs.get(task.job_id)
+    errors = job.fit_errors.get(task.uid) if job is not None else None
+    nodes = session.node_list
+    kept: Sequence[int]
+    if errors is None:
+        kept = range(len(nodes))
+    else:
+        failed = errors.nodes
+        kept = [i for i, n in enumerate(nodes)
+                if not (n.name in failed and failed[n.name].has_unresolvable_status)]
+    # The fast engine's batches over them gather rows instead of looking each node up.
+    columns = session.columns
+    return columns.nodes_of(kept, in_order=True) if columns is not None else [nodes[i] for i in kept]
+
+
+def select_best(session: Session, scores: dict) -> Node | None:
+    """SelectBestNode, with ties to the first node in order (Volcano picks at random)."""
+    if session.observer is not None:
+        session.observer.nodes_scored(scores)
+    best, best_score = None, None
+    for node, score in scores.items():
+        if best_score is None or score > best_score:
+            best, best_score = node, score
+    return best
+
+
+def sort_by_score(session: Session, scores: dict) -> list[Node]:
+    """SortNodes: by descending score, ties in order."""
+    if session.observer is not None:
+        session.observer.nodes_scored(scores)
+    return sorted(scores, key=lambda node: -scores[node])
