@@ -28,7 +28,6 @@ from __future__ import annotations
 import ast as py
 import copy
 import re
-from dataclasses import fields, is_dataclass
 from functools import lru_cache
 from typing import Callable, Sequence, TypeVar, Union
 
@@ -42,6 +41,7 @@ from .pynodes import call as _call
 from .pynodes import const as _const
 from .pynodes import load as _load
 from .pynodes import store as _store
+from .walk import preorder
 
 # Numbers a decision point for instrumented code: (file, condition or victim, the node it belongs to) -> id.
 # Without one (the normal case) the generated code has no probes at all.
@@ -122,20 +122,6 @@ def _default_value(t: Type) -> py.expr:
         return _call(_attr(_load("_res"), "Resource"))
     zeros: dict[str, int | float | bool | str] = {"int": 0, "float": 0.0, "bool": False, "string": ""}
     return _const(zeros.get(t.name))
-
-
-def _contains(node: object, wanted: Callable[[object], bool]) -> bool:
-    """Whether a syntax node (or a tuple of them) holds one satisfying ``wanted``; iterative, so any depth."""
-    stack = [node]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, (tuple, list)):
-            stack.extend(item)
-        elif is_dataclass(item) and not isinstance(item, type):
-            if wanted(item):
-                return True
-            stack.extend(getattr(item, f.name) for f in fields(item))
-    return False
 
 
 class UncheckedType(AssertionError):
@@ -460,17 +446,17 @@ class Compiler:
         return self.at(py.If(test=spent, body=[self.at(py.Expr(value=_call(_attr(_load("_B"), "spent"))), span)],
                              orelse=[]), span)
 
-    def each(self, iterable: py.expr, body: object) -> py.expr:
+    def each(self, iterable: py.expr, body: A.Node | tuple[A.Stmt, ...]) -> py.expr:
         """The iterable charged to the budget at once, one step per item.
 
         A list the body may append to (an ``append``, or a call that could
         reach one) is iterated only up to its length at the start, as Go's
         ``range`` does, so a loop that grows its own list still ends.
         """
-        grows = _contains(body, self._may_append)
+        grows = any(self._may_append(node) for node in preorder(body))
         return _call(_attr(_load("_B"), "each_capped" if grows else "each"), iterable)
 
-    def _may_append(self, node: object) -> bool:
+    def _may_append(self, node: A.Node) -> bool:
         if not isinstance(node, A.Call):
             return False
         info = self.info.calls.get(node.nid)
@@ -482,11 +468,11 @@ class Compiler:
         step (or ``steps``: a batch form's lanes) per call.  A chain of definitions each calling the
         next twice makes 2^n calls without any loop; a leaf definition is left uncharged, as every
         call of it comes from a charged caller (a loop, a hook or a charged definition)."""
-        if not _contains(decl.body, self._calls_a_function):
+        if not any(self._calls_a_function(node) for node in preorder(decl.body)):
             return []
         return [self._step(decl.name_span, steps), self._step_check(decl.name_span)]
 
-    def _calls_a_function(self, node: object) -> bool:
+    def _calls_a_function(self, node: A.Node) -> bool:
         if not isinstance(node, A.Call):
             return False
         info = self.info.calls.get(node.nid)

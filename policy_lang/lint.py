@@ -10,14 +10,14 @@ same attribute path against constants.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, is_dataclass
-from typing import Iterator
+from dataclasses import dataclass
 
 from . import ast as A
 from . import rule_errors
 from .checker import attribute_path
 from .diagnostics import Diagnostic
 from .fmt import expr_text
+from .walk import preorder
 
 _FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 _NEGATED = {"==": "!=", "!=": "==", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
@@ -36,7 +36,7 @@ class _Atom:
 def never_matching(module: A.Module) -> list[Diagnostic]:
     """W210 for every condition of the module that no value can make true."""
     out: list[Diagnostic] = []
-    nodes = list(walk(module))
+    nodes = list(preorder(module))
     nested = {id(part) for n in nodes if isinstance(n, A.Binary) and n.op == "and" for part in (n.left, n.right)}
     for node in nodes:
         if isinstance(node, A.Binary) and node.op == "and" and id(node) not in nested:
@@ -46,19 +46,6 @@ def never_matching(module: A.Module) -> list[Diagnostic]:
         elif isinstance(node, (A.When, A.While)) and _is_false(node.cond):
             out.append(rule_errors.always_false(module.file, node.cond.span))
     return out
-
-
-def walk(node: object) -> Iterator[object]:
-    """Every node under ``node``, parents first (iterative: trees of any depth)."""
-    stack = [node]
-    while stack:
-        item = stack.pop()
-        yield item
-        if isinstance(item, (tuple, list)):
-            stack.extend(reversed(item))
-        elif is_dataclass(item) and not isinstance(item, type):
-            stack.extend(getattr(item, f.name) for f in reversed(fields(item))
-                         if f.name not in ("span", "name_span", "var_span", "file", "source"))
 
 
 def _conjuncts(e: A.Expr) -> list[A.Expr]:

@@ -61,6 +61,7 @@ from .pynodes import const as _const
 from .pynodes import load as _name
 from .pynodes import store as _store
 from .types import Type
+from .walk import preorder, statements
 
 if TYPE_CHECKING:  # annotations only
     from .checker import CheckedModule
@@ -600,7 +601,7 @@ class Vectorizer:
 
     def _loop_body_is_lanewise(self, body) -> None:
         for s in body:
-            for node in _walk_stmts(s):
+            for node in statements(s):
                 if isinstance(node, (A.Return, A.Break, A.Continue, A.Fail, A.Drain, A.While)):
                     raise NotVectorisable("a loop over nodes that stops or returns early", node.span)
                 if isinstance(node, (A.Assign, A.AugAssign)) and not isinstance(node.target, A.Index):
@@ -628,7 +629,7 @@ class Vectorizer:
 
     def _depends(self, e) -> bool:
         """Does the expression involve a per-node value, a node list or a per-node map?"""
-        for node in _walk_expr(e):
+        for node in preorder(e):
             if isinstance(node, A.Name) and self._kind_of_name(node) != SCALAR:
                 return True
         return False
@@ -1017,7 +1018,7 @@ class Vectorizer:
         return True
 
     def _node_free(self, e, node_py: str) -> bool:
-        for node in _walk_expr(e):
+        for node in preorder(e):
             ref = self.base.info.refs.get(node.nid) if isinstance(node, A.Name) else None
             if ref is not None and ref.py == node_py:
                 return False
@@ -1026,7 +1027,7 @@ class Vectorizer:
     def _effect_free(self, e, seen: frozenset = frozenset()) -> bool:
         """No call with an effect in the expression, nor in the definitions it calls."""
         info = self.base.info
-        for node in _walk_expr(e):
+        for node in preorder(e):
             if not isinstance(node, A.Call):
                 continue
             call = info.calls.get(node.nid)
@@ -1043,7 +1044,7 @@ class Vectorizer:
     def _def_effect_free(self, decl: A.FuncDef, seen: frozenset) -> bool:
         body = decl.body if isinstance(decl.body, tuple) else (A.Return(decl.body, decl.span),)
         for stmt in body:
-            for inner in _walk_stmts(stmt):
+            for inner in statements(stmt):
                 if not isinstance(inner, (A.Let, A.Return, A.If, A.When, A.Pass)):
                     return False
                 exprs = [getattr(inner, "value", None), getattr(inner, "cond", None)]
@@ -1209,7 +1210,9 @@ class Vectorizer:
         if fn.dom is None:
             raise NotVectorisable("an expression over a node list with no lane-wise form", e.span)
         free = []
-        for node in _walk_expr(e):
+        # Last child first: this order names the lane parameters of the generated lambda (and
+        # which name a refusal speaks of), so it is kept as the batch forms always had it.
+        for node in preorder(e, last_child_first=True):
             if isinstance(node, A.Name):
                 ref = self.base.info.refs.get(node.nid)
                 if ref is None:  # a built-in called by name (`len`): nothing per node to hand over
@@ -1247,47 +1250,6 @@ def _register(per_node: str, batch: str, guard: P.expr | None = None, row_local:
 def _is_node_check(decl: A.FuncDef) -> bool:
     """``(Task, Node) -> FitError?``: a definition actions hand to ``predicate_nodes``."""
     return ([p.type.name for p in decl.params] == ["Task", "Node"] and decl.returns.name == "FitError")
-
-
-def _walk_expr(e):
-    stack = [e]
-    while stack:
-        node = stack.pop()
-        if node is None:
-            continue
-        yield node
-        for value in vars(node).values():
-            if isinstance(value, tuple):
-                for item in value:
-                    if isinstance(item, tuple):
-                        stack.extend(x for x in item if hasattr(x, "span") and not isinstance(x, str))
-                    elif hasattr(item, "span") and not isinstance(item, str):
-                        stack.append(item)
-            elif hasattr(value, "span") and not isinstance(value, (str,)) and type(value).__module__ == A.__name__:
-                stack.append(value)
-
-
-def _walk_stmts(s):
-    yield s
-    for value in vars(s).values():
-        items = value if isinstance(value, tuple) else (value,)
-        for item in items:
-            if isinstance(item, tuple):
-                for x in item:
-                    if isinstance(x, tuple):
-                        for y in x:
-                            if _is_stmt(y):
-                                yield from _walk_stmts(y)
-                    elif _is_stmt(x):
-                        yield from _walk_stmts(x)
-            elif _is_stmt(item):
-                yield from _walk_stmts(item)
-
-
-def _is_stmt(x) -> bool:
-    return type(x).__module__ == A.__name__ and type(x).__name__ in (
-        "Let", "Assign", "AugAssign", "Return", "Break", "Continue", "Pass", "Victim", "Vote", "Fail",
-        "OrderBy", "ExprStmt", "When", "If", "For", "Drain", "While")
 
 
 def batch_forms(compiler: Compiler) -> tuple[list[P.stmt], list[Fallback]]:

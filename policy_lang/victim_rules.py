@@ -41,6 +41,7 @@ from . import rule_errors
 from .diagnostics import Diagnostic, Span, numbered_from
 from .env import Environment
 from .types import Type
+from .walk import statements, visit
 
 CANDIDATE, SELF = "candidate", "self"
 TASK = Type("Task")
@@ -107,7 +108,7 @@ class _Expander:
             return keyed
         rules = self._rules_of(hook)
         if isinstance(hook.body, tuple):
-            found = [s for s in _walk(hook.body) if _is_rule(s)]
+            found = [s for s in statements(hook.body, guarded=False) if _is_rule(s)]
             if not found:
                 return hook
             self.changed = True
@@ -347,25 +348,19 @@ class _Guards:
         """Prefixes of candidate attribute paths in ``e`` whose value may be none, outermost first."""
         found: list[A.Expr] = []
 
-        def visit(node: A.Expr) -> None:
+        def enter(node: A.Node) -> bool:
             if isinstance(node, A.Attr):
                 chain = _chain(node, self.rules.candidate)
                 if chain is not None:
                     found.extend(self._nullable_prefixes(chain))
-                    return
+                    return False
                 chain = _chain(node, self.rules.self_name) if self.rules.self_name else None
                 if chain is not None:  # only paths *through* a value of self's that may be none
                     found.extend(p for p in self._nullable_prefixes(chain) if p is not chain[-1])
-                    return
-                visit(node.obj)
-            elif isinstance(node, (A.Lambda, A.ListComp, A.MapComp)):
-                return  # their own scope: explicit checks there, as everywhere
-            elif isinstance(node, A.Name) and node.id == self.rules.candidate:
-                return
-            else:
-                for child in _children(node):
-                    visit(child)
-        visit(e)
+                    return False
+            # Comprehensions and lambdas have their own scope: explicit checks there, as everywhere.
+            return not isinstance(node, (A.Lambda, A.ListComp, A.MapComp))
+        visit(e, enter)
         return found
 
     def _nullable_prefixes(self, chain: list[A.Attr]) -> list[A.Expr]:
@@ -385,17 +380,6 @@ class _Guards:
 def _is_rule(stmt: A.Stmt) -> bool:
     inner = stmt.stmt if isinstance(stmt, A.When) else stmt
     return isinstance(inner, A.Victim) and inner.value is None
-
-
-def _walk(body: Iterable[A.Stmt]) -> Iterable[A.Stmt]:
-    for stmt in body:
-        yield stmt
-        if isinstance(stmt, A.If):
-            for _cond, block in stmt.branches:
-                yield from _walk(block)
-            yield from _walk(stmt.orelse)
-        elif isinstance(stmt, (A.For, A.Drain, A.While)):
-            yield from _walk(stmt.body)
 
 
 def _without(body: tuple[A.Stmt, ...], rules: list[A.Stmt]) -> tuple[A.Stmt, ...]:
@@ -454,21 +438,3 @@ def _copy(e: A.Expr) -> A.Expr:
     if isinstance(e, A.Attr):
         return replace(e, obj=_copy(e.obj))
     return replace(e)
-
-
-def _children(e: A.Expr) -> Iterable[A.Expr]:
-    if isinstance(e, A.Binary):
-        return (e.left, e.right)
-    if isinstance(e, A.Unary):
-        return (e.operand,)
-    if isinstance(e, A.Call):
-        return (e.func, *e.args, *(v for _, v, _ in e.kwargs))
-    if isinstance(e, A.Index):
-        return (e.obj, e.key)
-    if isinstance(e, A.Conditional):
-        return (e.cond, e.then, e.orelse)
-    if isinstance(e, A.ListLit):
-        return e.items
-    if isinstance(e, A.MapLit):
-        return tuple(x for pair in e.entries for x in pair)
-    return ()

@@ -143,11 +143,11 @@ def test_a_node_the_checker_left_without_an_entry_is_an_internal_error_naming_it
     from fumarole.policy_lang import ast as A
     from fumarole.policy_lang.checker import CheckerContractError
     from fumarole.policy_lang.driver import compile_checked
-    from fumarole.policy_lang.lint import walk
+    from fumarole.policy_lang.walk import preorder
 
     module = checked("plugin p\n\non node_order(task, node):\n    let n = node.idle.cpu\n    return n\n", "p.policy")
     assert module.ok
-    used = next(n for n in walk(module.module) if isinstance(n, A.Name) and n.id == "n")
+    used = next(n for n in preorder(module.module) if isinstance(n, A.Name) and n.id == "n")
     del module.refs[used.nid]
     with pytest.raises(CheckerContractError, match=r"^p\.policy:5:12: the checker left no name resolution for this Name$"):
         compile_checked(module)
@@ -156,14 +156,13 @@ def test_a_node_the_checker_left_without_an_entry_is_an_internal_error_naming_it
 def test_node_ids_are_the_same_in_every_parse_of_a_file():
     """Side tables keyed by them need no re-keying after the compile cache, whose entries stay byte
     for byte the same; a tree's root holds its largest id, and victim-rule expansion numbers after it."""
-    from fumarole.policy_lang import ast as A
-    from fumarole.policy_lang.lint import walk
     from fumarole.policy_lang.parser import parse
+    from fumarole.policy_lang.walk import preorder
 
     source = "plugin p\n\non job_order(a, b):\n    order by a.priority desc\n"
     first, second = parse(source, "p.policy"), parse(source, "p.policy")
-    ids = [n.nid for n in walk(first) if isinstance(n, A.Node)]
-    assert ids == [n.nid for n in walk(second) if isinstance(n, A.Node)]
+    ids = [n.nid for n in preorder(first)]
+    assert ids == [n.nid for n in preorder(second)]
     assert len(set(ids)) == len(ids) and first.nid == max(ids)
 
 

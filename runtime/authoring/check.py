@@ -31,7 +31,8 @@ from fumarole.policy_lang.driver import compile_checked
 from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError, Span
 from fumarole.policy_lang import ast as A
 from fumarole.policy_lang import rule_errors
-from fumarole.policy_lang.lint import never_matching, walk
+from fumarole.policy_lang.lint import never_matching
+from fumarole.policy_lang.walk import preorder
 from fumarole.runtime.authoring.victim_wiring import victim_wiring
 from fumarole.runtime.authoring.scenario_keys import unknown_keys
 from fumarole.runtime.bundles.bundle import build_bundle, load_bundle
@@ -459,7 +460,7 @@ class _Run:
 def spec_fields_read(module: A.Module) -> set[str]:
     """The Queue spec fields a policy reads by a literal name: ``queue.spec.get("x", ...)``, ``queue.spec["x"]``."""
     out: set[str] = set()
-    for node in walk(module):
+    for node in preorder(module):
         if isinstance(node, A.Call) and isinstance(node.func, A.Attr) and node.func.name == "get":
             target, key = node.func.obj, node.args[0] if node.args else None
         elif isinstance(node, A.Index):

@@ -28,7 +28,7 @@ from typing import Any, Iterable, Iterator, Mapping
 from fumarole.policy_lang import ast as A
 from fumarole.policy_lang.checker import CheckedModule
 from fumarole.policy_lang.diagnostics import Diagnostic, Span
-from fumarole.policy_lang.lint import walk
+from fumarole.policy_lang.walk import preorder
 from fumarole.runtime.ingest.scheduler_config import PluginEntry, SchedulerConfig
 from fumarole.runtime.ingest.yamlpos import key_position
 
@@ -126,7 +126,7 @@ def _reach(action: CheckedModule, modules: Mapping[tuple[str, str], CheckedModul
     seen: set[str] = set()
     pending: list[Any] = [d for d in action.module.decls if isinstance(d, A.HookDef)]
     while pending:
-        for node in walk(pending.pop()):
+        for node in preorder(pending.pop()):
             if isinstance(node, A.Name):
                 asked.add(node.id)
                 if node.id in defs and node.id not in seen:

@@ -18,7 +18,7 @@ from fumarole.policy_lang import ast as A
 from fumarole.policy_lang.checker import BUILTIN_FUNCTIONS, CheckedModule
 from fumarole.policy_lang.driver import check_files, check_module
 from fumarole.policy_lang.codes import CODES
-from fumarole.policy_lang.lint import walk
+from fumarole.policy_lang.walk import preorder
 from fumarole.policy_lang.diagnostics import FumaroleError, Span
 from fumarole.policy_lang.env import Environment
 from fumarole.policy_lang.fmt import expr_text, type_text
@@ -265,7 +265,7 @@ def _comment_above(lines: list[str], index: int) -> str:
 def _locals(decl: A.HookDef | A.FuncDef) -> list[str]:
     """Parameters and the names bound inside a hook or definition (let, for, drain, comprehensions)."""
     names = [name for name, _span in decl.params] if isinstance(decl, A.HookDef) else [p.name for p in decl.params]
-    for node in walk(decl.body):
+    for node in preorder(decl.body):
         if isinstance(node, A.Let):
             names.append(node.name)
         elif isinstance(node, (A.For, A.Drain, A.ListComp)):
@@ -452,7 +452,7 @@ def _name_type(text: str, path: Path, line: int, col: int, word: str) -> str | N
             for param in decl.params:
                 if param.name == word:
                     return f"`{word}: {type_text(param.type)}`"
-    for node in walk(checked.module.decls):  # where a let names it: the type of its value
+    for node in preorder(checked.module.decls):  # where a let names it: the type of its value
         if (isinstance(node, A.Let) and node.name == word and node.span.line == line + 1
                 and node.value.nid in checked.types):
             return f"`{word}: {checked.types[node.value.nid]}`"
