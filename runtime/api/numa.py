@@ -20,6 +20,7 @@ empty set Volcano logs and goes on with.  Which CPUs a pod gets is decided in
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from fractions import Fraction
@@ -70,6 +71,14 @@ class NumaTopology:
     @property
     def allocatable_sets(self) -> dict[str, list[int]]:
         return {name: list(ids) for name, ids in self.allocatable}
+
+    @property
+    def layout_key(self) -> str:
+        """A short text equal for two topologies exactly when their CPUs (id, NUMA node, socket,
+        core) and reserved CPU count are: numa-aware works out what it derives from them once per
+        layout, not once per node (a SHA-256 digest, 32 hex digits, of the canonical text)."""
+        text = ";".join(f"{c.id},{c.numa},{c.socket},{c.core}" for c in self.cpus) + f"|{self.reserved_cpus}"
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 @dataclass(frozen=True, slots=True)
