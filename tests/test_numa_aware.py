@@ -334,3 +334,36 @@ expect: {{binds: {{}}}}
     result = cli("test", str(scenario))
     assert result.code != 0
     assert f"{scenario}:5:53: error[S030]: numaPending.n1.ml-a.cpus.cpu must be a CPU list" in result.out + result.err
+
+
+# -- opening on many nodes ---------------------------------------------------------------------------
+
+def _numa_node_objects(name: str, reserved: str) -> list[dict]:
+    cpus = {str(i): {"numa": i // 16, "socket": i // 16, "core": i // 2} for i in range(32)}
+    return [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": name},
+             "status": {"allocatable": {"cpu": "32", "memory": "64Gi", "pods": "110"},
+                        "capacity": {"cpu": "32", "memory": "64Gi", "pods": "110"}}},
+            {"apiVersion": "nodeinfo.volcano.sh/v1alpha1", "kind": "Numatopology", "metadata": {"name": name},
+             "spec": {"policies": {"CPUManagerPolicy": "static", "TopologyManagerPolicy": "best-effort"},
+                      "resReserved": {"cpu": reserved}, "numares": {"cpu": {"allocatable": "0-31", "capacity": 32}},
+                      "cpuDetail": cpus}}]
+
+
+def test_opening_works_out_each_cpu_layout_once_not_once_per_node():
+    """numa-aware's open derives a layout's maps for its first node only: 150 nodes of two
+    machine types open within a hook budget that deriving them per node (~2,500 steps a node on
+    32 CPUs) overruns, and nodes of different layouts keep their own reserved CPUs."""
+    from fumarole.runtime.bundles.bundle import bundle_from_conf_text
+    from fumarole.runtime.framework.budget import StepBudget
+    from fumarole.runtime.framework.session import Session
+
+    objects = [o for i in range(150) for o in _numa_node_objects(f"n{i}", "1" if i % 2 else "2")]
+    text = json.dumps({"apiVersion": "v1", "kind": "List", "items": objects})
+    cluster = load_cluster(text)
+    topologies = {name: node.numa for name, node in cluster.snapshot().nodes.items()}
+    assert topologies["n0"].layout_key == topologies["n2"].layout_key != topologies["n1"].layout_key
+    session = Session(bundle_from_conf_text(CONF, "v.conf"), cluster, budget=StepBudget(hook_steps=150_000))
+    session.open()
+    state = session.plugin_state("numa-aware")
+    assert state["reserved"]["n1"] == {0: True} and state["reserved"]["n0"] == {0: True, 1: True}
+    assert state["reserved"]["n2"] is state["reserved"]["n0"]
