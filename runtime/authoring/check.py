@@ -52,6 +52,8 @@ from fumarole.runtime.bundles.manifest import (
     manifest_sources,
 )
 from fumarole.runtime.bundles.schemas import schema_diagnostics
+from fumarole.runtime.bundles import bundle_errors
+from fumarole.runtime.ingest import config_errors
 from fumarole.runtime.authoring.process_state_input import declared_process_states, read_process_inputs
 from fumarole.runtime.ingest.kube import KINDS, cluster_from_objects, load_cluster
 from fumarole.runtime.ingest.scheduler_options import DEFAULT_OPTIONS
@@ -327,7 +329,7 @@ class _Run:
         if doc is None:
             return
         if not isinstance(doc, dict):
-            self.diags.append(Diagnostic("B001", "a bundle manifest must be a mapping", file))
+            self.diags.append(bundle_errors.manifest_not_a_mapping(file))
             return
         diags = schema_diagnostics(doc, "bundle.schema.json", file, "B001")
         files: list[tuple[str, str]] = []
@@ -513,11 +515,8 @@ def duplicate_plugins(config: SchedulerConfig) -> list[Diagnostic]:
     for number, tier in enumerate(config.tiers, 1):
         for entry in tier:
             if entry.name in first:
-                out.append(Diagnostic("C030", f"plugin '{entry.name}' is listed twice (also in tier "
-                                      f"{first[entry.name]})", config.file, Span(*entry.pos), "warning",
-                                      "each listing registers its hooks again; keep one (a victim rule that must "
-                                      "hold whatever tier decides is a veto: list it once and set `combine: veto` "
-                                      "for its hook, docs/hooks.md)"))
+                out.append(config_errors.plugin_listed_twice(config.file, Span(*entry.pos), entry.name,
+                                                             first[entry.name]))
             else:
                 first[entry.name] = number
     return out

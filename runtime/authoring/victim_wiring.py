@@ -30,6 +30,7 @@ from fumarole.policy_lang.checker import CheckedModule
 from fumarole.policy_lang.diagnostics import Diagnostic, Span
 from fumarole.policy_lang.walk import preorder
 from fumarole.runtime.ingest.scheduler_config import PluginEntry, SchedulerConfig
+from fumarole.runtime.ingest import config_errors
 from fumarole.runtime.ingest.yamlpos import key_position
 
 VICTIM_HOOKS = ("preemptable", "reclaimable", "unified_evictable")
@@ -61,22 +62,16 @@ def victim_wiring(config: SchedulerConfig, checked: Iterable[CheckedModule], sit
 
 
 def _tiered(hook: str, entry: PluginEntry, file: str) -> Diagnostic:
-    return Diagnostic(
-        "C031", f"plugin '{entry.name}' answers {hook}, combined by Volcano's tiered intersect: an empty "
-        "answer lets the next tier decide, so it cannot protect a task", file, Span(*entry.pos), "warning",
-        f"to remove what it forbids and keep Volcano's choice, set `hooks: {{{hook}: {{combine: veto}}}}` "
-        f"({VETO_HINT}); if it is meant to choose victims as Volcano's plugins do, keep intersect")
+    return config_errors.intersect_cannot_protect(file, Span(*entry.pos), entry.name, hook, VETO_HINT)
 
 
 def _dragged(hook: str, answering: list[tuple[int, PluginEntry]], volcano_tiers: list[int], site: set[str],
              file: str, where: Span | None) -> Diagnostic:
     later = [e.name for n, e in answering if n in volcano_tiers[1:] and e.name not in site]
     first = next(e for _n, e in answering if e.name in site)
-    return Diagnostic(
-        "C032", f"intersect-all on {hook} also intersects tier {volcano_tiers[1]}'s {', '.join(later)}, which "
-        f"Volcano never asks once tier {volcano_tiers[0]} has decided: fewer victims than Volcano takes",
-        file, where or Span(*first.pos), "warning",
-        f"for '{first.name}' to veto while Volcano's plugins choose as Volcano does, use `combine: veto` ({VETO_HINT})")
+    return config_errors.intersect_all_takes_later_tiers(file, where or Span(*first.pos), hook,
+                                                         (volcano_tiers[0], volcano_tiers[1]), later, first.name,
+                                                         VETO_HINT)
 
 
 FAMILIES = {
@@ -101,9 +96,8 @@ def _ignored_rules(config: SchedulerConfig, modules: Mapping[tuple[str, str], Ch
         family = set().union(*families)
         for plugin in plugins:
             for hook in sorted(hooks_of.get(plugin, set()) & family - asked):
-                out.append(Diagnostic(
-                    "C033", f"action '{action}' evicts without asking {hook}: plugin '{plugin}''s rule does not "
-                    "hold there", file, Span(*config.action_pos), "warning", _ask_instead(hook, asked & family)))
+                out.append(config_errors.action_skips_rule(file, Span(*config.action_pos), action, hook, plugin,
+                                                           _ask_instead(hook, asked & family)))
     return out
 
 

@@ -27,7 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
-from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError
+from fumarole.policy_lang.diagnostics import FumaroleError
+from fumarole.runtime.bundles import bundle_errors
+from fumarole.runtime.bundles.bundle_errors import archive_refused
 
 META_DIR = ".fumarole"
 MANIFEST_MEMBER = f"{META_DIR}/manifest.json"
@@ -61,10 +63,6 @@ class Archive:
         return str(self.manifest["digest"])
 
 
-def _fail(code: str, message: str, source: str, hint: str | None = None) -> FumaroleError:
-    return FumaroleError([Diagnostic(code, message, source, hint=hint)])
-
-
 def file_sha256(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
@@ -90,7 +88,7 @@ def folder_files(folder: Path) -> dict[str, bytes]:
     """
     source = str(folder)
     if not (folder / "bundle.yaml").is_file():
-        raise _fail("A020", "not a bundle folder: no bundle.yaml", source)
+        raise archive_refused("A020", "not a bundle folder: no bundle.yaml", source)
     out: dict[str, bytes] = {}
     for root, dirs, names in os.walk(folder):
         here = Path(root)
@@ -98,7 +96,7 @@ def folder_files(folder: Path) -> dict[str, bytes]:
             if d.startswith("."):
                 dirs.remove(d)
             elif (here / d).is_symlink():
-                raise _fail("A021", f"symlinked folder {(here / d).relative_to(folder)} in a bundle", source,
+                raise archive_refused("A021", f"symlinked folder {(here / d).relative_to(folder)} in a bundle", source,
                             hint="copy the folder's files into the bundle instead")
         for name in names:
             if name.startswith("."):
@@ -138,15 +136,15 @@ def _canonical_json(value: Mapping) -> bytes:
 
 def _gunzip(data: bytes, limits: Limits, source: str) -> bytes:
     if len(data) > limits.archive_bytes:
-        raise _fail("A001", f"archive is {len(data)} bytes, more than the limit of {limits.archive_bytes}", source)
+        raise archive_refused("A001", f"archive is {len(data)} bytes, more than the limit of {limits.archive_bytes}", source)
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(data)) as gz:
             raw = gz.read(limits.unpacked_bytes + 1)
     except (OSError, EOFError, zlib.error) as exc:
-        raise _fail("A002", f"not a gzip archive: {exc}", source,
+        raise archive_refused("A002", f"not a gzip archive: {exc}", source,
                     hint="build archives with `fumarole bundle build DIR --out B.tar.gz`") from None
     if len(raw) > limits.unpacked_bytes:
-        raise _fail("A001", f"archive unpacks to more than {limits.unpacked_bytes} bytes", source)
+        raise archive_refused("A001", f"archive unpacks to more than {limits.unpacked_bytes} bytes", source)
     return raw
 
 
@@ -168,25 +166,25 @@ def _members(raw: bytes, limits: Limits, source: str) -> dict[str, bytes]:
             for member in tar:
                 name = _safe_name(member.name)
                 if name is None:
-                    raise _fail("A004", f"unsafe member name {member.name!r} (absolute, '..' or empty)", source)
+                    raise archive_refused("A004", f"unsafe member name {member.name!r} (absolute, '..' or empty)", source)
                 if member.isdir():
                     continue
                 if not member.isfile():
                     kind = "link" if member.issym() or member.islnk() else "special file"
-                    raise _fail("A005", f"member {name} is a {kind}; archives hold regular files only", source)
+                    raise archive_refused("A005", f"member {name} is a {kind}; archives hold regular files only", source)
                 if name in out:
-                    raise _fail("A006", f"member {name} appears twice", source)
+                    raise archive_refused("A006", f"member {name} appears twice", source)
                 if len(out) >= limits.files:
-                    raise _fail("A001", f"archive holds more than {limits.files} files", source)
+                    raise archive_refused("A001", f"archive holds more than {limits.files} files", source)
                 if member.size > limits.file_bytes:
-                    raise _fail("A001", f"member {name} is {member.size} bytes, more than {limits.file_bytes}", source)
+                    raise archive_refused("A001", f"member {name} is {member.size} bytes, more than {limits.file_bytes}", source)
                 total += member.size
                 if total > limits.unpacked_bytes:
-                    raise _fail("A001", f"archive files add up to more than {limits.unpacked_bytes} bytes", source)
+                    raise archive_refused("A001", f"archive files add up to more than {limits.unpacked_bytes} bytes", source)
                 handle = tar.extractfile(member)
                 out[name] = handle.read() if handle is not None else b""
     except tarfile.TarError as exc:
-        raise _fail("A002", f"not a tar archive: {exc}", source) from None
+        raise archive_refused("A002", f"not a tar archive: {exc}", source) from None
     _check_file_folder_clash(out, source)
     return out
 
@@ -198,7 +196,7 @@ def _check_file_folder_clash(members: dict[str, bytes], source: str) -> None:
         for depth in range(1, len(parts)):
             folder = "/".join(parts[:depth])
             if folder in members:
-                raise _fail("A011", f"member {folder} is a file, but {name} puts a folder at the same path", source)
+                raise archive_refused("A011", f"member {folder} is a file, but {name} puts a folder at the same path", source)
 
 
 def _json_member(members: dict[str, bytes], name: str, source: str) -> dict | None:
@@ -209,9 +207,9 @@ def _json_member(members: dict[str, bytes], name: str, source: str) -> dict | No
         value = json.loads(data)
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
         reason = "nested too deeply" if isinstance(exc, RecursionError) else exc
-        raise _fail("A007", f"{name} is not JSON: {reason}", source) from None
+        raise archive_refused("A007", f"{name} is not JSON: {reason}", source) from None
     if not isinstance(value, dict):
-        raise _fail("A007", f"{name} must be a JSON object", source)
+        raise archive_refused("A007", f"{name} must be a JSON object", source)
     return value
 
 
@@ -222,21 +220,19 @@ def read_archive(data: bytes, source: str, limits: Limits = DEFAULT_LIMITS) -> A
     signature = _json_member(members, SIGNATURE_MEMBER, source)
     extra_meta = sorted(n for n in members if n.split("/")[0] == META_DIR)
     if extra_meta:
-        raise _fail("A004", f"unexpected member {extra_meta[0]} in the reserved {META_DIR}/ folder", source)
+        raise archive_refused("A004", f"unexpected member {extra_meta[0]} in the reserved {META_DIR}/ folder", source)
     if manifest is None:
-        raise _fail("A007", f"no {MANIFEST_MEMBER}", source, hint="build archives with `fumarole bundle build`")
+        raise archive_refused("A007", f"no {MANIFEST_MEMBER}", source, hint="build archives with `fumarole bundle build`")
     listed = manifest.get("files")
     if manifest.get("kind") != MANIFEST_KIND or not isinstance(listed, dict) or \
             not isinstance(manifest.get("digest"), str):
-        raise _fail("A007", f"{MANIFEST_MEMBER} needs kind {MANIFEST_KIND}, a files map and a digest", source)
-    diags = [Diagnostic("A008", f"{p} is listed in the manifest but missing", source)
-             for p in sorted(set(listed) - set(members))]
-    diags += [Diagnostic("A008", f"{p} is in the archive but not in the manifest", source)
-              for p in sorted(set(members) - set(listed))]
-    diags += [Diagnostic("A009", f"{p}: sha256 does not match the manifest (archive altered?)", source)
+        raise archive_refused("A007", f"{MANIFEST_MEMBER} needs kind {MANIFEST_KIND}, a files map and a digest", source)
+    diags = [bundle_errors.member_missing(source, p) for p in sorted(set(listed) - set(members))]
+    diags += [bundle_errors.member_not_listed(source, p) for p in sorted(set(members) - set(listed))]
+    diags += [bundle_errors.member_altered(source, p)
               for p in sorted(set(members) & set(listed)) if file_sha256(members[p]) != listed[p]]
     if not diags and bundle_digest(listed) != manifest["digest"]:
-        diags.append(Diagnostic("A010", "the manifest's bundle digest does not match its file list", source))
+        diags.append(bundle_errors.digest_mismatch(source))
     if diags:
         raise FumaroleError(diags)
     return Archive(members, manifest, signature)

@@ -16,6 +16,7 @@ from fumarole.policy_lang.diagnostics import Diagnostic, Span, did_you_mean
 from fumarole.policy_lang.durations import duration_seconds
 from fumarole.runtime.bundles.library import CompiledPolicy
 from fumarole.runtime.ingest.go_parse import parse_go_bool
+from fumarole.runtime.ingest import config_errors
 from fumarole.runtime.ingest.yamlpos import key_position, position
 
 
@@ -77,13 +78,13 @@ def resolve_arguments(policy: CompiledPolicy, raw: Mapping[str, Any], file: str,
         if decl.default is not None:
             out[name] = _literal_default(decl.default, type_expr.name)
         else:
-            diags.append(Diagnostic("C011", f"{what} needs argument '{key}' ({type_expr.name})", file, Span(*where)))
+            diags.append(config_errors.missing_argument(file, Span(*where), what, key, type_expr.name))
     _unknown_fields(policy, raw, file, what, diags)
     for raw_key in raw:
         if raw_key not in used:
             known = [d.key or n for n, d in policy.module.args.items()]
-            diags.append(Diagnostic("C010", f"{what} has no argument '{raw_key}'", file,
-                                    Span(*key_position(raw, raw_key)), hint=did_you_mean(str(raw_key), known)))
+            diags.append(config_errors.unknown_argument(file, Span(*key_position(raw, raw_key)), what, str(raw_key),
+                                                        did_you_mean(str(raw_key), known)))
     return out, list(dict.fromkeys(diags))  # several key paths through one bad mapping report it once
 
 
@@ -204,16 +205,14 @@ def _check_fields(value: Any, fields: dict[Any, Any], shown: str, file: str, wha
         if matched is not None:
             _check_fields(field_value, fields[matched], f"{shown}/{field_key}", file, what, diags)
         else:
-            diags.append(Diagnostic("C010", f"{what} has no argument '{shown}/{field_key}'", file,
-                                    Span(*key_position(value, field_key)),
-                                    hint=did_you_mean(str(field_key), [str(f) for f in fields])))
+            diags.append(config_errors.unknown_argument(file, Span(*key_position(value, field_key)), what,
+                                                        f"{shown}/{field_key}",
+                                                        did_you_mean(str(field_key), [str(f) for f in fields])))
 
 
 def argument_error(raw: Mapping, key: str, value: Any, type_name: str, file: str, what: str,
                shown: str | None = None) -> Diagnostic:
-    article = "an" if type_name[0] in "aeiou" else "a"
-    return Diagnostic("C012", f"argument '{shown or key}' of {what} must be {article} {type_name}, not {value!r}", file,
-                      Span(*position(raw, key)))
+    return config_errors.argument_type(file, Span(*position(raw, key)), what, shown or key, type_name, value)
 
 
 def _literal_default(expr, type_name: str) -> Any:

@@ -22,6 +22,7 @@ from typing import Any, Mapping
 
 from fumarole.policy_lang.compiled import CompiledModule
 from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError, Span, did_you_mean
+from fumarole.runtime.bundles import bundle_errors
 from fumarole.runtime.bundles.arguments import argument_error, convert_argument, resolve_arguments
 from fumarole.runtime.bundles.environment import STDLIB, hooks_document
 from fumarole.runtime.bundles.library import CompiledPolicy, Library, compile_sources, standard_library
@@ -42,6 +43,7 @@ from fumarole.runtime.ingest.scheduler_config import (
 )
 from fumarole.runtime.ingest.scheduler_options import DEFAULT_OPTIONS, SchedulerOptions
 from fumarole.runtime.ingest.source import display_path, read_text
+from fumarole.runtime.ingest import config_errors
 from fumarole.runtime.ingest.yamlpos import key_position, position
 
 
@@ -93,9 +95,8 @@ def _digest(sources: Mapping[str, str], config: SchedulerConfig, overrides: Mapp
 
 def _unknown_plugin(entry: PluginEntry, library: Library, file: str) -> Diagnostic:
     """C021: every plugin Volcano registers is in the standard library, so any other is unknown."""
-    return Diagnostic("C021", f"unknown plugin '{entry.name}'", file, Span(*entry.pos),
-                      hint=did_you_mean(entry.name, library.plugins)
-                      or f"available: {', '.join(sorted(library.plugins))}")
+    return config_errors.unknown_plugin(file, Span(*entry.pos), entry.name, did_you_mean(entry.name, library.plugins),
+                                        library.plugins)
 
 
 def _veto_plugins(override: Mapping[str, Any], config: SchedulerConfig, library: Library, file: str,
@@ -110,8 +111,8 @@ def _veto_plugins(override: Mapping[str, Any], config: SchedulerConfig, library:
         return [name for name in dict.fromkeys(listed) if name in library.plugins and name not in volcano]
     for index, name in enumerate(named):
         if name not in listed:
-            diags.append(Diagnostic("B013", f"'{name}' vetoes but is not listed in the tiers", file,
-                                    Span(*position(named, index)), hint=did_you_mean(str(name), listed)))
+            diags.append(bundle_errors.veto_not_listed(file, Span(*position(named, index)), name,
+                                                       did_you_mean(str(name), listed)))
     return [str(name) for name in named]
 
 
@@ -125,9 +126,8 @@ def build_bundle(config: SchedulerConfig, library: Library | None = None, name: 
     diags: list[Diagnostic] = []
     for action in config.actions:
         if action not in library.actions:
-            diags.append(Diagnostic("C020", f"unknown action '{action}'", file, Span(*config.action_pos),
-                                    hint=did_you_mean(action, library.actions) or
-                                    f"available: {', '.join(sorted(library.actions))}"))
+            diags.append(config_errors.unknown_action(file, Span(*config.action_pos), action,
+                                                      did_you_mean(action, library.actions), library.actions))
     tiers = []
     for tier in config.tiers:
         entries = []
@@ -156,24 +156,25 @@ def build_bundle(config: SchedulerConfig, library: Library | None = None, name: 
         action_arguments[action] = args
     for conf_name in config.configurations:
         if conf_name not in library.actions:
-            diags.append(Diagnostic("C020", f"configuration for unknown action '{conf_name}'", file,
-                                    Span(*config.configuration_pos.get(conf_name, (1, 1))),
-                                    hint=did_you_mean(conf_name, library.actions)))
+            diags.append(config_errors.configuration_of_unknown_action(
+                file, Span(*config.configuration_pos.get(conf_name, (1, 1))), conf_name,
+                did_you_mean(conf_name, library.actions)))
     dispatch = {name: dict(spec) for name, spec in hooks_doc["dispatch"].items()}
     hook_kinds = {name: spec["kind"] for name, spec in hooks_doc["hooks"].items()}
     for function, override in (hook_overrides or {}).items():
         if function not in dispatch:
-            diags.append(Diagnostic("B010", f"unknown session function '{function}' in hooks", overrides_file or file,
-                                    Span(*key_position(hook_overrides, function)), hint=did_you_mean(function, dispatch)))
+            diags.append(bundle_errors.unknown_session_function(overrides_file or file,
+                                                                Span(*key_position(hook_overrides, function)),
+                                                                function, did_you_mean(function, dispatch)))
             continue
         combine = override.get("combine")
         kind = hook_kinds[dispatch[function]["hook"]]
         if combine not in COMBINATORS:
-            diags.append(Diagnostic("B011", f"unknown combinator '{combine}' for '{function}'", overrides_file or file,
-                                    Span(*position(override, "combine")), hint=did_you_mean(str(combine), COMBINATORS)))
+            diags.append(bundle_errors.unknown_combinator(overrides_file or file, Span(*position(override, "combine")),
+                                                          combine, function, did_you_mean(str(combine), COMBINATORS)))
         elif kind not in COMBINATORS[combine][1]:
-            diags.append(Diagnostic("B012", f"combinator '{combine}' cannot combine '{function}' ({kind} hook)",
-                                    overrides_file or file, Span(*position(override, "combine"))))
+            diags.append(bundle_errors.combinator_kind(overrides_file or file, Span(*position(override, "combine")),
+                                                       combine, function, kind))
         else:
             dispatch[function] = {**dispatch[function], **override}
             if combine == "veto":

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError, Span
+from fumarole.runtime.bundles import bundle_errors
 from fumarole.runtime.bundles.schemas import schema_diagnostics
 from fumarole.runtime.ingest.scheduler_options import (
     DEFAULT_OPTIONS,
@@ -36,9 +37,10 @@ def read_manifest(manifest_path: Path) -> tuple[Any, str, str]:
     try:
         doc = load(text)
     except YamlError as exc:
-        raise FumaroleError([Diagnostic("B000", exc.message, file, Span(exc.line, exc.col))], {file: text}) from None
+        raise FumaroleError([bundle_errors.malformed_manifest(file, Span(exc.line, exc.col), exc.message)],
+                            {file: text}) from None
     diags = schema_diagnostics(doc, "bundle.schema.json", file, "B001") if isinstance(doc, dict) else \
-        [Diagnostic("B001", "a bundle manifest must be a mapping", file)]
+        [bundle_errors.manifest_not_a_mapping(file)]
     if diags:
         raise FumaroleError(diags, {file: text})
     return doc, file, text
@@ -52,7 +54,7 @@ def manifest_sources(doc: Any, folder: Path, file: str) -> tuple[list[tuple[str,
         matches = sorted(glob.glob(str(folder / pattern), recursive=True))
         if not matches:
             line, col = walk_path(doc, iter(["sources", doc["sources"].index(pattern)]))
-            diags.append(Diagnostic("B002", f"source '{pattern}' matches no file", file, Span(line, col)))
+            diags.append(bundle_errors.source_matches_nothing(file, Span(line, col), pattern))
         for match in matches:
             files.append((display_path(Path(match)), read_text(Path(match))))
     return files, diags

@@ -17,6 +17,7 @@ from typing import Any, Mapping, Sequence
 
 from fumarole.policy_lang.diagnostics import Diagnostic, Span
 from fumarole.runtime.ingest.scheduler_config import PluginEntry
+from fumarole.runtime.ingest import config_errors
 from fumarole.runtime.ingest.yamlpos import key_position
 
 
@@ -46,8 +47,7 @@ def refused_tiers(tiers: Sequence[Sequence[PluginEntry]], file: str) -> list[Dia
     for tier in tiers:
         names = [e.name for e in tier]
         if "proportion" in names and any(e.name == "drf" and e.switches.get("enableHierarchy") for e in tier):
-            out.append(Diagnostic("C022", "proportion and drf with enableHierarchy cannot share a tier "
-                                  "(Volcano rejects this configuration)", file, Span(*tier[0].pos)))
+            out.append(config_errors.hierarchical_drf_beside_proportion(file, Span(*tier[0].pos)))
     return out
 
 
@@ -65,6 +65,5 @@ def refused_arguments(entry: PluginEntry, values: Mapping[str, Any], raw: Mappin
         second = [key for key in rule.second if values.get(key) is True]
         if first and second:
             where = key_position(raw, second[0]) if second[0] in raw else entry.pos
-            return Diagnostic("C022", f"{entry.name} cannot turn on {second[0]} together with {first[0]} "
-                              f"(Volcano exits when the session opens: \"{rule.fatal}\")", file, Span(*where))
+            return config_errors.exclusive_switches(file, Span(*where), entry.name, second[0], first[0], rule.fatal)
     return None

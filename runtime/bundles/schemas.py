@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fumarole.policy_lang.diagnostics import Diagnostic, Span, did_you_mean
+from fumarole.runtime.bundles import bundle_errors
 from fumarole.runtime.ingest.yamlpos import key_position, walk_path
 
 if TYPE_CHECKING:
@@ -51,10 +52,10 @@ def schema_diagnostics(doc: Any, schema_name: str, file: str, code: str) -> list
             if extra and isinstance(err.instance, dict):
                 line, col = key_position(err.instance, extra[0])
                 known = list((err.schema.get("properties") or {}).keys())
-                out.append(Diagnostic(code, f"unknown key '{extra[0]}' at {where}", file, Span(line, col),
-                                      hint=did_you_mean(extra[0], known)))
+                out.append(bundle_errors.schema_unknown_key(code, file, Span(line, col), extra[0], where,
+                                                            did_you_mean(extra[0], known)))
                 continue
         hint = did_you_mean(err.instance, map(str, err.validator_value)) \
             if err.validator == "enum" and isinstance(err.instance, str) else None
-        out.append(Diagnostic(code, f"{where}: {message}", file, Span(line, col), hint=hint))
+        out.append(bundle_errors.schema_violation(code, file, Span(line, col), where, message, hint))
     return out

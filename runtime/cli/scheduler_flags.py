@@ -12,6 +12,7 @@ from typing import Any, Sequence
 
 from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError, Span
 from fumarole.runtime.cli.grammar import COMMAND_LINE, column, command_line
+from fumarole.runtime.ingest import config_errors
 from fumarole.runtime.ingest.scheduler_options import OPTIONS, OptionError, flag_value, unknown_option
 
 OPTION_COMMANDS = ("run", "serve")
@@ -48,7 +49,7 @@ def options_from_args(args: argparse.Namespace, argv: Sequence[str]) -> dict[str
             overrides[option.field] = flag_value(option, texts)
         except OptionError as exc:
             where = Span(1, column(argv, _flag_index(argv, option.flag)))
-            diags.append(Diagnostic("O002", str(exc), COMMAND_LINE, where))
+            diags.append(config_errors.bad_option_value(COMMAND_LINE, where, str(exc)))
     if diags:
         raise _error(diags, argv)
     return overrides

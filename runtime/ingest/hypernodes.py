@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from fumarole.policy_lang.diagnostics import Diagnostic, Span
 from fumarole.runtime.api.go_regexp import PatternError, compile_go_regexp
+from fumarole.runtime.ingest import kube_errors
 from fumarole.runtime.ingest.yamlpos import position, walk_path
 
 MEMBER_TYPES = ("Node", "HyperNode")
@@ -147,8 +148,7 @@ def tree_problems(specs: list[HyperNodeSpec], file: str) -> list[Diagnostic]:
         for child in spec.child_names:
             if child in parent and parent[child] != spec.name:
                 line, col = _member_position(spec, child)
-                out.append(Diagnostic("K111", f"HyperNode {child} is a member of both {parent[child]} and "
-                                      f"{spec.name}: a HyperNode has one parent", file, Span(line, col)))
+                out.append(kube_errors.hyper_node_two_parents(file, Span(line, col), child, parent[child], spec.name))
             else:
                 parent[child] = spec.name
     for spec in specs:
@@ -160,8 +160,7 @@ def tree_problems(specs: list[HyperNodeSpec], file: str) -> list[Diagnostic]:
         if current == spec.name and spec.name == min(seen):
             cycle = " -> ".join(seen + [spec.name])
             line, col = _member_position(by_name[parent[spec.name]], spec.name)
-            out.append(Diagnostic("K113", f"HyperNode {spec.name} is its own ancestor (parent links {cycle})", file,
-                                  Span(line, col), hint="HyperNode members must form a tree"))
+            out.append(kube_errors.hyper_node_cycle(file, Span(line, col), spec.name, cycle))
     return out
 
 
@@ -179,9 +178,7 @@ def _missing_node_members(specs: list[HyperNodeSpec], node_names: set[str], file
         for i, member in enumerate(spec.members):
             if member.type == "Node" and member.exact and member.exact not in node_names:
                 line, col = walk_path(spec.raw, iter(("spec", "members", i)))
-                out.append(Diagnostic("K104", f"HyperNode {spec.name} has member node {member.exact!r}, which "
-                                      "is not in the cluster: Volcano leaves it out", file, Span(line, col),
-                                      severity="warning"))
+                out.append(kube_errors.hyper_node_member_node_missing(file, Span(line, col), spec.name, member.exact))
     return out
 
 
@@ -195,8 +192,5 @@ def _missing_hyper_node_members(specs: list[HyperNodeSpec], file: str) -> list[D
         for child in spec.child_names:
             if child not in names:
                 line, col = _member_position(spec, child)
-                out.append(Diagnostic("K112", f"HyperNode {spec.name} has member HyperNode {child!r}, which does "
-                                      "not exist: Volcano keeps an empty placeholder of that name (tier 0, no nodes)",
-                                      file, Span(line, col), severity="warning",
-                                      hint="add the HyperNode or remove the member"))
+                out.append(kube_errors.hyper_node_member_missing(file, Span(line, col), spec.name, child))
     return out

@@ -25,6 +25,7 @@ from typing import Any, Iterator
 
 from fumarole.policy_lang.diagnostics import Diagnostic, Span, did_you_mean
 from fumarole.runtime.ingest.fast_checks import all_known
+from fumarole.runtime.ingest import kube_errors
 from fumarole.runtime.ingest.yamlpos import key_position
 
 
@@ -133,14 +134,11 @@ def reported_unknown_fields(kind: str, obj: dict, file: str) -> list[Diagnostic]
                     line, col = key_position(owner, key)
                     field = f"{where}.{key}" if where else key
                     name = obj.get('metadata', {}).get('name', '')
+                    hint = did_you_mean(key, known)
                     if kind == "Queue" and path == ("spec",) and not _misspelt(key, known):
-                        code, message = "K105", (f"field {field!r} of Queue {name} is not in Volcano's Queue "
-                                                 f"API: Volcano's plugins ignore it, a policy reads it as "
-                                                 f"queue.spec[{key!r}]")
+                        out.append(kube_errors.queue_field_outside_api(file, Span(line, col), field, name, key, hint))
                     else:
-                        code, message = "K103", f"unknown field {field!r} in {kind} {name}: fumarole ignores it"
-                    out.append(Diagnostic(code, message, file, Span(line, col), severity="warning",
-                                          hint=did_you_mean(key, known)))
+                        out.append(kube_errors.unknown_field(file, Span(line, col), field, kind, name, hint))
     return out
 
 

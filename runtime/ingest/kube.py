@@ -21,13 +21,13 @@ from typing import Any, Iterator
 
 from fumarole.policy_lang.diagnostics import (
     Diagnostic,
-    NO_POSITION,
     FumaroleError,
     Span,
     did_you_mean,
 )
 from fumarole.runtime.api.model import COMPLETED_STATUS, Job, Node, Queue, Task
 from fumarole.runtime.api.numa import numa_problems, numa_topology
+from fumarole.runtime.ingest import kube_errors
 from fumarole.runtime.ingest.gc_pause import gc_paused
 from fumarole.runtime.ingest.hypernodes import HyperNodeSpec, hyper_node_specs, hyper_node_warnings, tree_problems
 from fumarole.runtime.ingest.json_input import plain_json
@@ -234,10 +234,7 @@ def load_cluster(text: str, file: str = "<cluster>") -> Cluster:
         cluster = _load_cluster(text, file)
     if cluster.is_empty:
         # kubectl refuses such a file ("no objects passed"); a session on it would decide nothing, silently.
-        raise FumaroleError([Diagnostic("K008", "the cluster holds no objects", file, NO_POSITION,
-                                        hint="a cluster dump is Kubernetes objects (Nodes, Pods, PodGroups, "
-                                             "Queues...), one YAML document each or a kind: List")],
-                            {file: text})
+        raise FumaroleError([kube_errors.empty_cluster(file)], {file: text})
     return cluster
 
 
@@ -258,9 +255,7 @@ def _require_containers(pod: dict, reader: ObjectReader) -> None:
     near = difflib.get_close_matches("containers", [k for k in spec if isinstance(k, str)], n=1, cutoff=0.6)
     if near:
         line, col = key_position(spec, near[0])
-        reader.diagnostics.append(Diagnostic(
-            "K004", f"Pod {name} has no spec.containers: Kubernetes requires at least one container",
-            reader.file, Span(line, col), hint=f"did you mean 'containers' for {near[0]!r}?"))
+        reader.diagnostics.append(kube_errors.pod_without_containers(reader.file, Span(line, col), name, near[0]))
     else:
         reader.fail("K004", f"Pod {name} has no spec.containers: Kubernetes requires at least one container",
                     pod, "spec" if isinstance(pod.get("spec"), dict) else None,
@@ -284,7 +279,7 @@ def _load_cluster(text: str, file: str) -> Cluster:
     try:
         docs = load_all(text)
     except YamlError as exc:
-        raise FumaroleError([Diagnostic("K001", exc.message, file, Span(exc.line, exc.col))],
+        raise FumaroleError([kube_errors.malformed_cluster(file, Span(exc.line, exc.col), exc.message)],
                             {file: text}) from None
     return cluster_from_objects(docs, file, text)
 
@@ -327,8 +322,7 @@ def _cluster_from_objects(docs: list, file: str, text: str | None) -> Cluster:
     for obj in groups["Numatopology"]:
         for owner, key, at_key, code, message in numa_problems(obj):
             if at_key:
-                line, col = key_position(owner, key)
-                reader.diagnostics.append(Diagnostic(code, message, file, Span(line, col)))
+                reader.fail_key(code, message, owner, key)
             else:
                 reader.fail(code, message, owner, key)
     hyper_nodes = hyper_node_specs(groups["HyperNode"], reader.fail)
@@ -355,9 +349,7 @@ def _queue_warnings(queues: Any, pod_groups: Any, file: str, default_queue: str 
         queue = mapping_field(pg, "spec").get("queue") or default_queue
         if queue not in names:
             line, col = key_position(pg, "spec")
-            out.append(Diagnostic("K101", f"PodGroup {pg['metadata']['name']} names queue {queue!r}, "
-                                  "which does not exist: Volcano leaves the group out of the session",
-                                  file, Span(line, col), severity="warning"))
+            out.append(kube_errors.pod_group_queue_missing(file, Span(line, col), pg['metadata']['name'], queue))
     return out
 
 
@@ -371,9 +363,7 @@ def _referential_warnings(groups: dict[str, list], file: str) -> list[Diagnostic
         ns = meta.get("namespace") or "default"
         if group and f"{ns}/{group}" not in pgs:
             line, col = key_position(pod, "metadata")
-            out.append(Diagnostic("K102", f"Pod {ns}/{meta['name']} names PodGroup {group!r}, which does "
-                                  "not exist: Volcano does not schedule it", file, Span(line, col),
-                                  severity="warning"))
+            out.append(kube_errors.pod_group_missing(file, Span(line, col), f"{ns}/{meta['name']}", group))
     return out
 
 
@@ -385,6 +375,5 @@ def _numa_without_node(topologies: list[dict], nodes: list[dict], file: str) -> 
     for obj in topologies:
         if obj["metadata"]["name"] not in names:
             line, col = key_position(obj, "metadata")
-            out.append(Diagnostic("K106", f"Numatopology {obj['metadata']['name']} names no node of the cluster: "
-                                  "Volcano leaves it out", file, Span(line, col), severity="warning"))
+            out.append(kube_errors.numatopology_without_node(file, Span(line, col), obj['metadata']['name']))
     return out

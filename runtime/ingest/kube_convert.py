@@ -34,7 +34,7 @@ from fumarole.runtime.api.model import (
 from fumarole.runtime.api.quantity import QuantityError
 from fumarole.runtime.api.resource import Resource, all_text
 from fumarole.runtime.ingest.go_parse import parse_go_bool
-from fumarole.runtime.ingest.yamlpos import position
+from fumarole.runtime.ingest.yamlpos import key_position, position
 
 GROUP_NAME = "scheduling.k8s.io/group-name"
 TASK_SPEC = "volcano.sh/task-spec"
@@ -74,7 +74,13 @@ class ObjectReader:
         self.diagnostics: list[Diagnostic] = []
 
     def fail(self, code: str, message: str, where: Any, key: Any = None, hint: str | None = None) -> None:
+        """A problem at ``where`` (or its ``key``'s value), in the reader's words."""
         line, col = position(where, key) if key is not None else position(where)
+        self.diagnostics.append(Diagnostic(code, message, self.file, Span(line, col), hint=hint))
+
+    def fail_key(self, code: str, message: str, owner: dict, key: Any, hint: str | None = None) -> None:
+        """A problem with the key itself (an unknown or misplaced one), at the key."""
+        line, col = key_position(owner, key)
         self.diagnostics.append(Diagnostic(code, message, self.file, Span(line, col), hint=hint))
 
     def resources(self, owner: dict, key: str, what: str) -> Resource | None:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from fumarole.policy_lang.diagnostics import Diagnostic, Span
 from fumarole.runtime.api.model import Queue
+from fumarole.runtime.ingest import kube_errors
 from fumarole.runtime.ingest.yamlpos import YamlError, load_all, walk_path
 
 if TYPE_CHECKING:
@@ -43,8 +44,7 @@ class HierarchyProblem:
         """
         raw = self.queue.raw if text is None else _positioned_queue(text, self.queue.name, self.queue.raw)
         line, col = walk_path(raw, iter(("spec", "parent")))
-        return Diagnostic("K110", self.message, file, Span(line, col),
-                          hint="fix spec.parent, or turn enableHierarchy off for the plugin")
+        return kube_errors.queue_hierarchy(file, Span(line, col), self.message)
 
 
 def _positioned_queue(text: str, name: str, fallback: dict) -> dict:

@@ -18,6 +18,7 @@ from fumarole.policy_lang.diagnostics import (
     Span,
     did_you_mean,
 )
+from fumarole.runtime.ingest import config_errors
 from fumarole.runtime.ingest.yamlpos import YamlError, key_position, load, position
 
 SWITCHES = (
@@ -66,10 +67,6 @@ class SchedulerConfig:
     metrics: Mapping[str, str] = field(default_factory=dict)
 
 
-def _fail(diags: list, code: str, message: str, file: str, where: tuple[int, int], hint: str | None = None) -> None:
-    diags.append(Diagnostic(code, message, file, Span(*where), hint=hint))
-
-
 def config_from_document(doc: Any, file: str = "<config>", defaults_on: bool = True) -> SchedulerConfig:
     """Read a parsed volcano-scheduler.conf; raises FumaroleError listing every problem."""
     config, diags = read_config(doc, file, defaults_on)
@@ -88,27 +85,26 @@ def read_config(doc: Any, file: str = "<config>",
     diags: list[Diagnostic] = []
     if not isinstance(doc, dict):
         return SchedulerConfig((), (), file=file), [
-            Diagnostic("C001", "a scheduler configuration must be a mapping", file, Span(*position(doc)))]
+            config_errors.config_not_a_mapping(file, Span(*position(doc)))]
     known_top = ("actions", "tiers", "configurations", "metrics")
     for key in doc:
         if key not in known_top:
-            _fail(diags, "C002", f"unknown configuration key '{key}'", file, key_position(doc, key),
-                  did_you_mean(str(key), known_top))
+            diags.append(config_errors.unknown_config_key(file, Span(*key_position(doc, key)), key,
+                                                          did_you_mean(str(key), known_top)))
     raw_actions = doc.get("actions", "")
     actions: tuple[str, ...] = ()
     if not isinstance(raw_actions, str):
-        _fail(diags, "C003", "actions must be a comma-separated string, e.g. \"enqueue, allocate, backfill\"",
-              file, position(doc, "actions"))
+        diags.append(config_errors.actions_not_a_string(file, Span(*position(doc, "actions"))))
     else:
         actions = tuple(a.strip() for a in raw_actions.split(",") if a.strip())
     tiers = []
     raw_tiers = doc.get("tiers") or []
     if not isinstance(raw_tiers, list):
-        _fail(diags, "C003", "tiers must be a list of {plugins: [...]}", file, position(doc, "tiers"))
+        diags.append(config_errors.tiers_not_a_list(file, Span(*position(doc, "tiers"))))
         raw_tiers = []
     for tier in raw_tiers:
         if not isinstance(tier, dict) or not isinstance(tier.get("plugins") or [], list):
-            _fail(diags, "C003", "a tier must be a mapping with a list of plugins", file, position(tier))
+            diags.append(config_errors.tier_not_a_mapping(file, Span(*position(tier))))
             continue
         entries = []
         for plugin in tier.get("plugins") or []:
@@ -120,17 +116,17 @@ def read_config(doc: Any, file: str = "<config>",
     configuration_pos: dict[str, tuple[int, int]] = {}
     for conf in doc.get("configurations") or []:
         if not isinstance(conf, dict) or not isinstance(conf.get("name"), str):
-            _fail(diags, "C003", "a configuration needs a name and arguments", file, position(conf))
+            diags.append(config_errors.configuration_without_name(file, Span(*position(conf))))
             continue
         arguments = conf.get("arguments") or {}
         if not isinstance(arguments, dict):
-            _fail(diags, "C003", "configuration arguments must be a mapping", file, position(conf, "arguments"))
+            diags.append(config_errors.configuration_arguments_not_a_mapping(file, Span(*position(conf, "arguments"))))
             arguments = {}
         configurations[conf["name"]] = arguments
         configuration_pos[conf["name"]] = position(conf)
     metrics = doc.get("metrics") or {}
     if not isinstance(metrics, dict):
-        _fail(diags, "C003", "metrics must be a mapping (type, address, interval...)", file, position(doc, "metrics"))
+        diags.append(config_errors.metrics_not_a_mapping(file, Span(*position(doc, "metrics"))))
         metrics = {}
     return SchedulerConfig(actions, tuple(tiers), configurations, file, position(doc, "actions"),
                            configuration_pos, {str(k): _go_string(v) for k, v in metrics.items()}), diags
@@ -145,23 +141,23 @@ def _go_string(value: Any) -> str:
 
 def _plugin_entry(plugin: Any, file: str, diags: list, defaults_on: bool) -> PluginEntry | None:
     if not isinstance(plugin, dict) or not isinstance(plugin.get("name"), str):
-        _fail(diags, "C003", "a plugin entry needs a name", file, position(plugin))
+        diags.append(config_errors.plugin_without_name(file, Span(*position(plugin))))
         return None
     switches: dict[str, bool] = {s: defaults_on and s not in OFF_BY_DEFAULT for s in SWITCHES}
     for key, value in plugin.items():
         if key in ("name", "arguments"):
             continue
         if key not in SWITCHES:
-            _fail(diags, "C004", f"unknown plugin switch '{key}' on plugin '{plugin['name']}'", file,
-                  key_position(plugin, key), did_you_mean(str(key), SWITCHES))
+            diags.append(config_errors.unknown_switch(file, Span(*key_position(plugin, key)), key, plugin['name'],
+                                                      did_you_mean(str(key), SWITCHES)))
             continue
         if not isinstance(value, bool):
-            _fail(diags, "C005", f"switch '{key}' must be true or false, not {value!r}", file, position(plugin, key))
+            diags.append(config_errors.switch_not_a_bool(file, Span(*position(plugin, key)), key, value))
             continue
         switches[key] = value
     arguments = plugin.get("arguments") or {}
     if not isinstance(arguments, dict):
-        _fail(diags, "C003", "plugin arguments must be a mapping", file, position(plugin, "arguments"))
+        diags.append(config_errors.plugin_arguments_not_a_mapping(file, Span(*position(plugin, "arguments"))))
         arguments = {}
     return PluginEntry(plugin["name"], switches, arguments, position(plugin))
 
@@ -170,7 +166,8 @@ def load_config(text: str, file: str = "<config>") -> SchedulerConfig:
     try:
         doc = load(text)
     except YamlError as exc:
-        raise FumaroleError([Diagnostic("C000", exc.message, file, Span(exc.line, exc.col))], {file: text}) from None
+        raise FumaroleError([config_errors.malformed_config(file, Span(exc.line, exc.col), exc.message)],
+                            {file: text}) from None
     try:
         return config_from_document(doc, file)
     except FumaroleError as err:

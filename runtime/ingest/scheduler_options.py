@@ -17,6 +17,7 @@ from typing import Any, Iterable, Mapping
 
 from fumarole.policy_lang.diagnostics import Diagnostic, Span, did_you_mean
 from fumarole.runtime.ingest.go_parse import INT32, parse_go_bool, parse_go_int32
+from fumarole.runtime.ingest import config_errors
 from fumarole.runtime.ingest.yamlpos import PosList, key_position, position
 
 
@@ -163,21 +164,19 @@ def unknown_option(name: str, file: str, where: tuple[int, int], prefix: str = "
     """O001 for a name that is no option (did-you-mean among ``candidates`` or the options), O003 for a
     Volcano option fumarole does not model."""
     if name in NOT_MODELLED:
-        return Diagnostic("O003", f"Volcano's {prefix}{name} is not modelled: {NOT_MODELLED[name]}",
-                          file, Span(*where), hint="modelled options: " + ", ".join(OPTIONS))
+        return config_errors.option_not_modelled(file, Span(*where), f"{prefix}{name}", NOT_MODELLED[name], OPTIONS)
     hint = did_you_mean(name, list(candidates) or list(OPTIONS))
     if hint and prefix:
         hint = hint.replace("'", f"'{prefix}", 1)
     what = "option" if candidates else "scheduler option"
-    return Diagnostic("O001", f"unknown {what} {prefix}{name}", file, Span(*where),
-                      hint=hint or "scheduler options: " + ", ".join(OPTIONS))
+    return config_errors.unknown_option(file, Span(*where), what, f"{prefix}{name}",
+                                        hint or "scheduler options: " + ", ".join(OPTIONS))
 
 
 def read_options_block(block: Any, file: str) -> tuple[dict[str, Any], list[Diagnostic]]:
     """A ``schedulerOptions`` mapping as field overrides, and a diagnostic per bad entry."""
     if not isinstance(block, Mapping):
-        return {}, [Diagnostic("O002", "schedulerOptions must be a mapping of option names to values",
-                               file, Span(*position(block)))]
+        return {}, [config_errors.options_not_a_mapping(file, Span(*position(block)))]
     overrides: dict[str, Any] = {}
     diags: list[Diagnostic] = []
     for name, value in block.items():
@@ -188,7 +187,7 @@ def read_options_block(block: Any, file: str) -> tuple[dict[str, Any], list[Diag
         try:
             overrides[option.field] = _yaml_value(option, value)
         except OptionError as exc:
-            diags.append(Diagnostic("O002", str(exc), file, Span(*_value_position(block, name, exc.entry))))
+            diags.append(config_errors.bad_option_value(file, Span(*_value_position(block, name, exc.entry)), str(exc)))
     return overrides, diags
 
 

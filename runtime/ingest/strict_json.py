@@ -21,7 +21,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError, Span
+from fumarole.policy_lang.diagnostics import FumaroleError, Span
+from fumarole.runtime.ingest import kube_errors
 from fumarole.runtime.ingest.yamlpos import MAX_DEPTH, YamlError, load_all, nesting_depth
 
 
@@ -42,7 +43,7 @@ def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _fail(message: str, file: str, text: str, line: int = 0, col: int = 0) -> FumaroleError:
     span = Span(line, col) if line else Span()
-    return FumaroleError([Diagnostic("K001", message, file, span)], {file: text})
+    return FumaroleError([kube_errors.malformed_cluster(file, span, message)], {file: text})
 
 
 def _duplicate(key: str, file: str, text: str) -> FumaroleError:

@@ -41,6 +41,7 @@ from fumarole.runtime.ingest.strict_json import strict_json
 from fumarole.runtime.serve.contained import DEFAULT_MEMORY_BUDGET, Containment
 from fumarole.runtime.serve.decision_log import DecisionLog
 from fumarole.runtime.serve.metrics import Metrics
+from fumarole.runtime.ingest import kube_errors
 from fumarole.runtime.serve.registry import BundleRegistry, Revision, diagnostics_json, iso_time
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ def parse_cluster(body: bytes, content_type: str, file: str = "request") -> Clus
     try:
         text = decode(body)
     except NotText as exc:
-        raise FumaroleError([Diagnostic("K001", f"the body is {exc.reason}", file, Span(exc.line, exc.col))]) from None
+        raise FumaroleError([kube_errors.unreadable_body(file, Span(exc.line, exc.col), exc.reason)]) from None
     try:
         if "json" in content_type:
             doc = strict_json(text, file)
@@ -72,8 +73,7 @@ def parse_cluster(body: bytes, content_type: str, file: str = "request") -> Clus
         return load_cluster(text, file)
     except (TypeError, AttributeError, ValueError, KeyError) as exc:
         # a well-formed document of the wrong shape (a list where a mapping belongs, ...)
-        raise FumaroleError([Diagnostic("K000", f"malformed Kubernetes objects: {type(exc).__name__}: {exc}",
-                                        file, span=NO_POSITION)]) from None
+        raise FumaroleError([kube_errors.malformed_service_objects(file, exc)]) from None
 
 
 def _items(obj: Any) -> int:
@@ -84,8 +84,7 @@ def _items(obj: Any) -> int:
 
 def _check_count(count: int, file: str) -> None:
     if count > MAX_BODY_OBJECTS:
-        raise FumaroleError([Diagnostic("K001", f"the body holds {count:,} objects; fumarole reads at most "
-                                        f"{MAX_BODY_OBJECTS:,} per session", file, span=NO_POSITION)])
+        raise FumaroleError([kube_errors.too_many_body_objects(file, count, MAX_BODY_OBJECTS)])
 
 
 def _check_documents(text: str, file: str) -> None:
@@ -93,8 +92,7 @@ def _check_documents(text: str, file: str) -> None:
     for count, start in enumerate(_DOCUMENT_START.finditer(text), start=1):
         if count > MAX_BODY_OBJECTS:
             line = text.count("\n", 0, start.start()) + 1
-            raise FumaroleError([Diagnostic("K001", f"more than {MAX_BODY_OBJECTS:,} YAML documents in one body "
-                                            "(fumarole's limit per session)", file, Span(line, 1))])
+            raise FumaroleError([kube_errors.too_many_body_documents(file, line, MAX_BODY_OBJECTS)])
 
 
 def _policy_failure(exc: PolicyRuntimeError, loaded: LoadedBundle) -> FumaroleError:
@@ -226,7 +224,7 @@ class Service:
         try:
             clock = parse_time(now) if now else None
         except (ValueError, OverflowError):
-            raise FumaroleError([Diagnostic("K001", f"now={now!r} is not an RFC 3339 time", "request", span=NO_POSITION)]) from None
+            raise FumaroleError([kube_errors.bad_request_time(now)]) from None
         if isinstance(cluster, Cluster):
             source: ClusterSource = lambda: cluster  # noqa: E731
         else:

@@ -1,0 +1,169 @@
+"""The diagnostics about a scheduler configuration (C codes) and scheduler options (O codes),
+docs/diagnostics.md: a volcano-scheduler.conf that cannot be read, one whose actions, plugins
+or arguments the library does not have, and combinations Volcano refuses.  One constructor per
+problem (as policy_lang's ``declaration_errors.py``): the message and hint are written here
+once, and the readers pass facts -- the file, where, names.  The lowest stage that reports
+them (ingest) holds them; bundles and authoring report the rest from here.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from fumarole.policy_lang.diagnostics import Diagnostic, Span
+
+
+# -- C000 .. C005 a configuration that cannot be read --------------------------------------------------
+
+def malformed_config(file: str, at: Span, message: str) -> Diagnostic:
+    """The YAML reader's own message."""
+    return Diagnostic("C000", message, file, at)
+
+
+def config_not_a_mapping(file: str, at: Span) -> Diagnostic:
+    return Diagnostic("C001", "a scheduler configuration must be a mapping", file, at)
+
+
+def unknown_config_key(file: str, at: Span, key: object, hint: str | None) -> Diagnostic:
+    return Diagnostic("C002", f"unknown configuration key '{key}'", file, at, hint=hint)
+
+
+def _shape(file: str, at: Span, message: str) -> Diagnostic:
+    return Diagnostic("C003", message, file, at)
+
+
+def actions_not_a_string(file: str, at: Span) -> Diagnostic:
+    return _shape(file, at, "actions must be a comma-separated string, e.g. \"enqueue, allocate, backfill\"")
+
+
+def tiers_not_a_list(file: str, at: Span) -> Diagnostic:
+    return _shape(file, at, "tiers must be a list of {plugins: [...]}")
+
+
+def tier_not_a_mapping(file: str, at: Span) -> Diagnostic:
+    return _shape(file, at, "a tier must be a mapping with a list of plugins")
+
+
+def configuration_without_name(file: str, at: Span) -> Diagnostic:
+    return _shape(file, at, "a configuration needs a name and arguments")
+
+
+def configuration_arguments_not_a_mapping(file: str, at: Span) -> Diagnostic:
+    return _shape(file, at, "configuration arguments must be a mapping")
+
+
+def metrics_not_a_mapping(file: str, at: Span) -> Diagnostic:
+    return _shape(file, at, "metrics must be a mapping (type, address, interval...)")
+
+
+def plugin_without_name(file: str, at: Span) -> Diagnostic:
+    return _shape(file, at, "a plugin entry needs a name")
+
+
+def plugin_arguments_not_a_mapping(file: str, at: Span) -> Diagnostic:
+    return _shape(file, at, "plugin arguments must be a mapping")
+
+
+def unknown_switch(file: str, at: Span, key: object, plugin: str, hint: str | None) -> Diagnostic:
+    return Diagnostic("C004", f"unknown plugin switch '{key}' on plugin '{plugin}'", file, at, hint=hint)
+
+
+def switch_not_a_bool(file: str, at: Span, key: object, value: object) -> Diagnostic:
+    return Diagnostic("C005", f"switch '{key}' must be true or false, not {value!r}", file, at)
+
+
+# -- C010 .. C012 arguments ------------------------------------------------------------------------------
+
+def unknown_argument(file: str, at: Span, what: str, name: str, hint: str | None) -> Diagnostic:
+    """``what``: "plugin 'x'" or "action 'y'"; ``name`` the argument as written (a path for a field)."""
+    return Diagnostic("C010", f"{what} has no argument '{name}'", file, at, hint=hint)
+
+
+def missing_argument(file: str, at: Span, what: str, key: str, type_name: str) -> Diagnostic:
+    return Diagnostic("C011", f"{what} needs argument '{key}' ({type_name})", file, at)
+
+
+def argument_type(file: str, at: Span, what: str, name: str, type_name: str, value: object) -> Diagnostic:
+    article = "an" if type_name[0] in "aeiou" else "a"
+    return Diagnostic("C012", f"argument '{name}' of {what} must be {article} {type_name}, not {value!r}", file, at)
+
+
+# -- C020 .. C022 actions and plugins the library has not, or Volcano refuses ----------------------------
+
+def _available(names: Iterable[str]) -> str:
+    return f"available: {', '.join(sorted(names))}"
+
+
+def unknown_action(file: str, at: Span, action: str, hint: str | None, actions: Iterable[str]) -> Diagnostic:
+    return Diagnostic("C020", f"unknown action '{action}'", file, at, hint=hint or _available(actions))
+
+
+def configuration_of_unknown_action(file: str, at: Span, action: str, hint: str | None) -> Diagnostic:
+    return Diagnostic("C020", f"configuration for unknown action '{action}'", file, at, hint=hint)
+
+
+def unknown_plugin(file: str, at: Span, plugin: str, hint: str | None, plugins: Iterable[str]) -> Diagnostic:
+    return Diagnostic("C021", f"unknown plugin '{plugin}'", file, at, hint=hint or _available(plugins))
+
+
+def hierarchical_drf_beside_proportion(file: str, at: Span) -> Diagnostic:
+    return Diagnostic("C022", "proportion and drf with enableHierarchy cannot share a tier "
+                      "(Volcano rejects this configuration)", file, at)
+
+
+def exclusive_switches(file: str, at: Span, plugin: str, second: str, first: str, fatal: str) -> Diagnostic:
+    return Diagnostic("C022", f"{plugin} cannot turn on {second} together with {first} "
+                      f"(Volcano exits when the session opens: \"{fatal}\")", file, at)
+
+
+# -- O001 .. O003 scheduler options ------------------------------------------------------------------------
+
+def unknown_option(file: str, at: Span, what: str, name: str, hint: str) -> Diagnostic:
+    """``what``: "option" or "scheduler option"; ``name`` with its flag prefix, if any."""
+    return Diagnostic("O001", f"unknown {what} {name}", file, at, hint=hint)
+
+
+def bad_option_value(file: str, at: Span, message: str) -> Diagnostic:
+    """``message``: the option reader's account of the value (scheduler_options.OptionError)."""
+    return Diagnostic("O002", message, file, at)
+
+
+def options_not_a_mapping(file: str, at: Span) -> Diagnostic:
+    return Diagnostic("O002", "schedulerOptions must be a mapping of option names to values", file, at)
+
+
+def option_not_modelled(file: str, at: Span, name: str, why: str, modelled: Iterable[str]) -> Diagnostic:
+    return Diagnostic("O003", f"Volcano's {name} is not modelled: {why}", file, at,
+                      hint="modelled options: " + ", ".join(modelled))
+
+
+# -- C030 .. C033 warnings: wiring that does not do what it seems to ------------------------------------------
+
+def plugin_listed_twice(file: str, at: Span, plugin: str, first_tier: int) -> Diagnostic:
+    return Diagnostic("C030", f"plugin '{plugin}' is listed twice (also in tier {first_tier})", file, at, "warning",
+                      "each listing registers its hooks again; keep one (a victim rule that must hold whatever tier "
+                      "decides is a veto: list it once and set `combine: veto` for its hook, docs/hooks.md)")
+
+
+def intersect_cannot_protect(file: str, at: Span, plugin: str, hook: str, veto_hint: str) -> Diagnostic:
+    return Diagnostic(
+        "C031", f"plugin '{plugin}' answers {hook}, combined by Volcano's tiered intersect: an empty answer lets "
+        "the next tier decide, so it cannot protect a task", file, at, "warning",
+        f"to remove what it forbids and keep Volcano's choice, set `hooks: {{{hook}: {{combine: veto}}}}` "
+        f"({veto_hint}); if it is meant to choose victims as Volcano's plugins do, keep intersect")
+
+
+def intersect_all_takes_later_tiers(file: str, at: Span, hook: str, tiers: tuple[int, int], later: list[str],
+                                    plugin: str, veto_hint: str) -> Diagnostic:
+    """``tiers``: the first tier of Volcano's plugins answering ``hook`` and the next one, whose
+    plugins ``later`` Volcano never asks once the first has decided."""
+    return Diagnostic(
+        "C032", f"intersect-all on {hook} also intersects tier {tiers[1]}'s {', '.join(later)}, which "
+        f"Volcano never asks once tier {tiers[0]} has decided: fewer victims than Volcano takes",
+        file, at, "warning",
+        f"for '{plugin}' to veto while Volcano's plugins choose as Volcano does, use `combine: veto` ({veto_hint})")
+
+
+def action_skips_rule(file: str, at: Span, action: str, hook: str, plugin: str, hint: str) -> Diagnostic:
+    return Diagnostic("C033", f"action '{action}' evicts without asking {hook}: plugin '{plugin}''s rule does not "
+                      "hold there", file, at, "warning", hint)
