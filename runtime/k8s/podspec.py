@@ -11,15 +11,19 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Any
+from typing import Any, Mapping
 
 import orjson
 
-from fumarole.runtime.api.model import Task
+from fumarole.runtime.api.model import Node, Task
 from fumarole.runtime.ingest.kube_convert import parse_time
 
 
 MAX_NODE_SCORE = 100
+
+
+# The pods an inter-pod affinity or topology spread filter reads: pod key -> (its node, the pod).
+Placements = Mapping[str, tuple[Node, Task]]
 
 
 def cached_per_task(fn):

@@ -14,52 +14,33 @@ with min-max...).
 
 Two layers:
 
-* the plugin modules' functions are stateless: they look at one task and one node;
+* the plugin modules' functions are stateless: they look at one task and one node,
+  or, for inter-pod affinity and topology spreading, at every pod of a view they
+  are handed;
 * :class:`K8sView` is built once per session with the session's node list and
-  answers questions that need every pod of the cluster (inter-pod affinity,
-  topology spreading).  It reads ``node.view_pods`` on every call because the
-  view changes while the session allocates, pipelines and evicts.
+  keeps that view (the pods with affinity terms, the image spread, the fast
+  engine's counts), handing it to interpodaffinity.py and podtopologyspread.py.
+  They read ``node.view_pods`` on every call because the view changes while the
+  session allocates, pipelines and evicts.
 
 Namespaces: see interpodaffinity.py (a namespace label set is always empty).
 """
 
 from __future__ import annotations
 
-import math
 from collections import Counter
-from typing import Iterator, Mapping, Protocol
+from typing import Protocol
 
-from fumarole.runtime.api.labels import Requirement, selects
 from fumarole.runtime.api.model import Node, Task
 from fumarole.runtime.k8s.imagelocality import image_locality_score, node_image_sizes, pod_images
-from fumarole.runtime.k8s.interpodaffinity import (
-    AFFINITY_FAILURE,
-    ANTI_AFFINITY_FAILURE,
-    EXISTING_ANTI_AFFINITY_FAILURE,
-    HARD_POD_AFFINITY_WEIGHT,
-    has_pod_affinity,
-    has_required_pod_terms,
-    PodTerm,
-    preferred_terms,
-    required_terms,
-)
-from fumarole.runtime.k8s.podspec import MAX_NODE_SCORE, terminating
-from fumarole.runtime.k8s.podtopologyspread import (
-    go_round,
-    has_all_keys,
-    HOSTNAME_LABEL,
-    included,
-    spread_constraints,
-    SPREAD_FAILURE,
-    SPREAD_LABEL_FAILURE,
-)
+from fumarole.runtime.k8s import interpodaffinity, podtopologyspread
+from fumarole.runtime.k8s.interpodaffinity import AFFINITY_FAILURE, has_pod_affinity, required_terms
+from fumarole.runtime.k8s.podspec import Placements
+from fumarole.runtime.k8s.podtopologyspread import SPREAD_LABEL_FAILURE, spread_constraints
 
 
 # The reasons Kubernetes reports as UnschedulableAndUnresolvable: evicting pods cannot fix them.
 UNRESOLVABLE_REASONS = frozenset({AFFINITY_FAILURE, SPREAD_LABEL_FAILURE})
-
-
-Placements = Mapping[str, tuple[Node, Task]]  # pod key -> (node, pod)
 
 
 class LivePodCounts(Protocol):
@@ -191,216 +172,22 @@ class K8sView:
             return PodView({key: (node, pod) for node in self.nodes for key, pod in node.view_pods.items()})
         return PodView(dict(self._with_affinity))
 
-    def _others_with_affinity(self, task: Task, placed: Placements | None = None) -> Iterator[tuple[Node, Task]]:
-        """As :meth:`_others`, restricted to pods that have pod (anti-)affinity terms."""
-        index: Mapping[str, tuple[Node, Task]] = self._with_affinity
-        if placed is not None:
-            kept = getattr(placed, "with_affinity", None)
-            index = kept if kept is not None else {
-                key: where for key, where in placed.items() if has_pod_affinity(where[1])}
-        for key, (node, other) in index.items():
-            if key != task.key:
-                yield node, other
-
-    def _others(self, task: Task, placed: Placements | None = None) -> Iterator[tuple[Node, Task]]:
-        """(node, pod) for every pod except ``task`` itself: the live view in node order, or ``placed``."""
-        if placed is not None:
-            for key, (node, other) in placed.items():
-                if key != task.key:
-                    yield node, other
-            return
-        for node in self.nodes:
-            for key, other in node.view_pods.items():
-                if key != task.key:
-                    yield node, other
-
-    def _count_matching(self, node: Node, selector: list[Requirement] | None, task: Task,
-                        pods: Mapping[str, Task] | None = None) -> int:
-        """Pods of the incoming pod's namespace on the node (or among ``pods``) that the selector picks.
-
-        An empty selector counts nothing and terminating pods are skipped, as in
-        Kubernetes' spread counting.
-        """
-        if selector == []:
-            return 0
-        return sum(1 for key, other in (node.view_pods if pods is None else pods).items()
-                   if key != task.key and other.namespace == task.namespace
-                   and not terminating(other) and selects(selector, other.labels))
-
-    # -- InterPodAffinity -----------------------------------------------------
+    # -- InterPodAffinity (interpodaffinity.py) ---------------------------------
     def affinity_cannot_refuse(self, task: Task, placed: Placements | None = None) -> bool:
-        """No pod has terms that could refuse ``task`` on any node (the filter's first shortcut)."""
-        index = self._with_affinity if placed is None else getattr(placed, "with_affinity", None)
-        return index is not None and not index and not has_required_pod_terms(task)
+        return interpodaffinity.affinity_cannot_refuse(task, self._with_affinity, placed)
 
     def pod_affinity_failure(self, task: Task, node: Node, placed: Placements | None = None) -> str | None:
-        """InterPodAffinity Filter: why the node is refused, or None.
-
-        Checked in Kubernetes' order: the pod's required affinity, its required
-        anti-affinity, then existing pods' required anti-affinity towards it.
-        The pods are the live view, or the placements of a :class:`PodView`.
-        """
-        if self.affinity_cannot_refuse(task, placed):
-            return None  # nobody has terms that could refuse this pod
-        affinity = required_terms(task, "podAffinity", True)
-        labels = node.labels
-        if affinity:
-            counts: Counter[tuple[str, str]] = Counter()
-            for other_node, other in self._others(task, placed):
-                if all(t.matches(other) for t in affinity):
-                    for t in affinity:
-                        if t.topology_key in other_node.labels:
-                            counts[(t.topology_key, other_node.labels[t.topology_key])] += 1
-            if any(t.topology_key not in labels for t in affinity):
-                return AFFINITY_FAILURE
-            if any(counts[(t.topology_key, labels[t.topology_key])] <= 0 for t in affinity):
-                # The first pod of a group with affinity to itself may go anywhere
-                # as long as no pod matches the terms yet.
-                if counts or not all(t.matches(task) for t in affinity):
-                    return AFFINITY_FAILURE
-        anti = [t for t in required_terms(task, "podAntiAffinity", True) if t.topology_key in labels]
-        for other_node, other in (self._others(task, placed) if anti else ()):
-            for t in anti:
-                if other_node.labels.get(t.topology_key) == labels[t.topology_key] and t.matches(other):
-                    return ANTI_AFFINITY_FAILURE
-        for other_node, other in self._others_with_affinity(task, placed):
-            for t in required_terms(other, "podAntiAffinity", False):
-                value = other_node.labels.get(t.topology_key)
-                if value is not None and labels.get(t.topology_key) == value and t.matches(task):
-                    return EXISTING_ANTI_AFFINITY_FAILURE
-        return None
+        return interpodaffinity.pod_affinity_failure(task, node, self.nodes, self._with_affinity, placed)
 
     def inter_pod_affinity_scores(self, task: Task, nodes: list[Node]) -> dict[Node, int] | None:
-        """InterPodAffinity PreScore + Score + NormalizeScore for the candidate nodes.
+        return interpodaffinity.inter_pod_affinity_scores(task, nodes, self.nodes, self._with_affinity)
 
-        Each existing pod adds, to every node sharing its node's topology value:
-        the incoming pod's preferred affinity (+weight) / anti-affinity (-weight)
-        terms it matches, and its own required affinity (+1), preferred affinity
-        (+weight) and preferred anti-affinity (-weight) terms the incoming pod
-        matches.  Without preferred terms of its own, the incoming pod only looks
-        at pods with affinity.  None (skip) when no term contributed anything.
-        """
-        own_affinity = preferred_terms(task, "podAffinity", True)
-        own_anti = preferred_terms(task, "podAntiAffinity", True)
-        has_constraints = bool(own_affinity or own_anti)
-        topology: dict[str, dict[str, int]] = {}
-        contributed = False
-
-        def add(terms: list[PodTerm], pod: Task, where: Node, sign: int) -> None:
-            nonlocal contributed
-            for t in terms:
-                if t.topology_key in where.labels and t.matches(pod):
-                    per_value = topology.setdefault(t.topology_key, {})
-                    value = where.labels[t.topology_key]
-                    per_value[value] = per_value.get(value, 0) + sign * t.weight
-                    contributed = True
-
-        for other_node, other in (self._others(task) if has_constraints else self._others_with_affinity(task)):
-            if not other_node.labels:
-                continue
-            add(own_affinity, other, other_node, 1)
-            add(own_anti, other, other_node, -1)
-            add(required_terms(other, "podAffinity", False, HARD_POD_AFFINITY_WEIGHT), task, other_node, 1)
-            add(preferred_terms(other, "podAffinity", False), task, other_node, 1)
-            add(preferred_terms(other, "podAntiAffinity", False), task, other_node, -1)
-        if not contributed:
-            return None
-        raw = {node: sum(per_value.get(node.labels[key], 0)
-                         for key, per_value in topology.items() if key in node.labels)
-               for node in nodes}
-        low, high = min(raw.values(), default=0), max(raw.values(), default=0)
-        spread = high - low
-        return {node: int(MAX_NODE_SCORE * ((score - low) / spread)) if spread > 0 else 0
-                for node, score in raw.items()}
-
-    # -- PodTopologySpread ----------------------------------------------------
+    # -- PodTopologySpread (podtopologyspread.py) --------------------------------
     def topology_spread_failure(self, task: Task, node: Node, placed: Placements | None = None) -> str | None:
-        """PodTopologySpread Filter over the DoNotSchedule constraints.
-
-        Per constraint, matching pods are counted per domain over nodes that
-        carry every constraint key and pass the inclusion policies; placing the
-        pod must keep ``count(domain) + self - global minimum <= maxSkew``, the
-        minimum being 0 while there are fewer domains than ``minDomains``.  The
-        pods are the live view, or the placements of a :class:`PodView`.
-        """
-        constraints = spread_constraints(task, "DoNotSchedule")
-        if not constraints:
-            return None
-        pods_on: dict[str, dict[str, Task]] | None = None
-        if placed is not None:
-            pods_on = {n.name: {} for n in self.nodes}
-            for key, (where, pod) in placed.items():
-                pods_on.setdefault(where.name, {})[key] = pod
-        counts: list[dict[str, int]] = [{} for _ in constraints]
-        for other_node in self.nodes:
-            if not has_all_keys(other_node, constraints):
-                continue
-            pods = pods_on[other_node.name] if pods_on is not None else None
-            for i, c in enumerate(constraints):
-                if included(task, other_node, c):
-                    value = other_node.labels[c.topology_key]
-                    counts[i][value] = counts[i].get(value, 0) + self._count_matching(other_node, c.selector, task, pods)
-        for i, c in enumerate(constraints):
-            if c.topology_key not in node.labels:
-                return SPREAD_LABEL_FAILURE
-            domains = counts[i]
-            minimum = 0 if len(domains) < c.min_domains else min(domains.values(), default=2**31 - 1)
-            self_match = 1 if selects(c.selector, task.labels) else 0
-            if domains.get(node.labels[c.topology_key], 0) + self_match - minimum > c.max_skew:
-                return SPREAD_FAILURE
-        return None
+        return podtopologyspread.topology_spread_failure(task, node, self.nodes, placed)
 
     def topology_spread_scores(self, task: Task, nodes: list[Node]) -> dict[Node, int] | None:
-        """PodTopologySpread PreScore + Score + NormalizeScore over the ScheduleAnyway constraints.
-
-        A node's raw score sums, per constraint, ``matching pods in its domain *
-        log(domains + 2) + maxSkew - 1`` (domains = distinct values among the
-        candidates; hostname domains are counted on the node itself), rounded;
-        fewer pods is better, so the normalised score is
-        ``100 * (max + min - raw) // max``.  Candidates missing a constraint key
-        score 0.  None (skip) without soft constraints; system-default
-        constraints are not modelled.
-        """
-        constraints = spread_constraints(task, "ScheduleAnyway")
-        if not constraints or not self.nodes:
-            return None
-        ignored = {id(n) for n in nodes if not has_all_keys(n, constraints)}
-        scored = [n for n in nodes if id(n) not in ignored]
-        counts: list[dict[str, int]] = []
-        weights: list[float] = []
-        for c in constraints:
-            values = {n.labels[c.topology_key] for n in scored}
-            counts.append({} if c.topology_key == HOSTNAME_LABEL else dict.fromkeys(values, 0))
-            size = len(scored) if c.topology_key == HOSTNAME_LABEL else len(values)
-            weights.append(math.log(size + 2))
-        for other_node in self.nodes:
-            if not has_all_keys(other_node, constraints):
-                continue
-            for i, c in enumerate(constraints):
-                value = other_node.labels[c.topology_key]
-                if value in counts[i] and included(task, other_node, c):
-                    counts[i][value] += self._count_matching(other_node, c.selector, task)
-        raw: dict[Node, int] = {}
-        for n in scored:
-            total = 0.0
-            for i, c in enumerate(constraints):
-                if c.topology_key == HOSTNAME_LABEL:
-                    matched = self._count_matching(n, c.selector, task)
-                else:
-                    matched = counts[i][n.labels[c.topology_key]]
-                total += matched * weights[i] + (c.max_skew - 1)
-            raw[n] = go_round(total)
-        high = max(raw.values(), default=0)
-        low = min(raw.values(), default=0)
-        result = {}
-        for n in nodes:
-            if id(n) in ignored:
-                result[n] = 0
-            elif high == 0:
-                result[n] = MAX_NODE_SCORE
-            else:
-                result[n] = MAX_NODE_SCORE * (high + low - raw[n]) // high
-        return result
+        return podtopologyspread.topology_spread_scores(task, nodes, self.nodes)
 
     # -- ImageLocality ----------------------------------------------------------
     def any_node_has_images_of(self, task: Task) -> bool:
