@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from fumarole.runtime.api.quantity import QuantityError, milli_value, parse_quantity, value
+from fumarole.runtime.api.quoting import clip
 
 KIND = "Numatopology"
 CPU_MANAGER_POLICY = "CPUManagerPolicy"
@@ -138,12 +139,12 @@ def numa_problems(obj: dict) -> Iterator[tuple[Any, Any, bool, str, str]]:
         text = (info or {}).get("allocatable")
         if text is not None and parse_cpu_set(str(text)) is None:
             yield info, "allocatable", False, "K004", (
-                f"spec.numares.{resource}.allocatable {_clip(str(text))!r} is not a CPU list "
+                f"spec.numares.{resource}.allocatable {clip(str(text))!r} is not a CPU list "
                 f"(ids 0..{MAX_CPU_ID} and ranges, e.g. '0-3,8')")
     details = spec.get("cpuDetail") or {}
     for key, detail in details.items():
         if _cpu_id(key) is None:
-            yield details, key, True, "K004", f"spec.cpuDetail key {_clip(str(key))!r} is not a CPU id (0..{MAX_CPU_ID})"
+            yield details, key, True, "K004", f"spec.cpuDetail key {clip(str(key))!r} is not a CPU id (0..{MAX_CPU_ID})"
         for field in ("numa", "socket", "core"):
             number = (detail or {}).get(field)
             if isinstance(number, int) and number < 0:
@@ -154,10 +155,6 @@ def numa_problems(obj: dict) -> Iterator[tuple[Any, Any, bool, str, str]]:
             parse_quantity(amount)
         except QuantityError as exc:
             yield reserved, name, False, "K003", f"bad quantity in {KIND} spec.resReserved.{name}: {exc}"
-
-
-def _clip(text: str) -> str:
-    return text if len(text) <= 60 else text[:60] + "..."
 
 
 def numa_topology(obj: dict) -> NumaTopology:

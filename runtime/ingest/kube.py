@@ -27,6 +27,7 @@ from fumarole.policy_lang.diagnostics import (
 )
 from fumarole.runtime.api.model import COMPLETED_STATUS, Job, Node, Queue, Task
 from fumarole.runtime.api.numa import numa_problems, numa_topology
+from fumarole.runtime.api.quoting import clip
 from fumarole.runtime.ingest import kube_errors
 from fumarole.runtime.ingest.gc_pause import gc_paused
 from fumarole.runtime.ingest.hypernodes import HyperNodeSpec, hyper_node_specs, hyper_node_warnings, tree_problems
@@ -36,7 +37,6 @@ from fumarole.runtime.ingest.kube_convert import (
     DEFAULT_QUEUE,
     GROUP_NAME,
     ObjectReader,
-    clip,
     job_from_pod_group,
     mapping_field,
     node_from_object,

@@ -67,7 +67,9 @@ def parse_time(value: object) -> float:
 
 
 class ObjectReader:
-    """Collects diagnostics while reading one file's objects."""
+    """Collects diagnostics while reading one file's objects: the one positioned reader of every
+    YAML input (cluster dumps, traces, sweeps, a scenario's process state), each problem in the
+    reader's words at its place."""
 
     def __init__(self, file: str) -> None:
         self.file = file
@@ -75,13 +77,15 @@ class ObjectReader:
 
     def fail(self, code: str, message: str, where: Any, key: Any = None, hint: str | None = None) -> None:
         """A problem at ``where`` (or its ``key``'s value), in the reader's words."""
-        line, col = position(where, key) if key is not None else position(where)
-        self.diagnostics.append(Diagnostic(code, message, self.file, Span(line, col), hint=hint))
+        self.fail_at(code, message, position(where, key) if key is not None else position(where), hint)
 
     def fail_key(self, code: str, message: str, owner: dict, key: Any, hint: str | None = None) -> None:
         """A problem with the key itself (an unknown or misplaced one), at the key."""
-        line, col = key_position(owner, key)
-        self.diagnostics.append(Diagnostic(code, message, self.file, Span(line, col), hint=hint))
+        self.fail_at(code, message, key_position(owner, key), hint)
+
+    def fail_at(self, code: str, message: str, where: tuple[int, int], hint: str | None = None) -> None:
+        """A problem at a position already found (line, column)."""
+        self.diagnostics.append(Diagnostic(code, message, self.file, Span(*where), hint=hint))
 
     def resources(self, owner: dict, key: str, what: str) -> Resource | None:
         raw = owner.get(key) if isinstance(owner, dict) else None
@@ -111,11 +115,6 @@ def mapping_field(obj: Any, key: str) -> dict:
     """``obj[key]`` when both are mappings, else an empty one: a missing part reads as unset."""
     value = obj.get(key) if isinstance(obj, dict) else None
     return value if isinstance(value, dict) else {}
-
-
-def clip(text: str) -> str:
-    """Text quoted in a message, clipped: hostile input must not make a huge diagnostic."""
-    return text if len(text) <= 60 else text[:60] + "..."
 
 
 # Pod requests already summed, by the containers' resource lists (see _requests_key).

@@ -15,7 +15,8 @@ import math
 from typing import Any, Iterable, Iterator
 
 from fumarole.runtime.ingest.fast_checks import all_typed
-from fumarole.runtime.ingest.kube_convert import ObjectReader, clip, parse_time
+from fumarole.runtime.api.quoting import clip
+from fumarole.runtime.ingest.kube_convert import ObjectReader, parse_time
 
 
 # The fields fumarole reads, per kind, with the type Kubernetes gives them: a value of another

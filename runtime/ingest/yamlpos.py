@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterator
 
 import yaml
 from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError, Span
+from fumarole.runtime.api.quoting import clip
 from fumarole.runtime.ingest.source import read_text
 
 
@@ -63,11 +64,6 @@ _DECIMAL_DIGITS = re.compile(r"[-+]?[0-9_]+", re.ASCII)
 # libyaml's parser when PyYAML was built with it (several times faster than the pure-Python
 # one); scalars are resolved and constructed by PyYAML's SafeLoader rules either way.
 _BASE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-def _clip(text: str, limit: int = 40) -> str:
-    """A value quoted in a message, shortened: a hostile input must not make a huge diagnostic."""
-    return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
 def _at(mark: Any) -> Position:
@@ -178,11 +174,11 @@ class _Builder:
                 # then judges as Kubernetes would (a quantity parses it, an int32 field refuses it).
                 return event.value
             reason = getattr(exc, "problem", None) or str(exc)
-            raise YamlError(f"malformed YAML: {_clip(event.value)} is not a valid {tag.rsplit(':', 1)[-1]}: "
+            raise YamlError(f"malformed YAML: {clip(event.value, 40)!r} is not a valid {tag.rsplit(':', 1)[-1]}: "
                             f"{reason}", *_at(event.start_mark)) from None
         except (OverflowError, TypeError, yaml.YAMLError) as exc:
             reason = getattr(exc, "problem", None) or str(exc)
-            raise YamlError(f"malformed YAML: {_clip(event.value)} is not a valid {tag.rsplit(':', 1)[-1]}: "
+            raise YamlError(f"malformed YAML: {clip(event.value, 40)!r} is not a valid {tag.rsplit(':', 1)[-1]}: "
                             f"{reason}", *_at(event.start_mark)) from None
 
     def _alias(self, event: Any) -> None:

@@ -17,12 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError, Span
+from fumarole.policy_lang.diagnostics import FumaroleError
+from fumarole.runtime.api.quoting import clip
 from fumarole.runtime.framework.go_semantics import parse_duration
 from fumarole.runtime.ingest.kube import Cluster, cluster_from_objects, load_cluster
-from fumarole.runtime.ingest.kube_convert import GROUP_NAME, parse_time
+from fumarole.runtime.ingest.kube_convert import GROUP_NAME, ObjectReader, parse_time
 from fumarole.runtime.ingest.source import NotText, decode
-from fumarole.runtime.ingest.yamlpos import key_position, load_file, position
+from fumarole.runtime.ingest.yamlpos import load_file
 
 EVENT_KINDS = ("submit", "delete", "addNode", "removeNode")
 _TOP_KEYS = ("apiVersion", "kind", "metadata", "start", "cluster", "runTimes", "events")
@@ -83,19 +84,14 @@ def seconds(value: Any) -> float | None:
     return parsed if parsed is not None and math.isfinite(parsed) and 0 <= parsed <= MAX_SECONDS else None
 
 
-class _TraceReader:
+class _TraceReader(ObjectReader):
+    """The positioned reader of a trace file, with what a trace adds: its text, durations, the
+    Kubernetes objects it embeds, and the pods its submissions may still hold."""
+
     def __init__(self, file: str, text: str) -> None:
-        self.file, self.text = file, text
-        self.diagnostics: list[Diagnostic] = []
+        super().__init__(file)
+        self.text = text
         self.pods_left = MAX_TRACE_PODS  # pods the submissions read so far leave to the rest
-
-    def fail(self, code: str, message: str, where: Any, key: Any = None, hint: str | None = None) -> None:
-        line, col = position(where, key)
-        self.diagnostics.append(Diagnostic(code, message, self.file, Span(line, col), hint=hint))
-
-    def fail_key(self, code: str, message: str, owner: dict, key: Any, hint: str | None = None) -> None:
-        line, col = key_position(owner, key)
-        self.diagnostics.append(Diagnostic(code, message, self.file, Span(line, col), hint=hint))
 
     def duration(self, owner: dict, key: str, what: str) -> float | None:
         value = seconds(owner[key])
@@ -144,9 +140,8 @@ def trace_from_document(doc: Any, path: Path, text: str) -> Trace:
 
 
 def _clip(value: Any, limit: int = 40) -> str:
-    """A value as a diagnostic quotes it: its repr, cut short (a trace may hold megabytes in one value)."""
-    text = repr(value) if not isinstance(value, (dict, list)) else type(value).__name__
-    return text if len(text) <= limit else text[:limit] + "..."
+    """A value as a diagnostic quotes it: its repr (a mapping or list by its type), clipped."""
+    return clip(repr(value) if not isinstance(value, (dict, list)) else type(value).__name__, limit)
 
 
 def _start(doc: dict, reader: _TraceReader) -> float:
