@@ -32,7 +32,7 @@ from functools import lru_cache
 from typing import Callable, Sequence, TypeVar, Union
 
 from . import ast as A
-from .checker import CheckedModule, HookInfo
+from .checked import CheckedModule, HookInfo
 from .compiled import ACTION_HOOK_PREFIX, PLUGIN_HOOK_PREFIX, PROCESS_STATE_ENTRY, STATE_VIEW, CompiledModule, fail_code
 from .types import NUMERIC, Type
 from .pynodes import assign as _assign

@@ -28,7 +28,9 @@ from typing import TYPE_CHECKING, Iterable, Mapping
 from . import ast as A
 from . import declaration_errors
 from .cancel import checkpoint
-from .checker import CheckedModule, Checker, strongly_connected
+from .check_declarations import strongly_connected
+from .checked import CheckedModule
+from .checker import Checker
 from .compiled import CompiledModule
 from .diagnostics import Diagnostic, FumaroleError
 from .env import Environment

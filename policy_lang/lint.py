@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from . import ast as A
 from . import rule_errors
-from .checker import attribute_path
+from .check_core import attribute_path
 from .diagnostics import Diagnostic
 from .fmt import expr_text
 from .walk import preorder

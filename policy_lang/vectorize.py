@@ -64,7 +64,7 @@ from .types import Type
 from .walk import preorder, statements
 
 if TYPE_CHECKING:  # annotations only
-    from .checker import CheckedModule
+    from .checked import CheckedModule
     from .compiler import Compiler
 
 SCALAR, NODE, VECTOR, RESOURCES, FAILS, NAMES, BATCH, NODEMAP = "S", "N", "V", "R", "E", "L", "B", "M"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fumarole.policy_lang.checker import CheckedModule
+from fumarole.policy_lang.checked import CheckedModule
 from fumarole.policy_lang.driver import check_module as check
 from fumarole.policy_lang.parser import parse
 from fumarole.runtime.bundles.environment import load_environment

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fumarole.policy_lang.checker import MAX_HINTS
+from fumarole.policy_lang.check_core import MAX_HINTS
 from fumarole.policy_lang.diagnostics import HINT_CANDIDATES, FumaroleError, did_you_mean
 from fumarole.policy_lang.parser import MAX_FILE_CHARS, MAX_LINE_CHARS, parse
 from tests.helpers import checked

@@ -141,7 +141,7 @@ def test_a_node_the_checker_left_without_an_entry_is_an_internal_error_naming_it
     import pytest
 
     from fumarole.policy_lang import ast as A
-    from fumarole.policy_lang.checker import CheckerContractError
+    from fumarole.policy_lang.checked import CheckerContractError
     from fumarole.policy_lang.driver import compile_checked
     from fumarole.policy_lang.walk import preorder
 
@@ -170,7 +170,7 @@ def test_a_used_modules_constant_without_a_type_is_an_internal_error_naming_it()
     """A used module is checked in full before its users (the driver orders them), so each of its
     constants has a type; a miss is a fumarole bug at the constant, not an `unknown` that checks
     quietly."""
-    from fumarole.policy_lang.checker import CheckerContractError
+    from fumarole.policy_lang.checked import CheckerContractError
     from fumarole.policy_lang.driver import check_module
     from fumarole.policy_lang.parser import parse
     from fumarole.runtime.bundles.environment import load_environment

@@ -45,7 +45,7 @@ from fumarole.policy_lang.compiled import CompiledModule
 from fumarole.policy_lang.diagnostics import Diagnostic
 
 if TYPE_CHECKING:  # the checker is imported only when checked modules are written or read
-    from fumarole.policy_lang.checker import CheckedModule
+    from fumarole.policy_lang.checked import CheckedModule
 
 FORMAT = b"fumarole compiled library 1\n"
 CHECKED_FORMAT = b"fumarole checked files 1\n"
@@ -56,12 +56,12 @@ _DIGEST_SIZE = hashlib.sha256().digest_size
 
 # The data classes an entry may hold come from these modules of the policy language.
 _DATA_MODULES = frozenset(f"fumarole.policy_lang.{m}" for m in
-                          ("ast", "types", "env", "checker", "diagnostics", "vectorize", "compiled"))
-_CHECKER = "fumarole.policy_lang.checker"
+                          ("ast", "types", "env", "checked", "diagnostics", "vectorize", "compiled"))
+_CHECKED = "fumarole.policy_lang.checked"
 
 
 def _checked_class() -> type[CheckedModule]:
-    return import_module(_CHECKER).CheckedModule
+    return import_module(_CHECKED).CheckedModule
 
 
 class LazyModules(Mapping):
@@ -307,7 +307,7 @@ class _Reader(pickle.Unpickler):
             found = getattr(py, name, None)
             if isinstance(found, type) and issubclass(found, py.AST):
                 return found
-        elif module in _DATA_MODULES and (module, name) != (_CHECKER, "CheckedModule"):  # only via the rebuilder
+        elif module in _DATA_MODULES and (module, name) != (_CHECKED, "CheckedModule"):  # only via the rebuilder
             found = getattr(import_module(module), name, None)
             if isinstance(found, type) and dataclasses.is_dataclass(found):
                 return found
