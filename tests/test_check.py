@@ -208,9 +208,17 @@ def test_strict_only_codes_need_strict(cli, tmp_path):
     assert "W200" not in codes(report)
 
 
+def placed(report: dict, folder: Path) -> list[tuple[str, str, int | None, int | None, str]]:
+    """Each diagnostic as (code, file under ``folder``, line, column, message): all of it pinned."""
+    return [(d["code"], str(Path(d["file"]).relative_to(folder)), d["line"], d["column"], d["message"])
+            for d in report["diagnostics"]]
+
+
 def test_no_such_path_is_a_usage_error(cli, tmp_path):
     status, report = check_json(cli, str(tmp_path / "missing.policy"))
-    assert status == 2 and codes(report) == {"F002"}
+    assert status == 2
+    assert placed(report, tmp_path) == [
+        ("F002", "missing.policy", None, None, f"no such file or folder: {tmp_path / 'missing.policy'}")]
 
 
 def test_internal_error_is_reported_not_raised(cli, tmp_path, monkeypatch):
@@ -223,6 +231,8 @@ def test_internal_error_is_reported_not_raised(cli, tmp_path, monkeypatch):
     write(tmp_path, {"cluster.yaml": NODE, "a.policy": TRIGGERS["E101"]["a.policy"]})
     status, report = check_json(cli, str(tmp_path))
     assert status == 2 and {"F004", "E101"} <= codes(report)
+    assert [d for d in placed(report, tmp_path) if d[0] == "F004"] == [
+        ("F004", "cluster.yaml", 1, 1, "internal error while checking: ValueError: boom")]
 
 
 def test_runtime_failure_is_r001(cli, tmp_path):
@@ -231,8 +241,9 @@ def test_runtime_failure_is_r001(cli, tmp_path):
         "b/p.policy": PLUGIN + "on open:\n    let m: map[string, int] = {}\n    let v = m[\"missing\"]\n",
     })
     result = cli("run", str(ROOT / "examples" / "cluster.yaml"), "--bundle", str(tmp_path / "b"))
-    assert result.code == 2 and "error[R001]" in result.err and "Traceback" not in result.err
-    assert "p.policy:5:" in result.err
+    assert result.code == 2 and "Traceback" not in result.err
+    assert f"{tmp_path / 'b' / 'p.policy'}:5:5: error[R001]: policy failed while running: KeyError: 'missing'" \
+        in result.err.splitlines()
 
 
 # -- hints and places ------------------------------------------------------------------------------
@@ -487,11 +498,30 @@ def test_schema_command_prints_a_self_contained_schema(cli):
 def test_a020_a030_from_the_bundle_commands(cli, tmp_path):
     (tmp_path / "empty").mkdir()
     built = cli("bundle", "build", str(tmp_path / "empty"), "--out", str(tmp_path / "x.tar.gz"))
-    assert built.code == 2 and "error[A020]" in built.err and "Traceback" not in built.err
+    assert built.code == 2 and "Traceback" not in built.err
+    assert f"{tmp_path / 'empty'}:1:1: error[A020]: not a bundle folder: no bundle.yaml" in built.err.splitlines()
     archive = tmp_path / "site.tar.gz"
     assert cli("bundle", "build", str(ROOT / "examples" / "site-min-runtime"), "--out", str(archive)).code == 0
     signed = cli("bundle", "sign", str(archive), "--key", str(ROOT / "README.md"))
-    assert signed.code == 2 and "error[A030]" in signed.err and "Traceback" not in signed.err
+    assert signed.code == 2 and "Traceback" not in signed.err
+    readme = ROOT / "README.md"
+    assert f"{readme}:1:1: error[A030]: {readme} is not a PEM key" in signed.err.splitlines()
+
+
+def test_an_argument_list_item_is_positioned_at_the_item(cli, tmp_path):
+    """A list read item by item (`from "strategies" / * / "name"`) reports a bad item where it
+    is written, as a bad field of an item is."""
+    write(tmp_path, {"volcano-scheduler.conf": (
+        "actions: allocate\ntiers:\n- plugins:\n  - name: rescheduling\n    arguments:\n      strategies:\n"
+        "      - name: lowNodeUtilization\n      - 5\n  - name: resource-strategy-fit\n    arguments:\n"
+        "      resources:\n      - type: cpu\n        weight: heavy\n")})
+    status, report = check_json(cli, str(tmp_path / "volcano-scheduler.conf"))
+    assert status == 1
+    assert placed(report, tmp_path) == [
+        ("C012", "volcano-scheduler.conf", 8, 9,
+         "argument 'strategies/1' of plugin 'rescheduling' must be a mapping, not 5"),
+        ("C012", "volcano-scheduler.conf", 13, 17,
+         "argument 'resources/0/weight' of plugin 'resource-strategy-fit' must be an int, not 'heavy'")]
 
 
 def test_rules_that_can_never_match(tmp_path):

@@ -88,7 +88,7 @@ def resolve_arguments(policy: CompiledPolicy, raw: Mapping[str, Any], file: str,
     return out, list(dict.fromkeys(diags))  # several key paths through one bad mapping report it once
 
 
-def _converted(container: Mapping, key: Any, type_expr: Any, file: str, what: str,
+def _converted(container: Mapping | list, key: Any, type_expr: Any, file: str, what: str,
                diags: list[Diagnostic], shown: str | None = None) -> Any:
     """``container[key]`` as an argument of the declared type; a diagnostic when it is not one.
     A ``map[string, T]`` argument reads a YAML mapping, each value a T."""
@@ -118,8 +118,7 @@ def _follow_path(raw: Mapping, key: str, path: tuple[str | None, ...], type_expr
     shown = ""
     for index, step in enumerate(steps):
         if step is None and isinstance(node, list):
-            return True, _each_entry(dict(_indexed(node)), steps[index + 1:], type_expr.args[1], file, what, diags,
-                                     shown)
+            return True, _each_entry(node, steps[index + 1:], type_expr.args[1], file, what, diags, shown)
         if not isinstance(node, Mapping):
             expected = "mapping or a list" if step is None else "mapping"
             diags.append(argument_error(parent, last, node, expected, file, what, shown))
@@ -134,11 +133,13 @@ def _follow_path(raw: Mapping, key: str, path: tuple[str | None, ...], type_expr
     return True, _converted(parent, last, type_expr, file, what, diags, shown)
 
 
-def _each_entry(mapping: Mapping, rest: list[Any], type_expr: Any, file: str, what: str, diags: list[Diagnostic],
-                shown: str) -> dict[str, Any]:
+def _each_entry(entries: Mapping | list, rest: list[Any], type_expr: Any, file: str, what: str,
+                diags: list[Diagnostic], shown: str) -> dict[str, Any]:
+    """One map entry per entry of a mapping, or per item of a list keyed by its index ("0", "1", ...);
+    an item is reported at its own place in the list."""
     out: dict[str, Any] = {}
-    for entry_key, entry in mapping.items():
-        node, parent, last = entry, mapping, entry_key
+    for entry_key, entry in (enumerate(entries) if isinstance(entries, list) else entries.items()):
+        node, parent, last = entry, entries, entry_key
         where = f"{shown}/{entry_key}"
         for step in rest:
             if not isinstance(node, Mapping):
@@ -210,7 +211,7 @@ def _check_fields(value: Any, fields: dict[Any, Any], shown: str, file: str, wha
                                                         did_you_mean(str(field_key), [str(f) for f in fields])))
 
 
-def argument_error(raw: Mapping, key: str, value: Any, type_name: str, file: str, what: str,
+def argument_error(raw: Mapping | list, key: Any, value: Any, type_name: str, file: str, what: str,
                shown: str | None = None) -> Diagnostic:
     return config_errors.argument_type(file, Span(*position(raw, key)), what, shown or key, type_name, value)
 
