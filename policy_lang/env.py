@@ -115,7 +115,7 @@ def dispatch_signature(hook: HookSig, combine: str) -> Type:
 
     if combine == "compare":
         return INT
-    if combine in ("order", "any", "all", "first-tier-all", "vote"):
+    if combine in ("order", "any", "all", "tier-bound", "first-tier-all", "vote"):
         return BOOL
     if combine in ("intersect", "intersect-all", "veto", "union-first-nonempty-tier"):
         return list_of(TASK)

@@ -38,6 +38,19 @@ CONFIGS = {
         "tiers": [{"plugins": _TIER1},
                   {"plugins": [{"name": "drf"}, {"name": "predicates"}, {"name": "capacity"},
                                {"name": "nodeorder"}]}]},
+    # Reclaim's victims decided by other tiers than Volcano's defaults: gang and proportion in one
+    # tier (their answers intersected), or each alone in a tier of its own behind conformance.
+    "reclaim-one-tier": {
+        "actions": "enqueue, allocate, reclaim",
+        "tiers": [{"plugins": [{"name": "priority"}, {"name": "conformance"}, {"name": "gang"},
+                               {"name": "proportion"}]},
+                  {"plugins": [{"name": "drf", "enableReclaimable": False}, {"name": "predicates"},
+                               {"name": "nodeorder"}]}]},
+    "reclaim-proportion-first": {
+        "actions": "enqueue, allocate, backfill, reclaim",
+        "tiers": [{"plugins": [{"name": "priority"}, {"name": "proportion"}]},
+                  {"plugins": [{"name": "conformance"}, {"name": "gang"}, {"name": "drf", "enableReclaimable": False},
+                               {"name": "predicates"}, {"name": "nodeorder"}]}]},
     "topology-aware": {
         "actions": "enqueue, allocate, backfill",
         "tiers": [{"plugins": _TIER1},
@@ -297,12 +310,69 @@ def eviction_heavy_clusters(draw, max_nodes: int = 6) -> list[dict]:
     return objects
 
 
+@st.composite
+def reclaim_clusters(draw, max_nodes: int = 8) -> list[dict]:
+    """Full nodes shared by every queue, so that reclaim's victims come now from a queue above its
+    share (proportion), now from a job above its gang minimum (gang), now from neither: running
+    jobs spread over two to four queues of various weights (some not reclaimable), each pod
+    asking CPUs and a memory that varies (queues can be above their share in one dimension
+    only), gang minimums from one to the job's size, and pending jobs in every queue."""
+    n_nodes = draw(st.integers(2, max_nodes))
+    objects: list[dict] = [
+        {"apiVersion": "v1", "kind": "Node",
+         "metadata": {"name": f"n{i:03d}", "labels": {"kubernetes.io/hostname": f"n{i:03d}"}},
+         "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+                    "capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}
+        for i in range(n_nodes)]
+    n_queues = draw(st.integers(2, 4))
+    for q in range(n_queues):
+        objects.append(queue_object(f"q{q}", {"weight": draw(st.integers(1, 3)),
+                                              "reclaimable": draw(st.integers(0, 4)) > 0}))
+    free = [4] * n_nodes
+    jobs: list[tuple[list[int | None], int, int, str]] = []  # (node of each pod, CPUs, GiB, queue)
+    while len(jobs) < 3 * n_nodes:
+        cpu, memory = draw(st.sampled_from([1, 2])), draw(st.sampled_from([1, 2, 3]))
+        if not any(f >= cpu for f in free):
+            break
+        size = draw(st.integers(1, 4))
+        start = draw(st.integers(0, n_nodes - 1))
+        placement: list[int | None] = []
+        for _ in range(size):
+            node = next((k % n_nodes for k in range(start, start + n_nodes) if free[k % n_nodes] >= cpu), None)
+            if node is None:
+                break
+            free[node] -= cpu
+            placement.append(node)
+        if placement:
+            jobs.append((placement, cpu, memory, f"q{len(jobs) % n_queues}"))
+    for q in range(n_queues):
+        for _ in range(draw(st.integers(0, 2))):
+            jobs.append(([None] * draw(st.integers(1, 3)), draw(st.sampled_from([1, 2])), 1, f"q{q}"))
+    for j, (placement, cpu, memory, queue) in enumerate(jobs):
+        running = placement[0] is not None
+        objects.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+                        "metadata": {"name": f"j{j}", "namespace": "ns",
+                                     "creationTimestamp": f"2026-01-01T00:00:{j:02d}Z"},
+                        "spec": {"queue": queue, "minMember": draw(st.integers(1, len(placement)))},
+                        "status": {"phase": "Running" if running else "Pending"}})
+        for p, node in enumerate(placement):
+            pod = gang_pod(f"j{j}-{p}", "ns", f"u-j{j}-{p}", f"j{j}",
+                           {"containers": [container(cpu, f"{memory}Gi", "c", "img:1")]}, {"app": f"j{j}"},
+                           created=f"2026-01-01T00:01:{p:02d}Z")
+            if node is not None:
+                run_on(pod, f"n{node:03d}", started="2026-01-01T00:02:00Z")
+            objects.append(pod)
+    return objects
+
+
 def decisions_trying_every_node(objects: list[dict], config: str, engine: str) -> dict:
-    """The decisions with preempt's allocatable bound switched off (`may_become_allocatable`
-    always true), so that preempt tries its evictions on every node, as Volcano does."""
+    """The decisions with preempt's allocatable bound and reclaim's victim bound switched off
+    (`may_become_allocatable` and `may_reclaim_from` always true), so that preempt tries its
+    evictions and reclaim asks `reclaimable` on every node, as Volcano does."""
     session = Session(bundle(config), cluster_from_objects(objects), now=1_800_000_000.0, engine=engine)
     session.open()
     session.H.may_become_allocatable = lambda *_args: True
+    session.H.may_reclaim_from = lambda *_args: True
     session.run_actions()
     return decisions_as_expect(session.close())
 

@@ -96,7 +96,7 @@ class Job:
         "tasks", "status_index", "allocated", "total_request", "fit_errors", "phase",
         "conditions", "pod_group", "annotations", "labels", "priority_class",
         "network_topology", "sub_group_policies", "sub_jobs", "task_to_sub_job", "min_sub_jobs",
-        "allocated_hyper_node", "best_effort_tasks",
+        "allocated_hyper_node", "best_effort_tasks", "ready_tasks",
     )
     # Set from the PodGroup by keyword (runtime/ingest/kube_convert.py, job_from_pod_group).
     uid: str
@@ -126,6 +126,9 @@ class Job:
         self.tasks: dict[str, Task] = {}
         self.status_index: dict[str, dict[str, Task]] = {}
         self.best_effort_tasks = 0  # how many of its tasks request nothing, whatever their status
+        # How many of its tasks are ready (ready_task_num): gang's victim rules and bounds ask it
+        # for every candidate of every node reclaim tries, so it is counted as statuses change.
+        self.ready_tasks = 0
         self.allocated = Resource()
         self.total_request = Resource()
         self.fit_errors: dict[str, Any] = {}
@@ -142,6 +145,8 @@ class Job:
         self.status_index.setdefault(task.status, {})[task.uid] = task
         if task.status in ALLOCATED_STATUS:
             self.allocated.add(task.request)
+        if task.status in _READY_STATUS:
+            self.ready_tasks += 1
         self.total_request.add(task.request)
         if task.best_effort:
             self.best_effort_tasks += 1
@@ -157,6 +162,8 @@ class Job:
                 del self.status_index[task.status]
         if task.status in ALLOCATED_STATUS:
             self.allocated.sub(task.request)
+        if task.status in _READY_STATUS:
+            self.ready_tasks -= 1
         self.total_request.sub(task.request)
         if task.best_effort:
             self.best_effort_tasks -= 1
@@ -234,7 +241,7 @@ class Job:
     # -- gang counters (job_info.go) -------------------------------------------
     @property
     def ready_task_num(self) -> int:
-        return self.count(BOUND, BINDING, RUNNING, ALLOCATED, SUCCEEDED)
+        return self.ready_tasks
 
     @property
     def waiting_task_num(self) -> int:
@@ -531,7 +538,8 @@ class Node:
 
     __slots__ = ("name", "allocatable", "capacity", "idle", "used", "releasing", "pipelined",
                  "tasks", "added_status", "labels", "annotations", "taints", "unschedulable",
-                 "images", "raw", "view_pods", "view_cache", "revocable_zone", "numa")
+                 "images", "raw", "view_pods", "view_cache", "revocable_zone", "numa", "running_jobs",
+                 "running_job_list")
 
     def __init__(self, name: str, allocatable: Resource, capacity: Resource, raw: dict,
                  labels: dict, annotations: dict, taints: list, unschedulable: bool,
@@ -555,6 +563,11 @@ class Node:
         self.view_cache: dict = {}  # sums over view_pods; cleared whenever the view changes
         self.revocable_zone = labels.get("volcano.sh/revocable-zone", "")
         self.numa: object = None  # its Numatopology (runtime/api/numa.py), set by the session's snapshot
+        # job id -> how many of its tasks here are Running: reclaim asks which jobs it could take
+        # from on a node (running_jobs in runtime/schema.yaml) for every node it tries, and
+        # walking the node's tasks for it cost as much as the search itself.
+        self.running_jobs: dict[str, int] = {}
+        self.running_job_list: list | None = None  # those jobs, until running_jobs changes (job_info.py)
 
     def __repr__(self) -> str:
         return f"<Node {self.name}>"
@@ -598,6 +611,10 @@ class Node:
                 ok, _ = less_equal_with_names(req, self.idle, ZERO)
                 if not ok:
                     raise NodeError(f"not enough idle resources on {self.name} for {task.key}")
+            elif status == RUNNING:
+                running = self.running_jobs
+                running[task.job_id] = running.get(task.job_id, 0) + 1
+                self.running_job_list = None
             self.idle.sub(req)
             self.used.add(req)
 
@@ -618,6 +635,14 @@ class Node:
         elif status == PIPELINED:
             self.pipelined.sub(req)
         else:
+            if status == RUNNING:
+                running = self.running_jobs
+                left = running[task.job_id] - 1
+                if left:
+                    running[task.job_id] = left
+                else:
+                    del running[task.job_id]
+                    self.running_job_list = None
             self.idle.add(req)
             self.used.sub(req)
 
@@ -657,6 +682,7 @@ class DryRunNode(Node):
         copy.idle, copy.used = node.idle.clone(), node.used.clone()
         copy.releasing, copy.pipelined = node.releasing.clone(), node.pipelined.clone()
         copy.tasks, copy.added_status = dict(node.tasks), dict(node.added_status)
+        copy.running_jobs, copy.running_job_list = dict(node.running_jobs), None
         copy.view_pods = dict(node.view_pods)
         copy.view_cache = {}
         return copy

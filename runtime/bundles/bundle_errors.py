@@ -42,6 +42,11 @@ def combinator_kind(file: str, at: Span, combine: str, function: str, kind: str)
     return Diagnostic("B012", f"combinator '{combine}' cannot combine '{function}' ({kind} hook)", file, at)
 
 
+def bounds_nothing(file: str, at: Span, function: str) -> Diagnostic:
+    return Diagnostic("B012", f"combinator 'tier-bound' cannot combine '{function}' (it bounds no other session "
+                      "function)", file, at)
+
+
 def veto_not_listed(file: str, at: Span, plugin: object, hint: str | None) -> Diagnostic:
     return Diagnostic("B013", f"'{plugin}' vetoes but is not listed in the tiers", file, at, hint=hint)
 

@@ -134,6 +134,40 @@ def _among(tasks: list, chosen: list) -> list:
     return [t for t in tasks if id(t) in keep]
 
 
+def tier_bound(tiers: list[list[Callable | None]]) -> Callable:
+    """A bound of a tiered intersection (``intersect``) from its plugins' own bounds: false only
+    when the intersection can name no victim.
+
+    ``tiers`` holds, tier by tier, every plugin taking part in the bounded hook: its bound
+    function, or None when it has none (it may name anything).  A tier decides only when none
+    of its plugins answers an empty list (an empty answer ends the tier undecided), so it may
+    name a victim only while every plugin's bound holds; a tier without plugins never decides.
+    True when some tier may.
+    """
+    bounded: list[list[Callable]] = []
+    for tier in tiers:
+        if tier:
+            bounds = [fn for fn in tier if fn is not None]
+            if not bounds:  # a tier whose plugins have no bound may always name victims
+                return all_([])
+            bounded.append(bounds)
+
+    def may(*args) -> bool:
+        for bounds in bounded:
+            for fn in bounds:
+                if not fn(*args):
+                    break
+            else:
+                return True
+        return False
+    return may
+
+
+BOUNDED_COMBINE = {"all": "all", "tier-bound": "intersect"}
+"""A bound's combinator -> the combinator the hook it bounds must have for the bound to hold
+(a dispatcher's ``bounds`` in hooks.yaml); under any other the bound answers true."""
+
+
 def vote(tiers: Tiers) -> Callable:
     """Any Reject in an evaluated tier wins; a tier with a Permit ends the walk; nobody: true."""
     def decide(*args) -> bool:
@@ -281,6 +315,7 @@ COMBINATORS: dict[str, tuple[Callable, frozenset]] = {
     "vote": (vote, frozenset({"vote"})),
     "any": (any_, frozenset({"bool"})),
     "all": (all_, frozenset({"bool"})),
+    "tier-bound": (tier_bound, frozenset({"bool"})),
     "first-tier-all": (first_tier_all, frozenset({"bool"})),
     "first-failure": (first_failure, frozenset({"failure"})),
     "sum": (sum_, frozenset({"score"})),

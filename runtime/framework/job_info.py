@@ -1,7 +1,7 @@
 """What Volcano's ``api/job_info.go`` computes of a job for the plugins: its minResources as
 written, its resources less the scheduling-gated tasks', where its fit errors go; and what
-the session knows of it: its tasks being evicted, a task's sub-job, and its PodGroup
-conditions (UpdatePodGroupCondition).
+the session knows of it: its tasks being evicted, a task's sub-job, its PodGroup
+conditions (UpdatePodGroupCondition), and which jobs run on a node.
 
 Standard-library functions (runtime/schema.yaml); those of the session take it first,
 where the schema's template passes ``_rt``.
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from fumarole.runtime.api.constraints import ResourceList
 from fumarole.runtime.api.fit import FitErrors
-from fumarole.runtime.api.model import Job, SubJob, Task
+from fumarole.runtime.api.model import Job, Node, SubJob, Task
 from fumarole.runtime.api.resource import Resource
 from fumarole.runtime.k8s.podspec import only_queue_allocation_gate
 
@@ -82,3 +82,15 @@ def set_condition(session: Session, job: Job, kind: str, status: str, reason: st
     condition = {"type": kind, "status": status, "transitionID": session.uid, "reason": reason,
                  "lastTransitionTime": old.get("lastTransitionTime") if old is not None and unchanged else session.now}
     job.conditions = [c for c in job.conditions if c.get("type") != kind] + [condition]
+
+
+def running_jobs(session: Session, node: Node) -> list[Job]:
+    """The session's jobs with Running tasks on the node, from the count the node keeps
+    (``Node.running_jobs``): reclaim asks for every node it tries which jobs it could take from,
+    again and again between the few evictions that change the answer, so the node keeps the
+    list until its count changes (the session's jobs are fixed once it is open)."""
+    known = node.running_job_list
+    if known is None:
+        jobs = session.jobs
+        known = node.running_job_list = [job for uid in node.running_jobs if (job := jobs.get(uid)) is not None]
+    return list(known)

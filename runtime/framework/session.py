@@ -243,8 +243,10 @@ class Session:
                 fn = builder(tiers, fallbacks[spec.get("fallback", "job")])
             elif spec["combine"] == "veto":
                 fn = builder(*self._split_vetoes(spec, registered))
-            elif "bounds" in spec and bundle.dispatch[spec["bounds"]]["combine"] != "all":
-                fn = C.all_([])  # one plugin's "never" is the answer only of an AND over plugins
+            elif "bounds" in spec and bundle.dispatch[spec["bounds"]]["combine"] != C.BOUNDED_COMBINE.get(spec["combine"]):
+                fn = C.all_([])  # one plugin's "never" holds only under the combination it was written for
+            elif spec["combine"] == "tier-bound":
+                fn = builder(self._bound_tiers(spec, registered))
             else:
                 fn = builder(tiers)
             batch_builder = BATCH_COMBINATORS.get(spec["combine"])
@@ -254,6 +256,16 @@ class Session:
             elif self.columns is not None and batch_builder is not None:
                 self.batch_forms.add(fn, batch_builder(plugin_fns, self.batch_forms))
             setattr(H, name, fn)
+
+    def _bound_tiers(self, spec: Mapping[str, Any], registered: dict[str, dict[str, Callable]]
+                     ) -> list[list[Callable | None]]:
+        """A ``tier-bound`` dispatcher's plugins: tier by tier, every plugin taking part in the hook
+        it bounds, with its own bound, or None when it has none (or its entry turns the bound off)."""
+        bounded = self.bundle.dispatch[spec["bounds"]]["hook"]
+        bounded_gate, gate = self.bundle.hook_gates[bounded], self.bundle.hook_gates[spec["hook"]]
+        return [[registered[e.name].get(spec["hook"]) if e.enabled(gate) else None
+                 for e in tier if bounded in registered.get(e.name, {}) and e.enabled(bounded_gate)]
+                for tier in self.bundle.tiers]
 
     def _split_vetoes(self, spec: Mapping[str, Any], registered: dict[str, dict[str, Callable]]
                       ) -> tuple[C.Tiers, list[Callable]]:

@@ -1,0 +1,124 @@
+"""Reclaim's victim bound (`may_reclaim_from`, docs/hooks.md "Reclaim bounds"): reclaim does not
+ask `reclaimable` on nodes where no tier of it can name a victim, the decisions stay those of
+asking on every node under any tiering, and the bound is trusted only while `reclaimable` is
+Volcano's tiered intersection."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from benchmarks.shapes import eviction_objects
+from fumarole.runtime.api.model import RUNNING
+from fumarole.runtime.authoring.scenario import decisions_as_expect
+from fumarole.runtime.bundles.bundle import build_bundle
+from fumarole.runtime.framework import dispatch
+from fumarole.runtime.framework.session import Session
+from fumarole.runtime.framework.statement import Statement
+from fumarole.runtime.ingest.kube import cluster_from_objects
+from fumarole.runtime.ingest.scheduler_config import config_from_document
+from tests.differential import bundle, decisions, decisions_trying_every_node, reclaim_clusters
+from tests.test_check import BUNDLE, check_json, write
+
+RECLAIM_CONFIGS = ("reclaim-preempt-binpack", "reclaim-one-tier", "reclaim-proportion-first")
+
+
+@pytest.mark.parametrize("config", RECLAIM_CONFIGS)
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(objects=reclaim_clusters())
+def test_the_bound_never_passes_over_a_node_with_victims(config: str, objects: list[dict]):
+    """Gang and proportion bound their `reclaimable` answers; with them in one tier (answers
+    intersected) or in two, either first, both engines decide what asking on every node decides."""
+    fast = decisions(objects, config, "fast")
+    assert fast == decisions_trying_every_node(objects, config, "fast")
+    assert fast == decisions(objects, config, "reference")
+
+
+def _asked(config: str, bounded: bool, engine: str = "fast") -> tuple[dict, int]:
+    """The decisions on the 60-node priority shape and how often reclaim asked `reclaimable`."""
+    session = Session(bundle(config), cluster_from_objects(eviction_objects(60, "priority")),
+                      now=1_800_000_000.0, engine=engine)
+    session.open()
+    asked = [0]
+    reclaimable = session.H.reclaimable
+
+    def counting(*args):
+        asked[0] += 1
+        return reclaimable(*args)
+    session.H.reclaimable = counting
+    if not bounded:
+        session.H.may_reclaim_from = lambda *_args: True
+    session.run_actions()
+    return decisions_as_expect(session.close()), asked[0]
+
+
+@pytest.mark.parametrize("engine", ["fast", "reference"])
+def test_nodes_with_nothing_to_take_are_not_asked(engine):
+    """After preempt, most running jobs hold only their gang minimum and no queue is above its
+    share: Volcano asks `reclaimable` on node after node and gets no victim."""
+    bounded, asked = _asked("reclaim-preempt-binpack", True, engine)
+    unbounded, asked_everywhere = _asked("reclaim-preempt-binpack", False, engine)
+    assert bounded == unbounded
+    assert asked_everywhere > 300 and asked < asked_everywhere / 2
+
+
+def test_the_bound_answers_true_when_reclaimable_is_not_volcanos_intersection():
+    """Under `intersect-all` a tier's empty answer is a veto, not a hand-over: the bound is not
+    written for it, and rules nothing out."""
+    config = config_from_document({"actions": "reclaim", "tiers": [{"plugins": [{"name": "gang"}]},
+                                                                    {"plugins": [{"name": "proportion"}]}]})
+    objects = eviction_objects(8, "priority")
+    for combine, expected in (("intersect", False), ("intersect-all", True)):
+        session = Session(build_bundle(config, hook_overrides={"reclaimable": {"combine": combine}}),
+                          cluster_from_objects(objects), now=1_800_000_000.0)
+        session.open()
+        reclaimer = next(j for j in session.job_list if j.tasks_in("Pending")).tasks_in("Pending")[0]
+        at_minimum = [j for j in session.job_list if j.ready_task_num == j.min_available]
+        # No queue is above its share before any eviction, so proportion names no victim either.
+        assert session.H.may_reclaim_from(reclaimer, at_minimum) is expected
+
+
+def test_tier_bound_follows_the_tiers():
+    """A tier may name victims only while each of its plugins' bounds holds (a plugin without
+    one may name anything); a tier without plugins never decides; some tier must may."""
+    yes, no = (lambda *_a: True), (lambda *_a: False)
+    assert dispatch.tier_bound([[yes, no], [no]])() is False
+    assert dispatch.tier_bound([[yes, no], [None, yes]])() is True
+    assert dispatch.tier_bound([[no], [None]])() is True
+    assert dispatch.tier_bound([[], [no]])() is False
+    assert dispatch.tier_bound([[], []])() is False
+
+
+def test_tier_bound_combines_only_a_bound(cli, tmp_path):
+    """`tier-bound` needs the session function it bounds: on any other it is refused, positioned."""
+    write(tmp_path, {"b/bundle.yaml": BUNDLE + "hooks:\n  overused: {combine: tier-bound}\n"})
+    status, report = check_json(cli, str(tmp_path / "b"))
+    diag = next(d for d in report["diagnostics"] if d["code"] == "B012")
+    assert status != 0
+    assert "'tier-bound' cannot combine 'overused'" in diag["message"]
+    assert (diag["line"], diag["column"]) == (5, 23)
+
+
+def test_a_node_counts_its_running_jobs_through_evictions_and_rollbacks():
+    """`node.running_jobs` is kept as tasks are evicted and the evictions undone, and matches a
+    walk over the node's tasks."""
+    session = Session(bundle("reclaim-preempt-binpack"), cluster_from_objects(eviction_objects(8, "priority")),
+                      now=1_800_000_000.0)
+    session.open()
+
+    def walked(node) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for task in node.tasks.values():
+            if task.status == RUNNING:
+                counts[task.job_id] = counts.get(task.job_id, 0) + 1
+        return counts
+
+    node = session.node_list[0]
+    before = walked(node)
+    assert node.running_jobs == before and before
+    stmt = Statement(session)
+    for task in [t for t in node.tasks.values() if t.status == RUNNING][:3]:
+        stmt.evict(task, "reclaim")
+    assert node.running_jobs == walked(node) != before
+    stmt.discard()
+    assert node.running_jobs == walked(node) == before
