@@ -366,13 +366,14 @@ def reclaim_clusters(draw, max_nodes: int = 8) -> list[dict]:
 
 
 def decisions_trying_every_node(objects: list[dict], config: str, engine: str) -> dict:
-    """The decisions with preempt's allocatable bound and reclaim's victim bound switched off
-    (`may_become_allocatable` and `may_reclaim_from` always true), so that preempt tries its
-    evictions and reclaim asks `reclaimable` on every node, as Volcano does."""
+    """The decisions with preempt's and reclaim's bounds switched off (`may_become_allocatable`,
+    `may_preempt_from` and `may_reclaim_from` always true), so that preempt tries its evictions
+    and asks `preemptable`, and reclaim asks `reclaimable`, on every node, as Volcano does."""
     session = Session(bundle(config), cluster_from_objects(objects), now=1_800_000_000.0, engine=engine)
     session.open()
     session.H.may_become_allocatable = lambda *_args: True
     session.H.may_reclaim_from = lambda *_args: True
+    session.H.may_preempt_from = lambda *_args: True
     session.run_actions()
     return decisions_as_expect(session.close())
 

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import pytest
 
+from benchmarks.shapes import eviction_objects
 from fumarole.runtime.api.resource import Resource
+from fumarole.runtime.authoring.scenario import decisions_as_expect
 from fumarole.runtime.bundles.bundle import build_bundle
 from fumarole.runtime.framework.lifecycle import run_session
 from fumarole.runtime.framework.session import Session
 from fumarole.runtime.ingest.kube import cluster_from_objects
 from fumarole.runtime.ingest.scheduler_config import config_from_document
+from tests.differential import bundle
 
 PREEMPTING = {"actions": "enqueue, allocate, preempt",
               "tiers": [{"plugins": [{"name": "priority"}, {"name": "gang"}, {"name": "conformance"}]},
@@ -162,3 +165,32 @@ def test_capacity_a_queue_one_node_can_bring_within_its_capability_still_preempt
     evictions, tried = _run(capped_cluster(6), engine, monkeypatch, config=CAPACITY_PREEMPTING)
     assert evictions == [("ns/running-6", "preempt"), ("ns/running-4", "preempt"), ("ns/running-2", "preempt")]
     assert tried == 3
+
+
+def _preemptable_asked(bounded: bool, engine: str) -> tuple[dict, int]:
+    """The decisions on the 40-node overshare shape and how often preempt asked `preemptable`."""
+    session = Session(bundle("reclaim-preempt-binpack"), cluster_from_objects(eviction_objects(40, "overshare")),
+                      now=1_800_000_000.0, engine=engine)
+    session.open()
+    asked = [0]
+    preemptable = session.H.preemptable
+
+    def counting(*args):
+        asked[0] += session.phase == "preempt"
+        return preemptable(*args)
+    session.H.preemptable = counting
+    if not bounded:
+        session.H.may_preempt_from = lambda *_args: True
+    session.run_actions()
+    return decisions_as_expect(session.close()), asked[0]
+
+
+@pytest.mark.parametrize("engine", ["fast", "reference"])
+def test_nodes_whose_jobs_give_up_nothing_are_not_asked(engine):
+    """Equal priorities (priority names no victim) and jobs whose dominant share is below the
+    preemptor's (drf names none of their tasks): `preemptable` is not asked there
+    (`may_preempt_from`, docs/hooks.md "Victim bounds"), and the decisions stay the same."""
+    bounded, asked = _preemptable_asked(True, engine)
+    unbounded, asked_everywhere = _preemptable_asked(False, engine)
+    assert bounded == unbounded
+    assert asked_everywhere > 500 and asked < asked_everywhere * 0.6

@@ -1,4 +1,4 @@
-"""Reclaim's victim bound (`may_reclaim_from`, docs/hooks.md "Reclaim bounds"): reclaim does not
+"""Reclaim's victim bound (`may_reclaim_from`, docs/hooks.md "Victim bounds"): reclaim does not
 ask `reclaimable` on nodes where no tier of it can name a victim, the decisions stay those of
 asking on every node under any tiering, and the bound is trusted only while `reclaimable` is
 Volcano's tiered intersection."""
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from benchmarks.shapes import eviction_objects
-from fumarole.runtime.api.model import RUNNING
+from fumarole.runtime.api.model import BOUND, RUNNING
 from fumarole.runtime.authoring.scenario import decisions_as_expect
 from fumarole.runtime.bundles.bundle import build_bundle
 from fumarole.runtime.framework import dispatch
@@ -99,8 +99,8 @@ def test_tier_bound_combines_only_a_bound(cli, tmp_path):
     assert (diag["line"], diag["column"]) == (5, 23)
 
 
-def test_a_node_counts_its_running_jobs_through_evictions_and_rollbacks():
-    """`node.running_jobs` is kept as tasks are evicted and the evictions undone, and matches a
+def test_a_node_counts_its_holding_jobs_through_evictions_and_rollbacks():
+    """`node.holding_jobs` is kept as tasks are evicted and the evictions undone, and matches a
     walk over the node's tasks."""
     session = Session(bundle("reclaim-preempt-binpack"), cluster_from_objects(eviction_objects(8, "priority")),
                       now=1_800_000_000.0)
@@ -109,16 +109,16 @@ def test_a_node_counts_its_running_jobs_through_evictions_and_rollbacks():
     def walked(node) -> dict[str, int]:
         counts: dict[str, int] = {}
         for task in node.tasks.values():
-            if task.status == RUNNING:
+            if task.status in (RUNNING, BOUND):
                 counts[task.job_id] = counts.get(task.job_id, 0) + 1
         return counts
 
     node = session.node_list[0]
     before = walked(node)
-    assert node.running_jobs == before and before
+    assert node.holding_jobs == before and before
     stmt = Statement(session)
     for task in [t for t in node.tasks.values() if t.status == RUNNING][:3]:
         stmt.evict(task, "reclaim")
-    assert node.running_jobs == walked(node) != before
+    assert node.holding_jobs == walked(node) != before
     stmt.discard()
-    assert node.running_jobs == walked(node) == before
+    assert node.holding_jobs == walked(node) == before

@@ -538,8 +538,8 @@ class Node:
 
     __slots__ = ("name", "allocatable", "capacity", "idle", "used", "releasing", "pipelined",
                  "tasks", "added_status", "labels", "annotations", "taints", "unschedulable",
-                 "images", "raw", "view_pods", "view_cache", "revocable_zone", "numa", "running_jobs",
-                 "running_job_list")
+                 "images", "raw", "view_pods", "view_cache", "revocable_zone", "numa", "holding_jobs",
+                 "holding_job_list")
 
     def __init__(self, name: str, allocatable: Resource, capacity: Resource, raw: dict,
                  labels: dict, annotations: dict, taints: list, unschedulable: bool,
@@ -563,11 +563,12 @@ class Node:
         self.view_cache: dict = {}  # sums over view_pods; cleared whenever the view changes
         self.revocable_zone = labels.get("volcano.sh/revocable-zone", "")
         self.numa: object = None  # its Numatopology (runtime/api/numa.py), set by the session's snapshot
-        # job id -> how many of its tasks here are Running: reclaim asks which jobs it could take
-        # from on a node (running_jobs in runtime/schema.yaml) for every node it tries, and
-        # walking the node's tasks for it cost as much as the search itself.
-        self.running_jobs: dict[str, int] = {}
-        self.running_job_list: list | None = None  # those jobs, until running_jobs changes (job_info.py)
+        # job id -> how many of its tasks here are Bound or Running (what preempt and reclaim may
+        # evict): they ask which jobs they could take from on a node (holding_jobs in
+        # runtime/schema.yaml) for every node they try, and walking the node's tasks for it cost
+        # as much as the search itself.
+        self.holding_jobs: dict[str, int] = {}
+        self.holding_job_list: list | None = None  # those jobs, until holding_jobs changes (job_info.py)
 
     def __repr__(self) -> str:
         return f"<Node {self.name}>"
@@ -611,10 +612,10 @@ class Node:
                 ok, _ = less_equal_with_names(req, self.idle, ZERO)
                 if not ok:
                     raise NodeError(f"not enough idle resources on {self.name} for {task.key}")
-            elif status == RUNNING:
-                running = self.running_jobs
-                running[task.job_id] = running.get(task.job_id, 0) + 1
-                self.running_job_list = None
+            elif status == RUNNING or status == BOUND:
+                holding = self.holding_jobs
+                holding[task.job_id] = holding.get(task.job_id, 0) + 1
+                self.holding_job_list = None
             self.idle.sub(req)
             self.used.add(req)
 
@@ -635,14 +636,14 @@ class Node:
         elif status == PIPELINED:
             self.pipelined.sub(req)
         else:
-            if status == RUNNING:
-                running = self.running_jobs
-                left = running[task.job_id] - 1
+            if status == RUNNING or status == BOUND:
+                holding = self.holding_jobs
+                left = holding[task.job_id] - 1
                 if left:
-                    running[task.job_id] = left
+                    holding[task.job_id] = left
                 else:
-                    del running[task.job_id]
-                    self.running_job_list = None
+                    del holding[task.job_id]
+                    self.holding_job_list = None
             self.idle.add(req)
             self.used.sub(req)
 
@@ -682,7 +683,7 @@ class DryRunNode(Node):
         copy.idle, copy.used = node.idle.clone(), node.used.clone()
         copy.releasing, copy.pipelined = node.releasing.clone(), node.pipelined.clone()
         copy.tasks, copy.added_status = dict(node.tasks), dict(node.added_status)
-        copy.running_jobs, copy.running_job_list = dict(node.running_jobs), None
+        copy.holding_jobs, copy.holding_job_list = dict(node.holding_jobs), None
         copy.view_pods = dict(node.view_pods)
         copy.view_cache = {}
         return copy

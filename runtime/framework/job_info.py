@@ -1,7 +1,7 @@
 """What Volcano's ``api/job_info.go`` computes of a job for the plugins: its minResources as
 written, its resources less the scheduling-gated tasks', where its fit errors go; and what
 the session knows of it: its tasks being evicted, a task's sub-job, its PodGroup
-conditions (UpdatePodGroupCondition), and which jobs run on a node.
+conditions (UpdatePodGroupCondition), and which jobs hold tasks on a node.
 
 Standard-library functions (runtime/schema.yaml); those of the session take it first,
 where the schema's template passes ``_rt``.
@@ -84,13 +84,14 @@ def set_condition(session: Session, job: Job, kind: str, status: str, reason: st
     job.conditions = [c for c in job.conditions if c.get("type") != kind] + [condition]
 
 
-def running_jobs(session: Session, node: Node) -> list[Job]:
-    """The session's jobs with Running tasks on the node, from the count the node keeps
-    (``Node.running_jobs``): reclaim asks for every node it tries which jobs it could take from,
+def holding_jobs(session: Session, node: Node) -> list[Job]:
+    """The session's jobs with Bound or Running tasks on the node, from the count the node keeps
+    (``Node.holding_jobs``): preempt and reclaim ask for every node they try which jobs they could
+    take from,
     again and again between the few evictions that change the answer, so the node keeps the
     list until its count changes (the session's jobs are fixed once it is open)."""
-    known = node.running_job_list
+    known = node.holding_job_list
     if known is None:
         jobs = session.jobs
-        known = node.running_job_list = [job for uid in node.running_jobs if (job := jobs.get(uid)) is not None]
+        known = node.holding_job_list = [job for uid in node.holding_jobs if (job := jobs.get(uid)) is not None]
     return list(known)
