@@ -69,7 +69,8 @@ class Diagnostic:
     code: str
     message: str
     file: str = "<input>"
-    span: Span = field(default_factory=Span)
+    # A diagnostic made without a span is about its file as a whole: it gets no made-up 1:1.
+    span: Span = NO_POSITION
     severity: str = "error"
     hint: str | None = None
 

@@ -32,10 +32,11 @@ def bundle_dir(tmp_path: Path) -> Path:
     return write_bundle(tmp_path / "site", "7", ["ml"])
 
 
-def found(err: pytest.ExceptionInfo) -> list[tuple[str, str, int, int, str]]:
+def found(err: pytest.ExceptionInfo) -> list[tuple[str, str, int | None, int | None, str]]:
     """Each diagnostic as (code, file, line, column, message).  An archive's problems are about the
-    whole file: they carry the default position of a diagnostic, 1:1."""
-    return [(d.code, d.file, d.span.line, d.span.col, d.message) for d in err.value.diagnostics]
+    whole file: they carry no line and column (None), not a made-up 1:1."""
+    return [(d.code, d.file, d.span.line if d.positioned else None, d.span.col if d.positioned else None,
+             d.message) for d in err.value.diagnostics]
 
 
 def raw_archive(members: list[tuple[tarfile.TarInfo, bytes]], manifest_files: dict[str, bytes] | None = None) -> bytes:
@@ -135,11 +136,11 @@ def test_a_signature_moved_to_another_bundle_does_not_verify(tmp_path: Path) -> 
     two = folder_files(write_bundle(tmp_path / "two", "2", ["tools"]))
     with pytest.raises(FumaroleError) as err:
         load_artifact(pack(two, one.signature), "two", [key.public_key()])
-    assert found(err) == [("A032", "two", 1, 1, "the signature is not an ed25519 signature of this bundle's digest")]
+    assert found(err) == [("A032", "two", None, None, "the signature is not an ed25519 signature of this bundle's digest")]
     forged = dict(sign_digest(key, one.digest), digest=read_archive(pack(two), "two").digest)
     with pytest.raises(FumaroleError) as err:
         load_artifact(pack(two, forged), "two", [key.public_key()])
-    assert found(err) == [("A033", "two", 1, 1,
+    assert found(err) == [("A033", "two", None, None,
                            f"the signature (key {forged['keyId']}) does not verify with any trusted key")]
 
 
@@ -151,7 +152,7 @@ def test_a_file_changed_after_build_is_caught(bundle_dir: Path) -> None:
     members = [(member(name), data) for name, data in changed.items()]
     with pytest.raises(FumaroleError) as err:
         read_archive(raw_archive(members, files), "t")
-    assert found(err) == [("A009", "t", 1, 1,
+    assert found(err) == [("A009", "t", None, None,
                            "plugins/site.policy: sha256 does not match the manifest (archive altered?)")]
 
 
@@ -159,15 +160,15 @@ def test_missing_and_unlisted_files_are_caught(bundle_dir: Path) -> None:
     files = folder_files(bundle_dir)
     with pytest.raises(FumaroleError) as err:
         read_archive(raw_archive([(member("bundle.yaml"), files["bundle.yaml"]), (member("extra"), b"x")], files), "t")
-    assert found(err) == [("A008", "t", 1, 1, "plugins/site.policy is listed in the manifest but missing"),
-                          ("A008", "t", 1, 1, "extra is in the archive but not in the manifest")]
+    assert found(err) == [("A008", "t", None, None, "plugins/site.policy is listed in the manifest but missing"),
+                          ("A008", "t", None, None, "extra is in the archive but not in the manifest")]
 
 
 @pytest.mark.parametrize("name", ["/etc/passwd", "../escape.policy", "plugins/../../escape", "a\\..\\b", "C:x", ""])
 def test_unsafe_member_names_are_refused(name: str) -> None:
     with pytest.raises(FumaroleError) as err:
         read_archive(raw_archive([(member(name), b"x")], {}), "t")
-    assert found(err) == [("A004", "t", 1, 1, f"unsafe member name {name!r} (absolute, '..' or empty)")]
+    assert found(err) == [("A004", "t", None, None, f"unsafe member name {name!r} (absolute, '..' or empty)")]
 
 
 @pytest.mark.parametrize("kind, what", [(tarfile.SYMTYPE, "a link"), (tarfile.LNKTYPE, "a link"),
@@ -175,7 +176,7 @@ def test_unsafe_member_names_are_refused(name: str) -> None:
 def test_links_and_special_files_are_refused(kind: bytes, what: str) -> None:
     with pytest.raises(FumaroleError) as err:
         read_archive(raw_archive([(member("bundle.yaml", kind, "/etc/passwd"), b"")], {}), "t")
-    assert found(err) == [("A005", "t", 1, 1, f"member bundle.yaml is {what}; archives hold regular files only")]
+    assert found(err) == [("A005", "t", None, None, f"member bundle.yaml is {what}; archives hold regular files only")]
 
 
 def test_duplicate_members_are_refused(bundle_dir: Path) -> None:
@@ -183,7 +184,7 @@ def test_duplicate_members_are_refused(bundle_dir: Path) -> None:
     twice = [(member("bundle.yaml"), files["bundle.yaml"]), (member("./bundle.yaml"), b"other")]
     with pytest.raises(FumaroleError) as err:
         read_archive(raw_archive(twice, files), "t")
-    assert found(err) == [("A006", "t", 1, 1, "member bundle.yaml appears twice")]
+    assert found(err) == [("A006", "t", None, None, "member bundle.yaml appears twice")]
 
 
 def test_size_limits(bundle_dir: Path) -> None:
@@ -196,7 +197,7 @@ def test_size_limits(bundle_dir: Path) -> None:
                             (Limits(unpacked_bytes=500), "archive unpacks to more than 500 bytes")):
         with pytest.raises(FumaroleError) as err:
             read_archive(data, "t", limits)
-        assert found(err) == [("A001", "t", 1, 1, message)], limits
+        assert found(err) == [("A001", "t", None, None, message)], limits
 
 
 def test_a_gzip_bomb_stops_at_the_limit() -> None:
@@ -204,7 +205,7 @@ def test_a_gzip_bomb_stops_at_the_limit() -> None:
     assert len(bomb) < 1024 * 1024
     with pytest.raises(FumaroleError) as err:
         read_archive(bomb, "bomb")
-    assert found(err) == [("A001", "bomb", 1, 1, f"archive unpacks to more than {Limits().unpacked_bytes} bytes")]
+    assert found(err) == [("A001", "bomb", None, None, f"archive unpacks to more than {Limits().unpacked_bytes} bytes")]
 
 
 @pytest.mark.parametrize("data, message", [(b"", "not a tar archive: empty file"),
@@ -213,14 +214,14 @@ def test_a_gzip_bomb_stops_at_the_limit() -> None:
 def test_garbage_is_refused(data: bytes, message: str) -> None:
     with pytest.raises(FumaroleError) as err:
         read_archive(data, "t")
-    assert found(err) == [("A002", "t", 1, 1, message)]
+    assert found(err) == [("A002", "t", None, None, message)]
 
 
 def test_an_archive_without_manifest_is_refused(bundle_dir: Path) -> None:
     files = folder_files(bundle_dir)
     with pytest.raises(FumaroleError) as err:
         read_archive(raw_archive([(member(n), d) for n, d in files.items()]), "t")
-    assert found(err) == [("A007", "t", 1, 1, f"no {MANIFEST_MEMBER}")]
+    assert found(err) == [("A007", "t", None, None, f"no {MANIFEST_MEMBER}")]
 
 
 def test_reserved_folder_and_manifest_digest_are_checked(bundle_dir: Path) -> None:
@@ -228,13 +229,13 @@ def test_reserved_folder_and_manifest_digest_are_checked(bundle_dir: Path) -> No
     with pytest.raises(FumaroleError) as err:
         read_archive(raw_archive([(member(n), d) for n, d in files.items()] +
                                  [(member(".fumarole/evil.json"), b"{}")], files), "t")
-    assert found(err) == [("A004", "t", 1, 1, "unexpected member .fumarole/evil.json in the reserved .fumarole/ folder")]
+    assert found(err) == [("A004", "t", None, None, "unexpected member .fumarole/evil.json in the reserved .fumarole/ folder")]
     manifest = dict(make_manifest(files), digest=bundle_digest({"bundle.yaml": "sha256:00"}))
     data = json.dumps(manifest).encode()
     info = member(MANIFEST_MEMBER)
     with pytest.raises(FumaroleError) as err:
         read_archive(raw_archive([(info, data)] + [(member(n), d) for n, d in files.items()]), "t")
-    assert found(err) == [("A010", "t", 1, 1, "the manifest's bundle digest does not match its file list")]
+    assert found(err) == [("A010", "t", None, None, "the manifest's bundle digest does not match its file list")]
 
 
 def test_source_globs_cannot_leave_the_bundle(bundle_dir: Path) -> None:
@@ -242,7 +243,7 @@ def test_source_globs_cannot_leave_the_bundle(bundle_dir: Path) -> None:
     (bundle_dir / "bundle.yaml").write_text(manifest)
     with pytest.raises(FumaroleError) as err:
         load_artifact(archive(bundle_dir), "t")
-    assert found(err) == [("A022", "t", 1, 1, "source pattern '../../../etc/*' leaves the bundle folder")]
+    assert found(err) == [("A022", "t", None, None, "source pattern '../../../etc/*' leaves the bundle folder")]
 
 
 def test_compile_errors_name_the_file_inside_the_archive(tmp_path: Path) -> None:
@@ -259,4 +260,4 @@ def test_a_symlinked_folder_is_refused(bundle_dir: Path, tmp_path: Path) -> None
     (bundle_dir / "linked").symlink_to(tmp_path / "elsewhere")
     with pytest.raises(FumaroleError) as err:
         folder_files(bundle_dir)
-    assert found(err) == [("A021", str(bundle_dir), 1, 1, "symlinked folder linked in a bundle")]
+    assert found(err) == [("A021", str(bundle_dir), None, None, "symlinked folder linked in a bundle")]
