@@ -378,6 +378,26 @@ def decisions_trying_every_node(objects: list[dict], config: str, engine: str) -
     return decisions_as_expect(session.close())
 
 
+
+def decisions_and_questions(objects: list[dict], config: str, engine: str, hook: str, bound: str,
+                            bounded: bool, phase: str | None = None) -> tuple[dict, int]:
+    """The decisions, and how often the session asked ``hook`` (in action ``phase`` only, if given);
+    with ``bounded`` false the ``bound`` hook answers "may" everywhere, as if it were not there."""
+    session = Session(bundle(config), cluster_from_objects(objects), now=1_800_000_000.0, engine=engine)
+    session.open()
+    asked = [0]
+    ask = getattr(session.H, hook)
+
+    def counting(*args):
+        asked[0] += phase is None or session.phase == phase
+        return ask(*args)
+    setattr(session.H, hook, counting)
+    if not bounded:
+        setattr(session.H, bound, lambda *_args: True)
+    session.run_actions()
+    return decisions_as_expect(session.close()), asked[0]
+
+
 @st.composite
 def hypernode_clusters(draw, max_nodes: int = 14) -> list[dict]:
     """A HyperNode tree over the nodes (leaves of one to four nodes at tier 1, spines of one to

@@ -9,13 +9,12 @@ import pytest
 
 from benchmarks.shapes import eviction_objects
 from fumarole.runtime.api.resource import Resource
-from fumarole.runtime.authoring.scenario import decisions_as_expect
 from fumarole.runtime.bundles.bundle import build_bundle
 from fumarole.runtime.framework.lifecycle import run_session
 from fumarole.runtime.framework.session import Session
 from fumarole.runtime.ingest.kube import cluster_from_objects
 from fumarole.runtime.ingest.scheduler_config import config_from_document
-from tests.differential import bundle
+from tests.differential import bundle, decisions_and_questions
 
 PREEMPTING = {"actions": "enqueue, allocate, preempt",
               "tiers": [{"plugins": [{"name": "priority"}, {"name": "gang"}, {"name": "conformance"}]},
@@ -169,20 +168,8 @@ def test_capacity_a_queue_one_node_can_bring_within_its_capability_still_preempt
 
 def _preemptable_asked(bounded: bool, engine: str) -> tuple[dict, int]:
     """The decisions on the 40-node overshare shape and how often preempt asked `preemptable`."""
-    session = Session(bundle("reclaim-preempt-binpack"), cluster_from_objects(eviction_objects(40, "overshare")),
-                      now=1_800_000_000.0, engine=engine)
-    session.open()
-    asked = [0]
-    preemptable = session.H.preemptable
-
-    def counting(*args):
-        asked[0] += session.phase == "preempt"
-        return preemptable(*args)
-    session.H.preemptable = counting
-    if not bounded:
-        session.H.may_preempt_from = lambda *_args: True
-    session.run_actions()
-    return decisions_as_expect(session.close()), asked[0]
+    return decisions_and_questions(eviction_objects(40, "overshare"), "reclaim-preempt-binpack", engine,
+                                   "preemptable", "may_preempt_from", bounded, phase="preempt")
 
 
 @pytest.mark.parametrize("engine", ["fast", "reference"])

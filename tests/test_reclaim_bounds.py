@@ -10,14 +10,14 @@ from hypothesis import HealthCheck, given, settings
 
 from benchmarks.shapes import eviction_objects
 from fumarole.runtime.api.model import BOUND, RUNNING
-from fumarole.runtime.authoring.scenario import decisions_as_expect
 from fumarole.runtime.bundles.bundle import build_bundle
 from fumarole.runtime.framework import dispatch
 from fumarole.runtime.framework.session import Session
 from fumarole.runtime.framework.statement import Statement
 from fumarole.runtime.ingest.kube import cluster_from_objects
 from fumarole.runtime.ingest.scheduler_config import config_from_document
-from tests.differential import bundle, decisions, decisions_trying_every_node, reclaim_clusters
+from tests.differential import (bundle, decisions, decisions_and_questions, decisions_trying_every_node,
+                                reclaim_clusters)
 from tests.test_check import BUNDLE, check_json, write
 
 RECLAIM_CONFIGS = ("reclaim-preempt-binpack", "reclaim-one-tier", "reclaim-proportion-first")
@@ -36,20 +36,8 @@ def test_the_bound_never_passes_over_a_node_with_victims(config: str, objects: l
 
 def _asked(config: str, bounded: bool, engine: str = "fast") -> tuple[dict, int]:
     """The decisions on the 60-node priority shape and how often reclaim asked `reclaimable`."""
-    session = Session(bundle(config), cluster_from_objects(eviction_objects(60, "priority")),
-                      now=1_800_000_000.0, engine=engine)
-    session.open()
-    asked = [0]
-    reclaimable = session.H.reclaimable
-
-    def counting(*args):
-        asked[0] += 1
-        return reclaimable(*args)
-    session.H.reclaimable = counting
-    if not bounded:
-        session.H.may_reclaim_from = lambda *_args: True
-    session.run_actions()
-    return decisions_as_expect(session.close()), asked[0]
+    return decisions_and_questions(eviction_objects(60, "priority"), config, engine, "reclaimable",
+                                   "may_reclaim_from", bounded)
 
 
 @pytest.mark.parametrize("engine", ["fast", "reference"])
