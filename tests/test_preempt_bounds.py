@@ -14,7 +14,7 @@ from fumarole.runtime.framework.lifecycle import run_session
 from fumarole.runtime.framework.session import Session
 from fumarole.runtime.ingest.kube import cluster_from_objects
 from fumarole.runtime.ingest.scheduler_config import config_from_document
-from tests.differential import bundle, decisions_and_questions
+from tests.differential import decisions_and_questions
 
 PREEMPTING = {"actions": "enqueue, allocate, preempt",
               "tiers": [{"plugins": [{"name": "priority"}, {"name": "gang"}, {"name": "conformance"}]},
