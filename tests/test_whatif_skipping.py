@@ -4,19 +4,42 @@ clock moves."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
-from fumarole.runtime.bundles.bundle import bundle_from_volcano_conf, default_bundle, load_bundle
+from fumarole.runtime.bundles.bundle import bundle_from_conf_text, bundle_from_volcano_conf, default_bundle, load_bundle
 from fumarole.runtime.whatif.clock import SETTLED, ReplayOptions, replay
 from fumarole.runtime.whatif.metrics import summarise
 from fumarole.runtime.whatif.synth import SHAPES, synth_trace
 from fumarole.runtime.whatif.trace import load_trace, trace_from_document
 
 ROOT = Path(__file__).resolve().parent.parent
+# A job that has waited its SLA is enqueued past proportion and sla's clock comparison flips as it waits.
+SLA = """actions: "enqueue, allocate, backfill, reclaim"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+  - name: sla
+    arguments: {sla-waiting-time: 25m}
+- plugins:
+  - name: drf
+  - name: predicates
+  - name: proportion
+  - name: nodeorder
+"""
+# Reads the clock in a way replay does not follow (the preempt action orders victims by their start).
+OPAQUE_CLOCK = """actions: "enqueue, allocate, preempt"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+"""
 BUNDLES = {"reclaim": lambda: bundle_from_volcano_conf(ROOT / "examples/two-queues/volcano-scheduler.conf"),
            "default": default_bundle,
-           "site-min-runtime": lambda: load_bundle(ROOT / "examples/site-min-runtime")}
+           "site-min-runtime": lambda: load_bundle(ROOT / "examples/site-min-runtime"),
+           "sla": lambda: bundle_from_conf_text(SLA, "sla.conf")}
 
 
 def _without_session_numbers(value):
@@ -45,16 +68,32 @@ def _same_as_every_period(trace, bundle, period: float) -> tuple[int, int]:
 @pytest.mark.parametrize("trace", ["two-queues", "ping-pong"])
 def test_the_example_traces_decide_and_measure_as_a_session_every_period(trace, bundle):
     run, skipped = _same_as_every_period(load_trace(ROOT / f"examples/traces/{trace}.yaml"), BUNDLES[bundle](), 300.0)
-    # Most periods have nothing to do; a bundle reading the clock runs every period while work waits.
-    assert skipped > (run if bundle != "site-min-runtime" else 0)
+    # Most periods have nothing to do, also for a bundle that compares the clock with a bound.
+    assert skipped > run
 
 
 @pytest.mark.parametrize("shape", SHAPES)
 def test_synthesized_traces_decide_and_measure_as_a_session_every_period(shape):
     doc = synth_trace(shape, 1, nodes=3, duration=2 * 3600.0)
     trace = trace_from_document(doc, Path(f"{shape}.yaml"), "")
-    for bundle in ("reclaim", "default"):
+    for bundle in sorted(BUNDLES):
         _same_as_every_period(trace, BUNDLES[bundle](), 300.0)
+
+
+def test_a_minimum_run_time_is_replayed_from_flip_to_flip(tmp_path):
+    """research's sweep fills the node at 0s and prod's gang arrives at 5m; research's tasks may be
+    evicted once they have run 20m.  Nothing happens at 20m but a clock comparison flipping: replay
+    runs the session there (the first 10s tick past it) and skips the ticks in between."""
+    bundle = tmp_path / "min-runtime"
+    shutil.copytree(ROOT / "examples/site-min-runtime", bundle)
+    (bundle / "bundle.yaml").write_text((bundle / "bundle.yaml").read_text().replace("minRuntime: 3h", "minRuntime: 20m"))
+    trace = tmp_path / "two-queues.yaml"
+    trace.write_text((ROOT / "examples/traces/two-queues.yaml").read_text().replace("- at: 10m", "- at: 5m"))
+    played = load_trace(trace)
+    run, skipped = _same_as_every_period(played, load_bundle(bundle), 10.0)
+    assert run < 20 and skipped > 300
+    skipping = replay(played, load_bundle(bundle), ReplayOptions(period=10.0))
+    assert [(e["t"], e["queue"]) for e in skipping.evictions] == [(1200.0, "research")] * 2
 
 
 NEVER_FITS = """apiVersion: fumarole/v1
@@ -75,12 +114,14 @@ events:
 def test_a_pod_that_never_fits_ends_the_replay_of_a_bundle_that_reads_the_clock(tmp_path):
     trace = tmp_path / "never.yaml"
     trace.write_text(NEVER_FITS)
-    run = replay(load_trace(trace), load_bundle(ROOT / "examples/site-min-runtime"),
+    run = replay(load_trace(trace), bundle_from_conf_text(OPAQUE_CLOCK, "opaque.conf"),
                  ReplayOptions(period=300.0, settle=3600.0))
     assert (run.stopped, run.end, len(run.sessions)) == (SETTLED, 3600.0, 13)
-    # Volcano's configuration reads no clock: it ends once a session comes back to a scheduler state seen.
-    run = replay(load_trace(trace), default_bundle(), ReplayOptions(period=300.0))
-    assert (run.stopped, run.end, run.sessions) == ("played out", 300.0, [0.0, 300.0])
+    # Volcano's configuration reads no clock, and site-min-runtime compares it only where there are
+    # victims to weigh: each ends once a session comes back to a scheduler state seen.
+    for bundle in (default_bundle(), load_bundle(ROOT / "examples/site-min-runtime")):
+        run = replay(load_trace(trace), bundle, ReplayOptions(period=300.0))
+        assert (run.stopped, run.end, run.sessions) == ("played out", 300.0, [0.0, 300.0])
 
 
 def test_the_wall_time_bound_stops_the_clock(tmp_path):

@@ -64,17 +64,18 @@ class Explanation:
 
 
 INSTRUMENTED_KEPT = 8  # instrumented libraries kept per process (compiling one takes about a second)
-_instrumented: dict[frozenset, tuple[Probes, Library]] = {}
+_instrumented: dict[tuple[frozenset, frozenset], tuple[Probes, Library]] = {}
 
 
-def _instrument(library: Library) -> tuple[Probes, Library]:
-    """The library compiled with probes, hook wrappers made by each session's own tracer; cached by sources."""
-    key = frozenset(library.sources.items())
+def _instrument(library: Library, used: frozenset[tuple[str, str]]) -> tuple[Probes, Library]:
+    """The library compiled with probes in the ``used`` plugins and actions, hook wrappers made by
+    each session's own tracer; cached by sources and what is used."""
+    key = (frozenset(library.sources.items()), used)
     if key not in _instrumented:
         if len(_instrumented) >= INSTRUMENTED_KEPT:
             del _instrumented[next(iter(_instrumented))]
         probes = Probes(keep_events=True)
-        _instrumented[key] = (probes, probes.instrument(library, _by_session_tracer))
+        _instrumented[key] = (probes, probes.instrument(library, _by_session_tracer, used))
     return _instrumented[key]
 
 
@@ -91,7 +92,9 @@ class Explainer:
     """Runs explained sessions of one bundle (make one per bundle and reuse it)."""
 
     def __init__(self, bundle: Bundle) -> None:
-        self.probes, library = _instrument(bundle.library)
+        used = frozenset({("plugin", entry.name) for tier in bundle.tiers for entry in tier}
+                         | {("action", name) for name in bundle.config.actions})
+        self.probes, library = _instrument(bundle.library, used)
         self.bundle = replace(bundle, library=library)
 
     def session(self, cluster: Cluster, now: float | None = None, **session_args: Any) -> Session:

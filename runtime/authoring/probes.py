@@ -123,13 +123,19 @@ class Probes:
             self.events.append(("iter", item))
 
     # -- compiling ---------------------------------------------------------------------------------
-    def instrument(self, library: Library, watch: Watch | None = None) -> Library:
-        """A copy of ``library`` compiled with probes reporting here (sources and names unchanged)."""
+    def instrument(self, library: Library, watch: Watch | None = None,
+                   only: frozenset[tuple[str, str]] | None = None) -> Library:
+        """A copy of ``library`` compiled with probes reporting here (sources and names unchanged).
+        With ``only``, just those (kind, name) plugins and actions get probes (a bundle's own, since
+        the others never run in its sessions: compiling a policy again means parsing it again)."""
         env = load_environment()
         tables: dict[str, dict[str, CompiledPolicy]] = {"plugin": {}, "action": {}, "module": {}}
         by_filename = dict(library.modules_by_filename)
         for kind, table in (("module", library.modules), ("plugin", library.plugins), ("action", library.actions)):
             for name, policy in table.items():
+                if only is not None and kind != "module" and (kind, name) not in only:
+                    tables[kind][name] = policy
+                    continue
                 file = policy.module.file
                 checked = library.checked[name] if kind == "module" else \
                     check_module(env, parse(library.sources[file], file), dict(library.checked))

@@ -174,7 +174,9 @@ class Session:
                 self.topology.recover_allocated(job)
             self.action_names = list(bundle.config.actions)
             self.now = time.time() if now is None else now
-            self.stamp_time = self.now  # the clock for annotation stamps (schema: stamp_time)
+            # The clock for annotation stamps (schema: stamp_time): a plain number even where replay
+            # passes a watched clock as `now`, since stamping decides nothing.
+            self.stamp_time = float(self.now)
             self.decisions = Decisions()
             # Tasks evicted in this session and not given back (Volcano's Releasing ones it chose).
             self.evicting: dict[str, Task] = {}

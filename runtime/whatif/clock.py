@@ -5,8 +5,9 @@ evicted pods terminate, runs one ordinary session (``Session.run``) and applies
 its decisions: binds start tasks, evictions start terminations, pipelined tasks
 get their nominated node and bind when it frees (allocate's nominated-node
 path).  When no session can do anything -- nothing is waiting, or the last
-session changed nothing and no policy reads the clock -- the clock jumps to the
-next event or task end, which is what makes a replay orders of magnitude
+session changed nothing and the clock cannot change its mind before some
+instant (runtime/whatif/clock_reads.py) -- the clock jumps to the next event,
+task end or that instant, which is what makes a replay orders of magnitude
 faster than real time.  The sessions are one scheduler process's cycles: one
 ``ProcessState`` goes from each to the next.
 """
@@ -25,6 +26,7 @@ from fumarole.runtime.framework.budget import StepBudget
 from fumarole.runtime.framework.lifecycle import run_session
 from fumarole.runtime.framework.process_state import ProcessState
 from fumarole.runtime.framework.session import CompiledBundle, Decisions, Session
+from fumarole.runtime.whatif.clock_reads import LINEAR, NONE, ClockWatch, sources_use
 from fumarole.runtime.whatif.live import RESTART, LiveCluster
 from fumarole.runtime.whatif.metrics import Recorder, Recording
 from fumarole.runtime.whatif.trace import Trace
@@ -44,8 +46,9 @@ class ReplayOptions:
     grace: float = 0.0  # seconds an evicted pod takes to terminate
     pingpong_window: float = 600.0  # evictions back and forth within this many seconds are ping-pong
     session_timeout: float | None = None  # wall seconds each session may run its policies (R001 past it)
-    # A bundle that reads the clock may decide anew on an unchanged cluster, so its idle sessions all run;
-    # with no event or task end ahead, it stops once its sessions have changed nothing for this long.
+    # A bundle that reads the clock in a way replay cannot follow may decide anew on an unchanged
+    # cluster, so its idle sessions all run; with no event or task end ahead, it stops once its
+    # sessions have changed nothing for this long.
     settle: float = 6 * 3600.0
     max_wall: float | None = 3600.0  # stop after this many wall-clock seconds (None: no bound)
     skip_idle: bool = True  # False runs a session every period, idle or not (to check the skipping against)
@@ -55,11 +58,11 @@ class ReplayOptions:
 PLAYED_OUT, UNTIL, SETTLED, WALL = "played out", "until", "settled", "wall-time bound"
 
 
-def reads_clock(bundle: CompiledBundle) -> bool:
-    """Whether any policy of the bundle reads ``now``: then an unchanged cluster may still decide anew."""
+def clock_use(bundle: CompiledBundle) -> str:
+    """How the bundle's policies read ``now`` (clock_reads: NONE, LINEAR or OPAQUE)."""
     used = [bundle.plugins[entry.name] for tier in bundle.tiers for entry in tier]
     used += [bundle.actions[name] for name in bundle.config.actions]
-    return any("_rt.now" in policy.module.source for policy in used)  # a module's definitions are inlined
+    return sources_use(policy.module.source for policy in used)  # a module's definitions are inlined
 
 
 def replay(trace: Trace, bundle: Bundle, options: ReplayOptions = ReplayOptions(),
@@ -67,26 +70,28 @@ def replay(trace: Trace, bundle: Bundle, options: ReplayOptions = ReplayOptions(
     """Play the trace with the bundle; ``progress`` is told the virtual time after each step.
 
     A session is skipped only where running it could not change anything: nothing waits, every
-    action needs a waiting task and a session already ran on this cluster, or the bundle does not read
-    the clock and the sessions since the cluster last changed have come back to a scheduler state
-    already seen (sessions are deterministic in the cluster and that state).  The clock then jumps to the next event or task end, which is a
+    action needs a waiting task and a session already ran on this cluster, or the sessions since the
+    cluster last changed have come back to a scheduler state already seen (sessions are deterministic
+    in the cluster, that state and the outcomes of their clock comparisons) and no comparison they
+    made has flipped since.  The clock then jumps to the next event, task end or flip, rounded up to a
     tick of the period, so decisions and metrics are those of a session every period."""
     wall = time.perf_counter()
     live = LiveCluster(trace, options.on_evict, options.grace)
     recorder = Recorder(trace, live, bundle.name, options.pingpong_window)
-    clocked = reads_clock(bundle)
+    use = clock_use(bundle)
     always = not set(bundle.config.actions) <= _NEEDS_PENDING
     events, due = trace.events, 0
     end = math.inf if options.until is None else options.until
     process = ProcessState()  # a freshly started scheduler, carried through every session
     step = 0
-    # The process states sessions went through while the cluster stayed at one version: sessions are
-    # deterministic, so once one comes back (the node scan's index cycles) nothing new can happen.
-    unchanged: tuple[int, set[str]] = (-1, set())
+    # The process states sessions went through while the cluster stayed at one version, and the
+    # instant until which none of their clock comparisons flips: sessions are deterministic, so once
+    # one comes back (the node scan's index cycles) nothing new can happen before that instant.
+    unchanged: tuple[int, set[str], float] = (-1, set(), math.inf)
     seen_version, last_change = live.version, 0.0
     last_session = -1  # the cluster's version when the last session ended
     stopped = PLAYED_OUT
-    explainer = Explainer(bundle)
+    explainer: Explainer | None = None  # built at the first eviction: instrumenting compiles the bundle again
     explained = 0
     while True:
         now = step * options.period
@@ -98,31 +103,38 @@ def replay(trace: Trace, bundle: Bundle, options: ReplayOptions = ReplayOptions(
         # Idle: nothing waits and the last session already saw this cluster (its figures, proportion's
         # deserved shares, are current), or the sessions on this cluster came back to a state seen.
         idle = (not waiting and live.version == last_session) or \
-            (not clocked and unchanged[0] == live.version and _key(process) in unchanged[1])
+            (unchanged[0] == live.version and _key(process) in unchanged[1] and now < unchanged[2])
         session = decisions = None
         if not idle or not options.skip_idle:
             version, before = live.version, _key(process)
             at_start = process.copy()
-            session, decisions = _session(bundle, live, trace, now, process, options.session_timeout)
+            watch = ClockWatch(trace.start + now) if use == LINEAR else None
+            session, decisions = _session(bundle, live, trace, now, process, options.session_timeout, watch)
             why: dict[str, list[str]] = {}
             if decisions.evictions and explained < EXPLAINED_SESSIONS:
                 explained += 1
+                explainer = explainer or Explainer(bundle)
                 why = _why_evicted(explainer, live, trace, now, at_start, decisions, options.session_timeout)
             _apply(decisions, live, now, recorder, why)
             last_session = live.version
             if live.version != version:
-                unchanged = (-1, set())
+                unchanged = (-1, set(), math.inf)
             else:
-                if unchanged[0] != version:
-                    unchanged = (version, {before})
-                idle = idle or not waiting or (not clocked and _key(process) in unchanged[1])
+                steady = math.inf if use == NONE else watch.steady_until() - trace.start if watch else now
+                if unchanged[0] != version or now >= unchanged[2]:
+                    unchanged = (version, {before}, steady)
+                else:
+                    unchanged = (version, unchanged[1], min(unchanged[2], steady))
+                idle = idle or not waiting or (_key(process) in unchanged[1] and now < unchanged[2])
                 unchanged[1].add(_key(process))
         recorder.sample(now, session, decisions)
         if progress is not None:
             progress(now)
         if live.version != seen_version:
             seen_version, last_change = live.version, now
-        ahead = [t for t in (events[due].at if due < len(events) else None, live.next_change()) if t is not None]
+        flip = unchanged[2] if unchanged[0] == live.version and now < unchanged[2] < math.inf else None
+        ahead = [t for t in (events[due].at if due < len(events) else None, live.next_change(), flip)
+                 if t is not None]
         if idle and not ahead:  # nothing can happen any more
             break
         if not ahead and now - last_change >= options.settle:
@@ -147,11 +159,12 @@ def _key(process: ProcessState) -> str:
 
 
 def _session(bundle: CompiledBundle, live: LiveCluster, trace: Trace, now: float,
-             process: ProcessState, timeout: float | None) -> tuple[Session, Decisions]:
+             process: ProcessState, timeout: float | None, watch: ClockWatch | None) -> tuple[Session, Decisions]:
     """One session of the one scheduler process the replay plays: ``process`` (the node scan's
     start index, tdm's last eviction, ...) goes from each session to the next.  Each session has
-    the whole budget of a `run` (runtime/framework/budget.py)."""
-    session = Session(bundle, live.cluster(), now=trace.start + now, process_state=process,
+    the whole budget of a `run` (runtime/framework/budget.py).  With a ``watch``, the session's
+    clock records until when its comparisons hold."""
+    session = Session(bundle, live.cluster(), now=watch.now() if watch else trace.start + now, process_state=process,
                       budget=StepBudget(timeout=timeout))
     return session, run_session(session, trace.file)  # a queue hierarchy with a cycle refuses it
 
