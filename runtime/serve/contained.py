@@ -38,6 +38,7 @@ import time
 from typing import Any, Callable
 
 from fumarole.policy_lang.diagnostics import NO_POSITION, SHOWN_AT_MOST, Diagnostic, FumaroleError, not_shown
+from fumarole.runtime.serve import serve_errors
 
 MiB = 1024 * 1024
 DEFAULT_MEMORY_BUDGET = 2048 * MiB  # per session, beyond what the service holds (serve --session-memory)
@@ -214,13 +215,12 @@ class Containment:
 
     def decode(self, data: bytes, timed_out: bool, what: str) -> Any:
         """A child's outcome (``outcome_of``, pickled) as the value, or the FumaroleError it stands for."""
+        limit = self.hard_limit()
         if timed_out:
-            raise FumaroleError([Diagnostic(
-                "R001", f"the {what} ran past --session-timeout ({self.wall_seconds:g} s) and was stopped "
-                f"after {self.hard_limit():g} s", what, span=NO_POSITION)])
+            assert self.wall_seconds is not None and limit is not None, "only a child with a limit times out"
+            raise FumaroleError([serve_errors.ran_past_timeout(what, self.wall_seconds, limit)])
         if not data:
-            raise FumaroleError([Diagnostic("R001", f"the {what} ended abnormally (its process was killed, "
-                                            "possibly for memory) and was not answered", what, span=NO_POSITION)])
+            raise FumaroleError([serve_errors.ended_abnormally(what)])
         kind, payload = pickle.loads(data)
         if kind == "value":
             return payload
@@ -228,8 +228,7 @@ class Containment:
             raise FumaroleError(payload)
         if kind == "memory":
             budget = f"{self.memory_bytes // MiB} MiB" if self.memory_bytes else "the memory available"
-            raise FumaroleError([Diagnostic("R001", f"the {what} ran out of its memory budget ({budget}) "
-                                            "and was stopped", what, span=NO_POSITION)])
+            raise FumaroleError([serve_errors.ran_out_of_memory(what, budget)])
         raise FumaroleError([Diagnostic("F004", f"internal error in the {what}: {payload}", what, span=NO_POSITION)])
 
     def stop(self) -> None:
@@ -242,7 +241,7 @@ class Containment:
 
 
 def _refused(message: str, what: str) -> FumaroleError:
-    return FumaroleError([Diagnostic("R001", message, what, span=NO_POSITION)])
+    return FumaroleError([serve_errors.not_started(what, message)])
 
 
 def _close(fd: int) -> None:

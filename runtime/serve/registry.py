@@ -29,6 +29,7 @@ from fumarole.runtime.bundles.archive import DEFAULT_LIMITS, Limits
 from fumarole.runtime.bundles.bundle import Bundle
 from fumarole.runtime.bundles.library import standard_library
 from fumarole.runtime.bundles.loader import LoadedBundle, load_artifact
+from fumarole.runtime.serve import serve_errors
 from fumarole.runtime.serve.metrics import Metrics
 from fumarole.runtime.serve.state import StateDir
 
@@ -192,7 +193,7 @@ class BundleRegistry:
         self._exclusive()
         try:
             if not self._previous:
-                err = FumaroleError([Diagnostic("S010", "no previous revision to roll back to", "rollback", span=NO_POSITION)])
+                err = FumaroleError([serve_errors.nothing_to_roll_back_to()])
                 log.info(logfmt({"event": "bundle", "outcome": "rollback refused", "origin": "rollback",
                                  "at": iso_time(time.time()), "first": err.diagnostics[0].headline()}))
                 raise err

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError, Span
+from fumarole.policy_lang.diagnostics import FumaroleError, Span
 from fumarole.runtime.authoring.scenario import decisions_as_expect
 from fumarole.runtime.bundles.loader import LoadedBundle, source_bytes
 from fumarole.runtime.framework.budget import StepBudget
@@ -40,6 +40,7 @@ from fumarole.runtime.ingest.source import NotText, decode
 from fumarole.runtime.ingest.strict_json import strict_json
 from fumarole.runtime.serve.contained import DEFAULT_MEMORY_BUDGET, Containment
 from fumarole.runtime.serve.decision_log import DecisionLog
+from fumarole.runtime.serve import serve_errors
 from fumarole.runtime.serve.metrics import Metrics
 from fumarole.runtime.ingest import kube_errors
 from fumarole.runtime.serve.registry import BundleRegistry, Revision, diagnostics_json, iso_time
@@ -63,17 +64,13 @@ def parse_cluster(body: bytes, content_type: str, file: str = "request") -> Clus
         text = decode(body)
     except NotText as exc:
         raise FumaroleError([kube_errors.unreadable_body(file, Span(exc.line, exc.col), exc.reason)]) from None
-    try:
-        if "json" in content_type:
-            doc = strict_json(text, file)
-            objects = doc if isinstance(doc, list) else [doc]
-            _check_count(sum(_items(o) for o in objects), file)
-            return cluster_from_objects(objects, file)
-        _check_documents(text, file)
-        return load_cluster(text, file)
-    except (TypeError, AttributeError, ValueError, KeyError) as exc:
-        # a well-formed document of the wrong shape (a list where a mapping belongs, ...)
-        raise FumaroleError([kube_errors.malformed_service_objects(file, exc)]) from None
+    if "json" in content_type:
+        doc = strict_json(text, file)
+        objects = doc if isinstance(doc, list) else [doc]
+        _check_count(sum(_items(o) for o in objects), file)
+        return cluster_from_objects(objects, file)
+    _check_documents(text, file)
+    return load_cluster(text, file)
 
 
 def _items(obj: Any) -> int:
@@ -96,9 +93,8 @@ def _check_documents(text: str, file: str) -> None:
 
 
 def _policy_failure(exc: PolicyRuntimeError, loaded: LoadedBundle) -> FumaroleError:
-    return FumaroleError([Diagnostic("R001", f"policy failed while running: {exc.message}",
-                                     loaded.label(exc.file) if exc.file else "session",
-                                     Span(max(exc.line, 1), max(exc.col, 1)))])
+    return FumaroleError([serve_errors.policy_failed(loaded.label(exc.file) if exc.file else "session",
+                                                     Span(max(exc.line, 1), max(exc.col, 1)), exc.message)])
 
 
 def session_failed(err: FumaroleError) -> bool:
@@ -181,9 +177,7 @@ class Service:
 
     def registry_error(self) -> FumaroleError:
         attempt = self.registry.last_attempt
-        detail = f" (last attempt: {attempt['source']})" if attempt else ""
-        return FumaroleError([Diagnostic("S020", f"no valid bundle to serve{detail}", "fumarole serve",
-                                         hint="give --bundle, --watch, or a --state-dir holding a last-known-good", span=NO_POSITION)])
+        return FumaroleError([serve_errors.nothing_to_serve(attempt["source"] if attempt else None)])
 
     # -- sessions ------------------------------------------------------------------
     def options(self, loaded: LoadedBundle) -> SchedulerOptions:

@@ -16,7 +16,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
+from fumarole.policy_lang.diagnostics import FumaroleError
+from fumarole.runtime.serve import serve_errors
 
 LAST_KNOWN_GOOD = "last-known-good.tar.gz"
 DECISIONS = "decisions.jsonl"
@@ -59,8 +60,7 @@ class StateDir:
             shutil.rmtree(path / COMPILE, ignore_errors=True)
             (path / COMPILE).mkdir()
         except OSError as exc:
-            raise FumaroleError([Diagnostic("S004", f"cannot use state folder {path}: {exc.strerror}",
-                                            str(path), span=NO_POSITION)]) from None
+            raise FumaroleError([serve_errors.state_folder_unusable(str(path), exc.strerror)]) from None
         return cls(path)
 
     @property
@@ -79,9 +79,8 @@ class StateDir:
         try:
             write_atomic(self.last_known_good_path, archive)
         except OSError as exc:
-            raise FumaroleError([Diagnostic("S005", f"cannot persist the bundle: {exc.strerror or exc}",
-                                            str(self.last_known_good_path),
-                                            hint="the previous bundle stays active", span=NO_POSITION)]) from None
+            raise FumaroleError([serve_errors.bundle_not_persisted(str(self.last_known_good_path),
+                                                                   exc.strerror or str(exc))]) from None
 
     def last_known_good(self) -> bytes | None:
         try:
@@ -89,5 +88,5 @@ class StateDir:
         except FileNotFoundError:
             return None
         except OSError as exc:
-            raise FumaroleError([Diagnostic("S003", f"cannot read the last-known-good bundle: {exc.strerror}",
-                                            str(self.last_known_good_path), span=NO_POSITION)]) from None
+            raise FumaroleError([serve_errors.last_known_good_unreadable(str(self.last_known_good_path),
+                                                                         exc.strerror)]) from None
