@@ -87,7 +87,7 @@ _CODES = (
     Code("B011", "unknown combinator"),
     Code("B012", "combinator cannot combine this kind of hook"),
     Code("B013", "a veto plugin that is not listed in the tiers"),
-    Code("K000", "malformed Kubernetes objects sent to the service"),
+    # K000 is retired (the service's catch-all for objects the readers now refuse each with a K code); never reuse it
     Code("K001", "malformed cluster YAML"),
     Code("K002", "unknown or missing object kind"),
     Code("K003", "bad resource quantity"),

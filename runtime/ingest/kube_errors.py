@@ -12,11 +12,7 @@ from __future__ import annotations
 from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, Span
 
 
-# -- K000 / K001 objects that cannot be read ----------------------------------------------------------
-
-def malformed_service_objects(file: str, exc: Exception) -> Diagnostic:
-    return Diagnostic("K000", f"malformed Kubernetes objects: {type(exc).__name__}: {exc}", file, span=NO_POSITION)
-
+# -- K001 objects that cannot be read ----------------------------------------------------------------
 
 def malformed_cluster(file: str, at: Span, message: str) -> Diagnostic:
     """The YAML or JSON reader's own message (malformed YAML, a duplicate key...)."""
