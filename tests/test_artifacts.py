@@ -117,7 +117,9 @@ def test_sign_then_verify_with_the_right_key_only(bundle_dir: Path, tmp_path: Pa
     out = tmp_path / "b.tar.gz"
     assert main(["bundle", "build", str(bundle_dir), "--out", str(out)]) == 0
     assert main(["bundle", "verify", str(out), "--key", str(public)]) == 2
-    assert "A031" in capsys.readouterr().err
+    assert capsys.readouterr().err.splitlines() == [
+        f"{out}: error[A031]: the bundle is not signed and a trusted key is configured",
+        "  hint: fumarole bundle sign B.tar.gz --key ed25519.pem"]
     assert main(["bundle", "sign", str(out), "--key", str(private)]) == 0
     assert main(["bundle", "verify", str(out), "--key", str(public)]) == 0
     assert "signed by trusted key" in capsys.readouterr().out

@@ -136,7 +136,9 @@ def test_nesting_of_any_shape_and_depth_ends_in_a_positioned_diagnostic_or_a_doc
     try:
         load_all(text)
     except YamlError as error:
-        assert error.line >= 1 and error.col >= 1 and error.message
+        lines = text.split("\n")
+        assert 1 <= error.line <= len(lines) and 1 <= error.col <= len(lines[error.line - 1]) + 1, error
+        assert error.message
         refused = re.match(r"malformed YAML: unacceptable character #x([0-9a-f]{4})", error.message)
         if refused:  # a character the reader refuses, found wherever it stands: pointed at
             assert ord(text.split("\n")[error.line - 1][error.col - 1]) == int(refused.group(1), 16)
@@ -145,6 +147,8 @@ def test_nesting_of_any_shape_and_depth_ends_in_a_positioned_diagnostic_or_a_doc
             # an error in the tail: libyaml scans a token ahead, so a bad character right after the
             # last open may be what it meets first; it is reported where it stands
             assert "nested deeper than" in error.message, error.message
+            # at the open that is one level too deep (the top mapping is the first level)
+            assert (error.line, error.col) == (1, len("k: " + "".join(opens[:MAX_DEPTH - 1])) + 1)
     assert time.perf_counter() - started < 30  # a hang guard only
 
 

@@ -57,7 +57,10 @@ def test_a_hyper_node_with_two_parents_is_k111_at_the_second_claim():
 
 def test_a_cycle_is_reported_once_as_k113():
     text = "\n---\n".join([hyper_node("a", 1, ["b"]), hyper_node("b", 2, ["c"]), hyper_node("c", 3, ["a"])])
-    assert [code for code, _ in codes_and_lines(text)] == ["K113"]
+    with pytest.raises(FumaroleError) as info:
+        load_cluster(text, "cluster.yaml")
+    assert [(d.code, d.file, d.span.line, d.span.col, d.message) for d in info.value.diagnostics] == [
+        ("K113", "cluster.yaml", 23, 5, "HyperNode a is its own ancestor (parent links a -> c -> b -> a)")]
 
 
 def test_a_missing_node_member_is_only_a_warning():

@@ -230,11 +230,18 @@ def test_no_numatopology_crashes_the_reader_or_the_session(spec, policy, cpus):
          "spec": {"weight": 1}},
         {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
          "metadata": {"name": "pg", "namespace": "ml"}, "spec": {"queue": "default", "minMember": 1}},
-        pod, topology]})
+        pod, topology]}, indent=1)
+    lines = text.split("\n")
+    # the Numatopology is the last item: its spec runs from its "spec" key to the line before the item closes
+    spec_from = max(i for i, line in enumerate(lines, 1) if line.startswith('   "spec":'))
+    spec_to = len(lines) - 3
     try:
         cluster = load_cluster(text, "c.json")
     except FumaroleError as exc:
-        assert exc.diagnostics and all(d.span.line >= 1 for d in exc.diagnostics)
+        assert exc.diagnostics
+        for d in exc.diagnostics:  # each at the field of the spec it is about
+            assert d.file == "c.json" and spec_from <= d.span.line <= spec_to, (d, spec_from, spec_to)
+            assert 1 <= d.span.col <= len(lines[d.span.line - 1]), d
         return
     session = Session(bundle_from_conf_text(CONF, "v.conf"), cluster)
     session.open()

@@ -101,10 +101,10 @@ def test_an_archive_with_a_file_where_a_folder_must_be_is_a011(site):
         for data in (pack(files), raw_tar(files)):
             response = client.put("/v1/bundles/active", content=data, headers=admin_headers())
             assert response.status_code == 422, response.text
-            diagnostic = response.json()["diagnostics"][0]
-            assert diagnostic["code"] == "A011"
-            assert diagnostic["message"] == ("member plugins/site.policy is a file, but plugins/site.policy/inner "
-                                             "puts a folder at the same path")
+            assert response.json()["diagnostics"] == [{
+                "code": "A011", "severity": "error", "file": "upload", "line": None, "col": None,
+                "message": "member plugins/site.policy is a file, but plugins/site.policy/inner puts a folder at "
+                           "the same path"}]
         assert client.get("/healthz").status_code == 200
 
 

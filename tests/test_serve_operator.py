@@ -34,7 +34,7 @@ def test_every_activation_refusal_and_rollback_is_one_log_line(bundles, caplog):
     assert "origin=upload" in activated and "source=upload" in activated and "digest=" in activated
     assert rejected.count("diagnostics=") == 1 and 'first="upload!/plugins/site.policy:' in rejected
     assert f"digest={digest}" in rolled_back and "origin=rollback" in rolled_back
-    assert "error[S010]: no previous revision to roll back to" in refused
+    assert 'first="rollback: error[S010]: no previous revision to roll back to"' in refused
     assert all(RFC3339_MS.search(line.split(" at=", 1)[1]) for line in lines)
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 import yaml
-from fumarole.policy_lang.diagnostics import FumaroleError
+from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError
 from fumarole.runtime.cli.main import main
 from fumarole.runtime.serve import state as state_module
 from fumarole.runtime.serve.server import Options, check_listen
@@ -144,7 +144,9 @@ def test_activate_rollback_and_failures_keep_the_old_bundle(bundles) -> None:
         assert back.status_code == 200 and back.json()["active"]["digest"] == first
         assert session(client)["bundle"]["digest"] == first
         none_left = client.post("/v1/bundles/rollback", headers=admin_headers())
-        assert none_left.status_code == 409 and none_left.json()["diagnostics"][0]["code"] == "S010"
+        assert none_left.status_code == 409 and none_left.json()["diagnostics"] == [{
+            "code": "S010", "severity": "error", "message": "no previous revision to roll back to",
+            "file": "rollback", "line": None, "col": None}]
         counts = client.get("/v1/status").json()["counts"]
         assert counts == {"sessions": 5, "failedSessions": 0, "rejectedSessions": 0, "swaps": 3, "rollbacks": 1, "failedActivations": 2,
                           "shadowFailures": 0}
@@ -276,7 +278,10 @@ def test_crash_before_rename_keeps_the_old_bundle(bundles, tmp_path, monkeypatch
     monkeypatch.setattr(state_module.os, "replace", crash)
     with running(service) as url:
         response = httpx.put(url + "/v1/bundles/active", content=archive(bundles["two"]), headers=admin_headers())
-        assert response.status_code == 422 and response.json()["diagnostics"][0]["code"] == "S005"
+        assert response.status_code == 422 and response.json()["diagnostics"] == [{
+            "code": "S005", "severity": "error", "message": "cannot persist the bundle: No space left on device",
+            "file": str(state / "last-known-good.tar.gz"), "line": None, "col": None,
+            "hint": "the previous bundle stays active"}]
         assert session(httpx.Client(base_url=url))["bundle"]["revision"] == "1"
     assert (state / "last-known-good.tar.gz").read_bytes() == before
     assert not list(state.glob(".tmp-*"))
@@ -349,12 +354,14 @@ def test_state_folder_problems_are_diagnostics(tmp_path) -> None:
     blocker.write_text("not a folder")
     with pytest.raises(FumaroleError) as unusable:
         StateDir.open(blocker / "state")
-    assert unusable.value.diagnostics[0].code == "S004"
+    assert unusable.value.diagnostics == [Diagnostic(
+        "S004", f"cannot use state folder {blocker / 'state'}: Not a directory", str(blocker / "state"))]
     state = StateDir.open(tmp_path / "state")
     state.last_known_good_path.mkdir()  # a folder where the archive should be: unreadable as a file
     with pytest.raises(FumaroleError) as unreadable:
         state.last_known_good()
-    assert unreadable.value.diagnostics[0].code == "S003"
+    assert unreadable.value.diagnostics == [Diagnostic(
+        "S003", "cannot read the last-known-good bundle: Is a directory", str(state.last_known_good_path))]
 
 
 def test_nothing_valid_to_serve_is_s020(tmp_path) -> None:
@@ -363,4 +370,6 @@ def test_nothing_valid_to_serve_is_s020(tmp_path) -> None:
     service = make_service(None)
     with pytest.raises(FumaroleError) as info:
         service.start(broken)
-    assert info.value.diagnostics[0].code == "S020" and "broken.tar.gz" in info.value.diagnostics[0].message
+    assert info.value.diagnostics == [Diagnostic(
+        "S020", f"no valid bundle to serve (last attempt: {broken})", "fumarole serve",
+        hint="give --bundle, --watch, or a --state-dir holding a last-known-good")]
