@@ -25,7 +25,7 @@ from fumarole.runtime.cli.snapshot_command import add_live_cluster_options
 from fumarole.runtime.framework.policy_error import PolicyRuntimeError
 
 # numpy's OpenBLAS starts a pool of threads as it is imported (later, by the commands that need it),
-# and they spin a while: 0.05-0.1 s of CPU per process on two cores, a quarter of a short run.
+# and they spin a while: CPU a short run notices (benchmarks/README.md, "Startup", has the figure).
 # fumarole never calls BLAS (node columns use element-wise operations), so one thread is all it
 # needs; a user's own setting wins.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -95,7 +95,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         # The one-shot process's only job: what loading and opening built lives until exit, and
         # what the session makes is freed by reference counting (its policies make a few hundred
         # objects in cycles on L), so the cycle collector is not needed again once the session is
-        # open.  Left on, it would first traverse everything the actions made (0.4 s on L).
+        # open.  Left on, it would first traverse everything the actions made, to free nothing.
         decisions = run_session(session, args.cluster, {args.cluster: text}, label,
                                 opened=gc.disable if args.one_shot else None)
     finally:

@@ -297,9 +297,9 @@ class Session:
 
     def run_actions(self) -> None:
         """The pipeline of actions, with the cycle collector paused: a session's garbage is freed
-        by reference counting (its policies make almost no cycles: a few hundred objects on L),
-        while collections set off by its many short-lived objects would traverse the whole
-        cluster's model again and again (a fifth of allocate on L)."""
+        by reference counting (its policies make almost no cycles), while collections set off by
+        its many short-lived objects would traverse the whole cluster's model again and again,
+        to free nothing (benchmarks/README.md has what that cost)."""
         with gc_paused():
             for name in self.bundle.config.actions:
                 self.phase = name

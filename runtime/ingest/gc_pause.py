@@ -3,12 +3,13 @@
 Reading a cluster allocates millions of containers (the parsed objects, then
 tasks, resources and their dicts) that all live on.  Each burst of allocations
 sets off Python's generational collector, which traverses every one of them
-again and finds nothing to free: on 50,000 pods that is half of the load time.
+again and finds nothing to free: a large share of the load time on a big
+cluster (benchmarks/README.md has the figures).
 Loading and building a snapshot run with the collector paused.
 
 Pausing alone only defers the cost: everything made during the pause sits in
 the youngest generation, and the first collection afterwards traverses all of
-it (0.4 s on L), then the middle generation's does again.  So at the end of
+it, then the middle generation's does again.  So at the end of
 the pause the new objects are moved straight to the oldest generation
 (``gc.freeze()`` then ``gc.unfreeze()``: no traversal), where a full
 collection still finds any cycle among them in due course.  When the program

@@ -282,7 +282,8 @@ def listen_socket(host: str, port: int) -> socket.socket:
     """A bound TCP socket with TCP_NODELAY, which accepted connections inherit.
 
     Without it, a keep-alive client (Volcano's Go client, httpx) waits for the delayed ACK
-    between the response's header and body writes: about 40 ms per request instead of 1.
+    between the response's header and body writes, on every request (benchmarks/README.md
+    has what that cost).
     """
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
