@@ -113,11 +113,11 @@ def test_a_bad_limit_is_a_positioned_error(cli, tmp_path):
 
 def test_an_unmodelled_device_argument_is_refused(cli, tmp_path):
     conf, cluster = tmp_path / "volcano-scheduler.conf", tmp_path / "c.yaml"
-    conf.write_text(CONF.replace("deviceshare.GPUSharingEnable: true", "deviceshare.AscendHAMiVNPUEnable: true"))
+    conf.write_text(CONF.replace("deviceshare.GPUSharingEnable: true", "deviceshare.AscendMindClusterVNPUEnable: true"))
     cluster.write_text(CLUSTER)
     result = cli("run", str(cluster), "--config", str(conf))
     assert result.code == 2
-    assert "deviceshare.AscendHAMiVNPUEnable" in result.err
+    assert "deviceshare.AscendMindClusterVNPUEnable" in result.err
 
 
 @pytest.mark.parametrize("switches, line, message", [

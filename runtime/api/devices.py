@@ -51,7 +51,7 @@ def atoi(text: str) -> int | None:
     return number if -_INT64 <= number < _INT64 else None
 
 
-def _quantity_value(resources: Any, name: str) -> int | None:
+def quantity_value(resources: Any, name: str) -> int | None:
     """``Quantity.Value()`` of one entry of a resource list; None when absent (or not a quantity)."""
     if not isinstance(resources, dict) or name not in resources:
         return None
@@ -67,7 +67,7 @@ def gpu_share_cards(node: Any) -> list[GpuCard] | None:
     capacity."""
     status = node.raw.get("status") if isinstance(node.raw, dict) else None
     capacity = status.get("capacity") if isinstance(status, dict) else None
-    memory, number = _quantity_value(capacity, GPU_MEMORY), _quantity_value(capacity, GPU_NUMBER)
+    memory, number = quantity_value(capacity, GPU_MEMORY), quantity_value(capacity, GPU_NUMBER)
     if memory is None or not number:
         return None
     per_card = abs(memory) // abs(number) * (1 if (memory < 0) == (number < 0) else -1)  # Go's int64 division
@@ -85,7 +85,7 @@ def _containers(task: Any, group: str) -> list[dict]:
 
 def _limit(container: dict, name: str) -> int:
     resources = container.get("resources")
-    amount = _quantity_value(resources.get("limits") if isinstance(resources, dict) else None, name)
+    amount = quantity_value(resources.get("limits") if isinstance(resources, dict) else None, name)
     return amount or 0
 
 
@@ -174,7 +174,7 @@ def vgpu_cards(node: Any) -> list[VgpuCard] | None:
     allocatable = status.get("allocatable") if isinstance(status, dict) else None
     if text is None or not isinstance(allocatable, dict):
         return None
-    if not all(_quantity_value(allocatable, name) for name in (VGPU_NUMBER, VGPU_CORES, VGPU_MEMORY)):
+    if not all(quantity_value(allocatable, name) for name in (VGPU_NUMBER, VGPU_CORES, VGPU_MEMORY)):
         return None
     if ":" not in text:
         return None
@@ -208,33 +208,51 @@ def _resource_lists(container: dict) -> tuple[Any, Any]:
     return resources.get("limits"), resources.get("requests")
 
 
-def pod_vgpu_requested(task: Any) -> bool:
-    """Some container limits volcano.sh/vgpu-memory or volcano.sh/vgpu-number (``checkVGPUResourcesInPod``)."""
+def limits_any(task: Any, names: tuple[str, ...]) -> bool:
+    """Some container of the pod limits one of the resources (Volcano's ``HasDeviceRequest``)."""
     for container in _containers(task, "containers"):
         limits, _ = _resource_lists(container)
-        if isinstance(limits, dict) and (VGPU_MEMORY in limits or VGPU_NUMBER in limits):
+        if isinstance(limits, dict) and any(name in limits for name in names):
             return True
     return False
+
+
+def pod_vgpu_requested(task: Any) -> bool:
+    """Some container limits volcano.sh/vgpu-memory or volcano.sh/vgpu-number (``checkVGPUResourcesInPod``)."""
+    return limits_any(task, (VGPU_MEMORY, VGPU_NUMBER))
 
 
 def pod_vgpu_requests(task: Any) -> list[VgpuRequest]:
     """Per container limiting vgpu-number (or, for one card, vgpu-memory): how many cards, and the
     memory (limit, else request; 0 is the whole card: percentage 100) and cores of each."""
-    if "vgpu" in task.derived:
-        return task.derived["vgpu"]
+    return container_device_requests(task, "vgpu", VGPU_NUMBER, VGPU_MEMORY, VGPU_CORES)
+
+
+def container_device_requests(task: Any, cache_key: str, count: str, memory: str, cores: str) -> list[VgpuRequest]:
+    """Volcano's ``ExtractResourceRequest``, cached per session task under ``cache_key``: per
+    container limiting ``count`` (or only ``memory``: one card), the cards, the memory per card
+    (limit, else request; 0 asks for the whole card: percentage 100) and the cores, each
+    converted to Go's int32 as Volcano does (wrapping around)."""
+    if cache_key in task.derived:
+        return task.derived[cache_key]
     out = []
     for container in _containers(task, "containers"):
         limits, requests = _resource_lists(container)
-        nums = _as_int64(limits, VGPU_NUMBER)
+        nums = _as_int64(limits, count)
         if nums is None:
-            if not (isinstance(limits, dict) and VGPU_MEMORY in limits):
+            if not (isinstance(limits, dict) and memory in limits):
                 continue
             nums = 1
-        memory = _first_int64(limits, requests, VGPU_MEMORY)
-        cores = _first_int64(limits, requests, VGPU_CORES)
-        out.append(VgpuRequest(nums, memory, 100 if memory == 0 else 101, cores))
-    task.derived["vgpu"] = out
+        asked = _int32(_first_int64(limits, requests, memory))
+        out.append(VgpuRequest(_int32(nums), asked, 100 if asked == 0 else 101,
+                               _int32(_first_int64(limits, requests, cores))))
+    task.derived[cache_key] = out
     return out
+
+
+def _int32(number: int) -> int:
+    """Go's ``int32(number)`` of an int64: the low 32 bits, signed."""
+    return (number + (1 << 31)) % (1 << 32) - (1 << 31)
 
 
 def _first_int64(limits: Any, requests: Any, name: str) -> int:

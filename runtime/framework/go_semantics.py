@@ -244,3 +244,26 @@ def parse_quantity(text: str) -> float | None:
         return float(exact(text))
     except (QuantityError, OverflowError):
         return None
+
+
+_JSON_SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
+_JSON_U_ESCAPED = {"<", ">", "&", "\u2028", "\u2029"}
+
+
+def json_string(text: str) -> str:
+    """A string as Go's json.Marshal writes it (Go 1.22 and later): quoted; quote, backslash and
+    the short control escapes by name, other control characters and the HTML-sensitive ``<``,
+    ``>``, ``&`` (and U+2028, U+2029) as ``\\u00XX``; a lone surrogate, which is not UTF-8, as
+    U+FFFD."""
+    out = ['"']
+    for char in text:
+        if char in _JSON_SHORT_ESCAPES:
+            out.append(_JSON_SHORT_ESCAPES[char])
+        elif char < " " or char in _JSON_U_ESCAPED:
+            out.append(f"\\u{ord(char):04x}")
+        elif "\ud800" <= char <= "\udfff":
+            out.append("\ufffd")
+        else:
+            out.append(char)
+    out.append('"')
+    return "".join(out)

@@ -40,6 +40,7 @@ from fumarole.runtime.framework.policy_error import PolicyRuntimeError
 from fumarole.runtime.framework.priority_queue import PriorityQueue
 from fumarole.runtime.framework.statement import SavedOperations
 from fumarole.runtime.api import constraints as _limits_module
+from fumarole.runtime.api import ascend as _ascend_module
 from fumarole.runtime.api import devices as _devices_module
 from fumarole.runtime.api import numa as _numa_module
 from fumarole.runtime.k8s import (
@@ -65,7 +66,7 @@ _K8S_FUNCTIONS: dict[ModuleType, tuple[str, ...]] = {
               "start_time", "terminating_by_preemption"),
     tainttoleration: ("intolerable_prefer_no_schedule", "untolerated_taint"),
 }
-_GO_FUNCTIONS = ("int_or_percent", "json_int_map", "local_time", "parse_quantity", "parse_clock", "parse_duration", "pow", "trim_space")
+_GO_FUNCTIONS = ("int_or_percent", "json_int_map", "json_string", "local_time", "parse_quantity", "parse_clock", "parse_duration", "pow", "trim_space")
 _CONDITION_FUNCTIONS = ("job_condition", "job_conditions", "job_evicted_at", "job_pending_since", "job_scheduled_at",
                         "task_condition", "task_conditions", "task_evicted_at", "task_pending_since",
                         "task_scheduled_at")
@@ -194,6 +195,8 @@ def namespace() -> dict:
         "_dev": _library(_devices_module, ("gpu_share_cards", "pod_gpu_memory", "pod_gpu_number",
                                             "pod_gpu_indexes", "vgpu_cards", "pod_vgpu_requested",
                                             "pod_vgpu_requests", "pod_vgpu_assigned")),
+        "_npu": _library(_ascend_module, ("ascend_cards", "ascend_core_mode", "pod_ascend_requested",
+                                            "pod_ascend_requests", "pod_ascend_assigned")),
         "_numa": _library(_numa_module, ("node_numa", "container_cpus")),
         "_go_sort": sort_slice,
         "_job": _library(_job_info_module, ("deduct_gated", "job_evicting", "min_resource_list", "min_resource_names",
