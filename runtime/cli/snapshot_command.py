@@ -59,11 +59,15 @@ def resolve_kubeconfig(flag: str | None) -> str:
 
 
 def live_snapshot(args: argparse.Namespace) -> Snapshot:
-    """The live cluster's objects; ``args.kubeconfig`` is left naming the kubeconfig that was read."""
+    """The live cluster's objects (with node metrics where the configuration names a source);
+    ``args.kubeconfig`` is left naming the kubeconfig that was read."""
     from fumarole.runtime.ingest.snapshot import take
 
     args.kubeconfig = resolve_kubeconfig(args.kubeconfig)
-    return take(args.kubeconfig, args.context, args.scheduler_configmap)
+    snapshot = take(args.kubeconfig, args.context, args.scheduler_configmap)
+    for note in snapshot.notes:  # the metrics source gave less than asked; the snapshot is still whole
+        print(f"{args.kubeconfig}: warning: {note}", file=sys.stderr)
+    return snapshot
 
 
 def dumped(snapshot: Snapshot) -> str:

@@ -5,7 +5,8 @@ session reads -- nodes, pods, PriorityClasses, ResourceQuotas (with their
 status: the resourcequota plugin reads ``status.hard`` and ``used``),
 PodDisruptionBudgets (the pdb plugin), and Volcano's PodGroups, Queues,
 HyperNodes and Numatopologies (the numa-aware plugin) -- and get the scheduler's ConfigMap, with read-only
-verbs only (list, get).  The objects come back exactly as ``kubectl get -o
+verbs only (list, get).  Where that configuration names a metrics source, each Node gets the
+usage averages the scheduler would read from it (runtime/ingest/node_metrics_source.py).  The objects come back exactly as ``kubectl get -o
 yaml`` would print them (apiVersion and kind set on every item;
 ``managedFields`` dropped), so the dump is an ordinary cluster file: it can
 be kept, edited, diffed and run again.
@@ -25,11 +26,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import quote, urlencode
 
 from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
 from fumarole.runtime.api.extras import require_extra
+from fumarole.runtime.ingest import node_metrics_source
 from fumarole.runtime.ingest.strict_json import strict_json
 
 # (apiVersion, kind, plural) of every kind a session reads; core kinds have no group.
@@ -71,6 +73,7 @@ class Snapshot:
 
     objects: dict[str, Any]
     scheduler_conf: str | None
+    notes: tuple[str, ...] = ()  # why the metrics source gave less than asked (Volcano would log it)
 
 
 class _Failure(Exception):
@@ -78,46 +81,63 @@ class _Failure(Exception):
 
 
 class _Api:
-    """GET requests to one API server with the kubeconfig's credentials, under :class:`Limits`."""
+    """Requests to one server -- the API server with the kubeconfig's credentials, or a metrics
+    source (``who`` names it in messages) -- under :class:`Limits`."""
 
-    def __init__(self, api_client: Any, limits: Limits) -> None:
-        self.client = api_client
-        self.host = api_client.configuration.host.rstrip("/")
+    def __init__(self, host: str, pool: Any, limits: Limits, auth: Callable[[dict, str, str], None] | None = None,
+                 who: str = "the API server") -> None:
+        self.host = host.rstrip("/")
+        self.pool = pool
+        self.auth = auth
         self.limits = limits
+        self.who = who
         self.read_bytes = 0
 
-    def get(self, path: str, query: dict[str, Any] | None = None) -> tuple[int, Any]:
+    @classmethod
+    def of_client(cls, api_client: Any, limits: Limits) -> "_Api":
+        def auth(headers: dict, path: str, method: str) -> None:
+            api_client.update_params_for_auth(headers, [], ["BearerToken"], path, method, None)
+        return cls(api_client.configuration.host, api_client.rest_client.pool_manager, limits, auth)
+
+    def get(self, path: str, query: dict[str, Any] | None = None, headers: dict[str, str] | None = None) -> tuple[int, Any]:
         """The status and, for a 2xx, the JSON document of ``GET path``."""
+        return self.request("GET", path, query, None, headers)
+
+    def request(self, method: str, path: str, query: dict[str, Any] | None = None, body: bytes | None = None,
+                headers: dict[str, str] | None = None) -> tuple[int, Any]:
+        """The status and, for a 2xx, the JSON document of ``method path`` (a search is a POST)."""
         import urllib3
 
-        headers = {"Accept": "application/json", "User-Agent": "fumarole-snapshot"}
-        self.client.update_params_for_auth(headers, [], ["BearerToken"], path, "GET", None)
+        sent = {"Accept": "application/json", "User-Agent": "fumarole-snapshot", **(headers or {})}
+        if self.auth is not None:
+            self.auth(sent, path, method)
         url = self.host + path + (f"?{urlencode(query)}" if query else "")
+        what = f"{method} {path}"
         try:
-            response = self.client.rest_client.pool_manager.request(
-                "GET", url, headers=headers, preload_content=False, redirect=False, retries=False,
+            response = self.pool.request(
+                method, url, body=body, headers=sent, preload_content=False, redirect=False, retries=False,
                 timeout=urllib3.Timeout(connect=self.limits.connect_seconds, read=self.limits.read_seconds))
         except urllib3.exceptions.ReadTimeoutError:
-            raise self._silent(path) from None
+            raise self._silent(what) from None
         except urllib3.exceptions.HTTPError as exc:
-            raise _Failure(f"cannot reach the API server {self.host}: {_reason(exc)}") from None
+            raise _Failure(f"cannot reach {self.who} {self.host}: {_reason(exc)}") from None
         try:
             if not 200 <= response.status < 300:
                 return response.status, None
-            return response.status, self._document(response, path)
+            return response.status, self._document(response, what)
         finally:
             response.release_conn()
 
-    def _silent(self, path: str) -> _Failure:
-        return _Failure(f"the API server sent nothing for {self.limits.read_seconds:g} s while answering GET {path}")
+    def _silent(self, what: str) -> _Failure:
+        return _Failure(f"{self.who} sent nothing for {self.limits.read_seconds:g} s while answering {what}")
 
-    def _document(self, response: Any, path: str) -> Any:
+    def _document(self, response: Any, what: str) -> Any:
         import urllib3
 
         limit = min(self.limits.reply_bytes, self.limits.total_bytes - self.read_bytes)
         declared = response.headers.get("Content-Length", "")
         if declared.isdigit() and int(declared) > limit:
-            raise _Failure(f"the reply to GET {path} is {int(declared):,} bytes, more than the {limit:,} "
+            raise _Failure(f"the reply to {what} is {int(declared):,} bytes, more than the {limit:,} "
                            "fumarole reads")
         deadline = time.monotonic() + self.limits.reply_seconds
         chunks, size = [], 0
@@ -128,21 +148,21 @@ class _Api:
                     break
                 size += len(chunk)
                 if size > limit:
-                    raise _Failure(f"the reply to GET {path} is larger than the {limit:,} bytes fumarole reads")
+                    raise _Failure(f"the reply to {what} is larger than the {limit:,} bytes fumarole reads")
                 if time.monotonic() > deadline:
-                    raise _Failure(f"the reply to GET {path} took longer than {self.limits.reply_seconds:g} s")
+                    raise _Failure(f"the reply to {what} took longer than {self.limits.reply_seconds:g} s")
                 chunks.append(chunk)
         except urllib3.exceptions.ReadTimeoutError:
-            raise self._silent(path) from None
+            raise self._silent(what) from None
         except urllib3.exceptions.HTTPError as exc:
-            raise _Failure(f"the reply to GET {path} broke off: {_reason(exc)}") from None
+            raise _Failure(f"the reply to {what} broke off: {_reason(exc)}") from None
         self.read_bytes += size
         try:
-            return strict_json(b"".join(chunks).decode("utf-8"), f"GET {path}")
+            return strict_json(b"".join(chunks).decode("utf-8"), what)
         except UnicodeDecodeError as exc:
-            raise _Failure(f"the reply to GET {path} is not UTF-8 JSON (byte {exc.start})") from None
+            raise _Failure(f"the reply to {what} is not UTF-8 JSON (byte {exc.start})") from None
         except FumaroleError as err:
-            raise _Failure(f"the reply to GET {path} is not JSON fumarole reads: "
+            raise _Failure(f"the reply to {what} is not JSON fumarole reads: "
                            f"{err.diagnostics[0].message}") from None
 
 
@@ -163,16 +183,49 @@ def take(kubeconfig: str, context: str | None = None, configmap: str = DEFAULT_C
         api_client = client.ApiClient(settings)
     except (ConfigException, OSError, ValueError, TypeError) as exc:
         raise _error(kubeconfig, f"cannot use the kubeconfig: {exc}") from None
-    api = _Api(api_client, limits or DEFAULT_LIMITS)
+    api = _Api.of_client(api_client, limits or DEFAULT_LIMITS)
     try:
         items = [_as_dumped(item, api_version, kind, plural)
                  for api_version, kind, plural in KINDS for item in _list(api, api_version, plural)]
         conf = _scheduler_conf(api, configmap)
+        notes = _node_metrics(api, conf, items)
     except _Failure as failure:
         raise _error(kubeconfig, str(failure)) from None
     finally:
         api_client.close()
-    return Snapshot({"apiVersion": "v1", "kind": "List", "items": items}, conf)
+    return Snapshot({"apiVersion": "v1", "kind": "List", "items": items}, conf, tuple(notes))
+
+
+def _node_metrics(api: _Api, conf: str | None, items: list[dict]) -> list[str]:
+    """Each Node's ``metrics`` block from the source the scheduler configuration names
+    (runtime/ingest/node_metrics_source.py); the notes say what it did not give."""
+    import urllib3
+
+    settings = node_metrics_source.settings_of(conf)
+    nodes = {item["metadata"].get("name"): item for item in items if item["kind"] == "Node"}
+    names = [name for name in nodes if isinstance(name, str)]
+    sources: dict[str, _Api] = {}
+    verify = "CERT_NONE" if settings.get("tls.insecureSkipVerify") == "true" else "CERT_REQUIRED"
+
+    def send(method: str, host: str | None, path: str, query: dict[str, Any] | None, body: bytes | None,
+             headers: dict[str, str]) -> Any:
+        if host is None:
+            target = api
+        else:
+            target = sources.get(host) or sources.setdefault(host, _Api(
+                host, urllib3.PoolManager(cert_reqs=verify), api.limits, who="the metrics source"))
+        try:
+            status, reply = target.request(method, path, query, body, headers)
+        except _Failure as failure:
+            raise node_metrics_source.Unavailable(str(failure)) from None
+        if reply is None and status != 404:
+            raise node_metrics_source.Unavailable(f"{target.who} answered {status} to {method} {path}")
+        return reply
+
+    reading = node_metrics_source.read(settings, names, send)
+    for name, block in reading.blocks.items():
+        nodes[name]["metrics"] = block
+    return reading.notes
 
 
 def _list_path(api_version: str, plural: str) -> str:
