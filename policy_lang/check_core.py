@@ -27,14 +27,15 @@ MAX_HINTS = 20
 
 
 class Scope:
-    """A lexical block: declared locals and narrowed paths."""
+    """A lexical block: declared locals (each its type and binding, the ``nid`` of the node that
+    declares it) and narrowed paths."""
 
     def __init__(self, parent: "Scope | None" = None) -> None:
         self.parent = parent
-        self.vars: dict[str, tuple[Type, str]] = {}
+        self.vars: dict[str, tuple[Type, int]] = {}
         self.narrowed: dict[str, Type] = {}
 
-    def lookup(self, name: str) -> tuple[Type, str] | None:
+    def lookup(self, name: str) -> tuple[Type, int] | None:
         scope: Scope | None = self
         while scope is not None:
             if name in scope.vars:
@@ -81,7 +82,6 @@ class CheckerCore:
         self.module = module
         self.modules = modules or {}
         self.out = CheckedModule(module)
-        self.counter: dict[str, int] = {}
         self.call_graph: dict[str, set[str]] = {}
         self.current_def: str | None = None
         self.current_const: tuple[str, int] | None = None  # the constant whose value is checked, its place

@@ -1,6 +1,7 @@
 """Name resolution: what each name refers to (a local, an argument, a constant, a definition
-of this module or of a used one, a session global or function), the Python name each local
-gets, and the uses of module-level names the evaluation-order check follows.
+of this module or of a used one, a session global or function), the bindings of locals (their
+Python names are the compile stage's: local_names.py), and the uses of module-level names the
+evaluation-order check follows.
 """
 
 from __future__ import annotations
@@ -22,20 +23,14 @@ BUILTIN_FUNCTIONS = ("len", "max", "min", "range", "str", "int", "float", "sum")
 class NameResolution(CheckerCore):
     """Scopes and names: declaring locals, resolving a name, hints for an unknown one."""
 
-    def _local_name(self, name: str) -> str:
-        n = self.counter.get(name, 0)
-        self.counter[name] = n + 1
-        return f"v_{name}" if n == 0 else f"v_{name}_{n}"
-
-    def _declare_local(self, scope: Scope, name: str, t: Type, span: Span, node_id: int) -> str:
+    def _declare_local(self, scope: Scope, name: str, t: Type, span: Span, node_id: int) -> None:
+        """Bind ``name`` in ``scope`` to the local the node ``node_id`` declares."""
         if name in scope.vars:
             self.report(declaration_errors.declared_twice_in_block(self.file, span, name))
         elif scope.lookup(name) is not None or self._module_level(name):
             self.report(declaration_errors.shadows(self.file, span, name))
-        py = self._local_name(name)
-        scope.vars[name] = (t, py)
-        self.out.pynames[node_id] = py
-        return py
+        scope.vars[name] = (t, node_id)
+        self.out.bindings[node_id] = name
 
     def _module_level(self, name: str) -> bool:
         ref = self._top_level(name)
@@ -113,9 +108,9 @@ class NameResolution(CheckerCore):
         self.used_names.add(e.id)
         found = scope.lookup(e.id)
         if found is not None:
-            t, py = found
+            t, binding = found
             narrowed = scope.narrowed_type(e.id)
-            self.out.refs[e.nid] = Ref("local", py, t)
+            self.out.refs[e.nid] = Ref("local", "", t, binding=binding)
             return narrowed or t
         ref = self._top_level(e.id)
         if ref is None:

@@ -97,8 +97,8 @@ class StatementChecks(CallTyping):
         if isinstance(target, A.Name):
             found = scope.lookup(target.id)
             if found is not None:
-                t, py = found
-                self.out.refs[target.nid] = Ref("local", py, t)
+                t, binding = found
+                self.out.refs[target.nid] = Ref("local", "", t, binding=binding)
                 self._invalidate(scope, target.id)
                 return t
             if target.id in self.out.states:

@@ -19,13 +19,17 @@ from .types import Type
 
 @dataclass(frozen=True)
 class Ref:
-    """What a name refers to: kind is local/arg/state/const/def/global/dispatch/function/builtin/hookparam."""
+    """What a name refers to: kind is local/arg/state/const/def/global/dispatch/function.
+
+    ``py`` is the Python expression of anything but a local; a local is named by the compile
+    stage (``local_names.py``) from ``binding``, the ``nid`` of the node that declares it."""
 
     kind: str
     py: str
     type: Type
     sig: FuncSig | None = None
     module: str = ""
+    binding: int = 0
 
 
 @dataclass(frozen=True)
@@ -57,7 +61,7 @@ class CheckedModule:
     refs: dict[int, Ref] = field(default_factory=dict)
     attrs: dict[int, AttrInfo] = field(default_factory=dict)
     calls: dict[int, CallInfo] = field(default_factory=dict)
-    pynames: dict[int, str] = field(default_factory=dict)
+    bindings: dict[int, str] = field(default_factory=dict)  # declaring node (nid) -> the local's policy name, in order
     hooks: list[HookInfo] = field(default_factory=list)
     defs: dict[str, A.FuncDef] = field(default_factory=dict)
     def_types: dict[str, Type] = field(default_factory=dict)
@@ -86,11 +90,6 @@ class CheckedModule:
 
     def call_of(self, node: A.Call) -> CallInfo:
         return self._entry(self.calls, node, "call")
-
-    def pyname_of(self, declaring: A.Node | Span) -> str:
-        """The Python name of what ``declaring`` declares (a local, a parameter: a span stands
-        for a hook's or a lambda's parameter)."""
-        return self._entry(self.pynames, declaring, "Python name")
 
     def _entry(self, table: dict[int, _Entry], node: A.Node | Span, what: str) -> _Entry:
         found = table.get(node.nid)

@@ -13,9 +13,10 @@ placeholders are replaced by *nodes* afterwards.
 A compiled plugin or action is a *builder*: ``__build__(_rt, _H, _args)`` runs
 once per session and returns its hook closures.  ``_rt`` is the session runtime,
 ``_H`` the session's hook dispatchers, ``_args`` the typed arguments from the
-bundle.  Policy names are prefixed in the generated code (``v_`` locals, ``a_``
-arguments, ``s_`` state, ``c_`` constants, ``f_`` definitions) so no policy
-name can reach a Python builtin or the runtime's internals.
+bundle.  Policy names are prefixed in the generated code (``v_`` locals, named
+here by ``local_names.py``, ``a_`` arguments, ``s_`` state, ``c_`` constants,
+``f_`` definitions) so no policy name can reach a Python builtin or the
+runtime's internals.
 
 Every loop iteration, every element a comprehension or ``range`` produces and
 every character or item a ``+`` of strings or lists copies is a *step* charged
@@ -32,7 +33,8 @@ from functools import lru_cache
 from typing import Callable, Sequence, TypeVar, Union
 
 from . import ast as A
-from .checked import CheckedModule, HookInfo
+from .checked import CheckedModule, HookInfo, Ref
+from .local_names import LocalNames
 from .compiled import ACTION_HOOK_PREFIX, PLUGIN_HOOK_PREFIX, PROCESS_STATE_ENTRY, STATE_VIEW, CompiledModule, fail_code
 from .types import NUMERIC, Type
 from .pynodes import assign as _assign
@@ -141,6 +143,7 @@ class Compiler:
         self.temp = 0
         self.hook: HookInfo | None = None
         self.info = checked  # tables of the module currently being emitted
+        self._local_names: dict[str, LocalNames] = {}  # module file -> the Python names of its locals
         self.globals: dict[str, str] = {}  # session global (its Python expression) -> hoisted local
         self.rename: dict[str, str] = {}  # local Python name -> the name to emit instead
         self.build: py.FunctionDef  # the builder, once lowered
@@ -156,6 +159,22 @@ class Compiler:
             raise UncheckedType(f"{self.info.module.file}:{e.span.line}:{e.span.col}: "
                                 f"the checker left this {type(e).__name__} {'untyped' if found is None else 'of unknown type'}")
         return found
+
+    @property
+    def names(self) -> LocalNames:
+        """The Python names of the locals of the module being emitted (this one or a used one)."""
+        return self.names_of(self.info)
+
+    def names_of(self, m: CheckedModule) -> LocalNames:
+        """The Python names of the locals of ``m``, chosen once per compile."""
+        found = self._local_names.get(m.module.file)
+        if found is None:
+            found = self._local_names[m.module.file] = LocalNames(m)
+        return found
+
+    def name_of(self, ref: Ref) -> str:
+        """The Python name a use of a policy name reads."""
+        return self.names.read(ref)
 
     def at(self, node: _Placed, span=None) -> _Placed:
         """Give ``node`` its own line number in the code object, mapped back to ``span``."""
@@ -273,7 +292,7 @@ class Compiler:
                        span)
 
     def _def(self, decl: A.FuncDef) -> py.FunctionDef:
-        fn = self._function(f"f_{decl.name}", [self.info.pyname_of(p) for p in decl.params], decl.name_span)
+        fn = self._function(f"f_{decl.name}", [self.names.declared(p) for p in decl.params], decl.name_span)
         fn.body.extend(self._nonlocals(decl))
         fn.body.extend(self.call_charge(decl))
         self.hook = None
@@ -287,7 +306,7 @@ class Compiler:
         decl, kind = hook.decl, hook.sig.kind
         prefix = ACTION_HOOK_PREFIX if self.info.module.kind == "action" else PLUGIN_HOOK_PREFIX
         name = prefix + "_".join(decl.names)
-        params = [self.info.pyname_of(span) for _, span in decl.params]
+        params = [self.names.declared(span) for _, span in decl.params]
         self.hook = hook
         if hook.key_form:
             return name, self._key_order(name, decl, params[0])
@@ -365,12 +384,12 @@ class Compiler:
         return [self.at(py.If(test=self._cond(s.cond, s), body=self.stmt(s.stmt), orelse=[]), s.span)]
 
     def _st_Let(self, s: A.Let) -> list[py.stmt]:
-        return [self.at(_assign(_store(self.info.pyname_of(s)), self.ex(s.value)), s.span)]
+        return [self.at(_assign(_store(self.names.declared(s)), self.ex(s.value)), s.span)]
 
     def _target(self, target: A.Expr) -> py.expr:
         """The target's code in load context; ``_store_form`` turns it into an assignment target."""
         if isinstance(target, A.Name):
-            return _load(self.info.ref_of(target).py)
+            return _load(self.name_of(self.info.ref_of(target)))
         return self.ex(target)
 
     def _st_Assign(self, s: A.Assign) -> list[py.stmt]:
@@ -479,7 +498,7 @@ class Compiler:
         return info is not None and info.kind in ("def", "value")
 
     def _st_For(self, s: A.For) -> list[py.stmt]:
-        var = self.info.pyname_of(s)
+        var = self.names.declared(s)
         body: list[py.stmt] = []
         if self.probe is not None:  # mark each iteration, so a decision can be tied to its item
             body.append(self.at(py.Expr(value=_call("_iter", _load(var))), s.span))
@@ -492,7 +511,7 @@ class Compiler:
         queue = self.fresh("q")
         items = _attr(_load(queue), "items")
         cond = items if s.cond is None else py.BoolOp(op=py.And(), values=[self._cond(s.cond, s), items])
-        pop = self.at(_assign(_store(self.info.pyname_of(s)), _call(_attr(_load(queue), "pop"))), s.span)
+        pop = self.at(_assign(_store(self.names.declared(s)), _call(_attr(_load(queue), "pop"))), s.span)
         body = [self._step(s.span), self._step_check(s.span), pop, *self.block(s.body)]
         return [self.at(_assign(_store(queue), self.ex(s.queue)), s.span),
                 self.at(py.While(test=cond, body=body, orelse=[]), s.span)]
@@ -518,7 +537,8 @@ class Compiler:
                 names = [f"_p{i}" for i in range(len(ref.sig.params))]
                 return py.Lambda(args=_args_of(names), body=template(ref.py, [_load(n) for n in names]))
             return template(ref.py)
-        return _load(self.rename.get(ref.py, ref.py))
+        name = self.name_of(ref)
+        return _load(self.rename.get(name, name))
 
     def _ex_Attr(self, e: A.Attr) -> py.expr:
         return template(self.info.attr_of(e).py, [self.ex(e.obj)])
@@ -596,7 +616,7 @@ class Compiler:
 
     def _generator(self, e: A.ListComp | A.MapComp) -> list[py.comprehension]:
         conds = [self._cond(e.cond, e.cond)] if e.cond is not None else []
-        return [py.comprehension(target=_store(self.info.pyname_of(e)), iter=self.each(self.ex(e.iter), e),
+        return [py.comprehension(target=_store(self.names.declared(e)), iter=self.each(self.ex(e.iter), e),
                                  ifs=conds, is_async=0)]
 
     def _ex_ListComp(self, e: A.ListComp) -> py.expr:
@@ -609,7 +629,7 @@ class Compiler:
         return py.DictComp(key=self.ex(e.key), value=self.ex(e.value), generators=self._generator(e))
 
     def _ex_Lambda(self, e: A.Lambda) -> py.expr:
-        params = _args_of([self.info.pyname_of(span) for _, _, span in e.params])
+        params = _args_of([self.names.declared(span) for _, _, span in e.params])
         return py.Lambda(args=params, body=self.at(self.ex(e.body), e.body.span))  # its own position in errors
 
     def _given(self, e: A.Call, sig) -> dict[str, A.Expr]:

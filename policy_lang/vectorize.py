@@ -243,7 +243,7 @@ class Vectorizer:
 
     def _hook(self, hook, m: CheckedModule) -> str:
         decl = hook.decl
-        params = [m.pyname_of(span) for _, span in decl.params]
+        params = [self.base.names_of(m).declared(span) for _, span in decl.params]
         kinds = tuple(NODE if t.name == "Node" else BATCH if t.name == "list" and t.args
                       and t.args[0].name == "Node" else SCALAR for t in hook.sig.params)
         name = BATCH_HOOK_PREFIX + "_".join(decl.names)
@@ -263,7 +263,7 @@ class Vectorizer:
             return self.defs[key]
         name = f"_bf_{decl.name}_{''.join(kinds)}"
         self.defs[key] = name
-        params = [m.pyname_of(p) for p in decl.params]
+        params = [self.base.names_of(m).declared(p) for p in decl.params]
         returns = m.def_types.get(decl.name)
         result = "value"
         if decl.returns.name == "FitError":
@@ -421,7 +421,7 @@ class Vectorizer:
         return fn.mask
 
     def _local(self, s) -> str:
-        return self.base.info.pyname_of(s)
+        return self.base.names.declared(s)
 
     def _st_Let(self, s: A.Let) -> list[P.stmt]:
         node, kind = self.ex(s.value)
@@ -454,7 +454,7 @@ class Vectorizer:
         ref = self.base.info.ref_of(target)
         if ref.kind not in ("local", "hookparam"):
             raise NotVectorisable(f"an assignment to {ref.kind} '{target.id}' has an effect", s.span, True)
-        py = ref.py
+        py = self.base.name_of(ref)
         old_kind = fn.kinds.get(py, SCALAR)
         if op is not None:
             value, kind = self._binary(op, _name(py), old_kind, value, kind, self.base.t(target), s)
@@ -623,9 +623,10 @@ class Vectorizer:
         ref = self.base.info.refs.get(e.nid)
         if ref is None or ref.kind not in ("local", "hookparam"):
             return SCALAR
-        if ref.py == self.current.lane:
+        py = self.base.name_of(ref)
+        if py == self.current.lane:
             return NODE
-        return self.current.kinds.get(ref.py, SCALAR)
+        return self.current.kinds.get(py, SCALAR)
 
     def _depends(self, e) -> bool:
         """Does the expression involve a per-node value, a node list or a per-node map?"""
@@ -638,7 +639,7 @@ class Vectorizer:
         kind = self._kind_of_name(e)
         if kind == NODE:  # the node of each lane: the batch itself
             return _name(self.current.batch), kind
-        return _name(self.base.info.ref_of(e).py), kind
+        return _name(self.base.name_of(self.base.info.ref_of(e))), kind
 
     def _ex_Attr(self, e: A.Attr):
         obj, kind = self.ex(e.obj)
@@ -657,7 +658,7 @@ class Vectorizer:
         """``failure.unresolvable`` (any attribute) of a local holding a per-node fit error: a batch
         form knows only which lanes fail, so the call that made it is asked again node by node, for
         the failing lanes alone; the others have no fit error (false)."""
-        source = self.current.fit_errors.get(self.base.info.ref_of(e.obj).py)
+        source = self.current.fit_errors.get(self.base.name_of(self.base.info.ref_of(e.obj)))
         if source is None:
             raise NotVectorisable(f"'.{e.name}' of a fit error over nodes", e.span)
         free, values = self._lane_values(source)
@@ -793,7 +794,7 @@ class Vectorizer:
             if self.current.dom is not None:
                 return None
             raise NotVectorisable("a comprehension over something other than a node list", e.span)
-        var = self.base.info.pyname_of(e)
+        var = self.base.names.declared(e)
         outer = self.current
         assert isinstance(it, P.Name)  # a node list named by the policy is a Python local
         inner = _Function(var, it.id, outer.kinds)
@@ -960,7 +961,7 @@ class Vectorizer:
         decl = hook.decl
         if hook.sig.kind != "failure" or [t.name for t in hook.sig.params] != ["Task", "Node"]:
             return None
-        params = [m.pyname_of(span) for _, span in decl.params]
+        params = [self.base.names_of(m).declared(span) for _, span in decl.params]
         body = decl.body if isinstance(decl.body, tuple) else (A.Return(decl.body, decl.span),)
 
         def shape() -> P.expr | None:
@@ -986,7 +987,7 @@ class Vectorizer:
         about exactly its own ``(task, node)``; such a check is row-local for a task while every
         plugin of each of those hooks is (``batch_dispatch.first_failure``'s ``row_local``), and the
         predicate helper then keeps its answers per pod spec, row by row.  None otherwise."""
-        params = [m.pyname_of(p) for p in decl.params]
+        params = [self.base.names_of(m).declared(p) for p in decl.params]
         body = decl.body if isinstance(decl.body, tuple) else (A.Return(decl.body, decl.span),)
         hooks: list[str] = []
 
@@ -1010,7 +1011,7 @@ class Vectorizer:
             return False
         params, hooks = self._rl_hooks
         names = [self.base.info.refs.get(a.nid) if isinstance(a, A.Name) else None for a in e.args]
-        if self.base.t(e).name != "FitError" or [r.py if r else None for r in names] != params:
+        if self.base.t(e).name != "FitError" or [self.base.name_of(r) if r else None for r in names] != params:
             return False
         name = info.name or _callee(e)
         if name not in hooks:
@@ -1020,7 +1021,7 @@ class Vectorizer:
     def _node_free(self, e, node_py: str) -> bool:
         for node in preorder(e):
             ref = self.base.info.refs.get(node.nid) if isinstance(node, A.Name) else None
-            if ref is not None and ref.py == node_py:
+            if ref is not None and self.base.name_of(ref) == node_py:
                 return False
         return True
 
@@ -1218,7 +1219,7 @@ class Vectorizer:
                 if ref is None:  # a built-in called by name (`len`): nothing per node to hand over
                     continue
                 kind = self._kind_of_name(node)
-                py = ref.py
+                py = self.base.name_of(ref)
                 if kind in (FAILS, NAMES, BATCH, NODEMAP):
                     raise NotVectorisable(f"'{node.id}' has no per-node value here", node.span)
                 if kind in (NODE, VECTOR, RESOURCES) and py not in free:

@@ -85,3 +85,44 @@ def test_a_library_function_of_the_session_is_handed_it_when_called_and_when_use
     defs = compile_sources([("m.policy", src)]).modules["m"].instantiate(session, None, {})
     assert defs["direct"]() == "prometheus"
     assert defs["through_a_value"]() == "10.0.0.1:9090"
+
+
+_SAME_NAME_TWICE = ("module m\n\ndef total() -> int:\n    let sum_ = 0\n    for x in [1, 2]:\n        sum_ = sum_ + x\n"
+                    "    for x in [10, 20]:\n        sum_ = sum_ + x * 2\n    return sum_ + len([x for x in [7] if x > 0])\n")
+
+
+def test_the_compiler_names_each_binding_of_a_name_apart():
+    """The checker records bindings (the node that declares each local), never Python names; the
+    compile stage gives each binding its own identifier, so the two loop variables `x` of
+    sibling loops and the comprehension's `x` are three locals, each read where it is bound."""
+    from fumarole.policy_lang import ast as A
+    from fumarole.policy_lang.local_names import LocalNames
+    from fumarole.policy_lang.walk import preorder
+
+    module = checked(_SAME_NAME_TWICE, "m.policy")
+    assert module.ok
+    assert all(ref.py == "" for ref in module.refs.values() if ref.kind == "local")  # no Python name from the checker
+    names = LocalNames(module)
+    declaring = [n for n in preorder(module.module) if isinstance(n, (A.For, A.ListComp))]
+    assert sorted(names.declared(n) for n in declaring) == ["v_x", "v_x_1", "v_x_2"]
+    reads = {names.read(module.ref_of(n)) for n in preorder(module.module) if isinstance(n, A.Name) and n.id == "x"}
+    assert reads == {"v_x", "v_x_1", "v_x_2"}
+    compiled = compile_checked(module)
+    scope = namespace()
+    exec(compiled.code, scope)
+    hooks = scope["__build__"](None, None, {})
+    assert hooks["total"]() == 1 + 2 + 20 + 40 + 1
+
+
+def test_a_local_the_checker_recorded_no_binding_for_is_an_internal_error_naming_it():
+    """The compile stage names only bindings the checker recorded: a missing one is a fumarole
+    bug named with its position, never a made-up name."""
+    from fumarole.policy_lang import ast as A
+    from fumarole.policy_lang.checked import CheckerContractError
+    from fumarole.policy_lang.walk import preorder
+
+    module = checked(_SAME_NAME_TWICE, "m.policy")
+    second_loop = [n for n in preorder(module.module) if isinstance(n, A.For)][1]
+    del module.bindings[second_loop.nid]
+    with pytest.raises(CheckerContractError, match=r"^m\.policy:7:\d+: the checker recorded no binding for this For$"):
+        compile_checked(module)
