@@ -20,7 +20,8 @@ from dataclasses import fields, is_dataclass
 from typing import Sequence
 
 from . import ast as A
-from .diagnostics import Diagnostic, FumaroleError, Span
+from . import file_errors
+from .diagnostics import FumaroleError, Span
 from .doc import LINE, SOFT, Doc, Group, IfBreak, Nest, flat_text, render
 from .layout import Comment, Layout, scan
 from .parser import parse
@@ -42,8 +43,7 @@ def format_source(source: str, file: str = "<policy>") -> str:
     except FumaroleError:
         same = False
     if not same:
-        raise FumaroleError([Diagnostic("F004", "internal error: formatting would change this file's meaning; "
-                                        "left unchanged (please report it)", file)], {file: source})
+        raise FumaroleError([file_errors.format_changes_meaning(file)], {file: source})
     return text
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import importlib
 
-from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
+from fumarole.policy_lang import file_errors
+from fumarole.policy_lang.diagnostics import FumaroleError
 
 # extra -> the modules it provides (the names imported, not the distribution names)
 EXTRAS: dict[str, tuple[str, ...]] = {
@@ -29,6 +30,4 @@ def require_extra(extra: str, feature: str) -> None:
         try:
             importlib.import_module(module)
         except ImportError:
-            raise FumaroleError([Diagnostic(
-                "F006", f"{feature} needs the '{extra}' extra ({module} is not installed)", "fumarole",
-                NO_POSITION, hint=f"pip install 'fumarole[{extra}]'")]) from None
+            raise FumaroleError([file_errors.extra_missing(feature, extra, module)]) from None

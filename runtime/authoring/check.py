@@ -28,12 +28,14 @@ from fumarole.policy_lang.checker import CheckedModule
 from fumarole.policy_lang.codes import ERRORS_WHEN_STRICT, STRICT_ONLY
 from fumarole.policy_lang.compiled import CompiledModule
 from fumarole.policy_lang.driver import compile_checked
-from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError, Span
+from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError, Span
 from fumarole.policy_lang import ast as A
 from fumarole.policy_lang import rule_errors
+from fumarole.policy_lang import file_errors
 from fumarole.policy_lang.lint import never_matching
 from fumarole.policy_lang.walk import preorder
 from fumarole.runtime.authoring.victim_wiring import victim_wiring
+from fumarole.runtime.authoring import scenario_errors
 from fumarole.runtime.authoring.scenario_keys import unknown_keys
 from fumarole.runtime.bundles.bundle import build_bundle, load_bundle
 from fumarole.runtime.bundles.environment import STDLIB, hooks_document
@@ -173,7 +175,7 @@ class _Run:
     # -- gathering ---------------------------------------------------------------------------
     def add(self, path: Path) -> None:
         if not path.exists():
-            self.diags.append(Diagnostic("F002", f"no such file or folder: {path}", str(path), NO_POSITION))
+            self.diags.append(file_errors.no_such_path(path))
         elif path.is_dir():
             for found in sorted(path.rglob("*")):
                 parts = found.relative_to(path).parts
@@ -193,8 +195,7 @@ class _Run:
         kind = classify(path, text)
         if kind is None:
             if explicit:
-                self.diags.append(Diagnostic("F003", "not a policy file, bundle, scheduler configuration, "
-                                             "scenario or cluster dump", display_path(path), hint=_KINDS_HINT))
+                self.diags.append(file_errors.not_an_input(display_path(path)))
             return
         self.inputs[resolved] = kind
 
@@ -248,8 +249,7 @@ class _Run:
         except Exception as exc:  # noqa: BLE001 - the promise is: never a traceback
             if os.environ.get("FUMAROLE_DEBUG"):
                 raise
-            self.diags.append(Diagnostic("F004", f"internal error while checking: {type(exc).__name__}: {exc}",
-                                         display_path(path), hint="please report it; FUMAROLE_DEBUG=1 shows details"))
+            self.diags.append(file_errors.check_crashed(display_path(path), exc))
 
     def _final(self) -> list[Diagnostic]:
         seen: set[tuple] = set()
@@ -338,7 +338,7 @@ class _Run:
             try:
                 files, source_diags = manifest_sources(doc, manifest.parent, file)
             except (OSError, UnicodeDecodeError) as exc:
-                files, source_diags = [], [Diagnostic("F001", f"cannot read a source of {file}: {exc}", file, NO_POSITION)]
+                files, source_diags = [], [file_errors.source_unreadable(file, exc)]
             diags += source_diags
         for source_file, source_text in files:
             self.sources[source_file] = source_text
@@ -388,7 +388,7 @@ class _Run:
         if doc is None:
             return
         if not isinstance(doc, dict):
-            self.diags.append(Diagnostic("S002", "a scenario must be a mapping", file))
+            self.diags.append(scenario_errors.not_a_mapping(file))
             return
         self.diags += unknown_keys(doc, file)
         if "bundle" in doc:
@@ -401,13 +401,11 @@ class _Run:
                 if self._read(target) is not None:
                     self._guarded(target, self._conf, target)
             else:
-                self.diags.append(Diagnostic("F001", f"cannot read bundle {target}: no such bundle", file,
-                                             Span(*position(doc, "bundle"))))
+                self.diags.append(file_errors.no_such_bundle(file, Span(*position(doc, "bundle")), target))
         elif "scheduler" in doc:
             self._scheduler(doc["scheduler"], file)
         else:
-            self.diags.append(Diagnostic("S002", "a scenario needs `scheduler` or `bundle`", file,
-                                         Span(*position(doc))))
+            self.diags.append(scenario_errors.no_scheduler(file, Span(*position(doc))))
         if "schedulerOptions" in doc or "processState" in doc:
             self._process_inputs(doc, path, file)
         try:
@@ -421,8 +419,8 @@ class _Run:
         except FumaroleError as err:
             self.diags += err.diagnostics
         except OSError as exc:
-            self.diags.append(Diagnostic("F001", f"cannot read cluster {doc['cluster']}: {exc.strerror}", file,
-                                         Span(*position(doc, "cluster"))))
+            self.diags.append(file_errors.scenario_cluster_unreadable(file, Span(*position(doc, "cluster")),
+                                                                      doc["cluster"], exc.strerror))
 
     def _process_inputs(self, doc: dict, path: Path, file: str) -> None:
         """A scenario's schedulerOptions and processState, against its bundle's plugins (when it loads)."""
@@ -473,10 +471,6 @@ def spec_fields_read(module: A.Module) -> set[str]:
                 and isinstance(key.value, str)):
             out.add(key.value)
     return out
-
-
-_KINDS_HINT = ("fumarole checks *.policy files, bundle folders (bundle.yaml), volcano-scheduler.conf files, "
-               "scenario files (with `expect`) and cluster dumps (Kubernetes objects)")
 
 
 def _unparsed(files: list[tuple[str, str]], result: CheckedSources) -> dict[str, set[str]]:

@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError, Span
+from fumarole.policy_lang import file_errors
+from fumarole.policy_lang.diagnostics import FumaroleError, Span
+from fumarole.runtime.authoring import scenario_errors
 from fumarole.runtime.authoring.process_state_input import declared_process_states, read_process_inputs
 from fumarole.runtime.authoring.scenario_extenders import Canned, read_extenders, serving
 from fumarole.runtime.authoring.scenario_keys import unknown_keys
@@ -77,13 +79,12 @@ def load_scenario(path: Path) -> Scenario:
     file = str(path)
     doc, text = load_file(path, "S001")
     if not isinstance(doc, dict):
-        raise FumaroleError([Diagnostic("S002", "a scenario must be a mapping", file)], {file: text})
+        raise FumaroleError([scenario_errors.not_a_mapping(file)], {file: text})
     unknown = unknown_keys(doc, file)
     if unknown:
         raise FumaroleError(unknown, {file: text})
     if "expect" not in doc and "expectHooks" not in doc:
-        raise FumaroleError([Diagnostic("S002", "a scenario needs `expect` or `expectHooks`", file,
-                                        Span(*position(doc)))], {file: text})
+        raise FumaroleError([scenario_errors.nothing_expected(file, Span(*position(doc)))], {file: text})
     try:
         if "bundle" in doc:
             bundle = load_bundle(path.parent / str(doc["bundle"]))
@@ -91,15 +92,14 @@ def load_scenario(path: Path) -> Scenario:
             config = config_from_document(doc["scheduler"], file)
             bundle = build_bundle(config)
         else:
-            raise FumaroleError([Diagnostic("S002", "a scenario needs `scheduler` or `bundle`", file,
-                                            Span(*position(doc)))])
+            raise FumaroleError([scenario_errors.no_scheduler(file, Span(*position(doc)))])
         if "cluster" in doc:
             cluster_path = path.parent / str(doc["cluster"])
             try:
                 raw = cluster_path.read_bytes()
             except OSError as exc:
-                raise FumaroleError([Diagnostic("F001", f"cannot read {cluster_path}: {exc.strerror}", file,
-                                                Span(*position(doc, "cluster")))]) from None
+                raise FumaroleError([file_errors.unreadable(cluster_path, exc.strerror, file,
+                                                            Span(*position(doc, "cluster")))]) from None
             cluster_text = decode_file(raw, cluster_path)
             cluster = load_cluster(cluster_text, str(cluster_path))
         else:

@@ -17,9 +17,11 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterator
+from functools import partial
+from typing import Any, Callable, Iterator
 
 from fumarole.policy_lang.diagnostics import Diagnostic, Span
+from fumarole.runtime.authoring import scenario_errors
 from fumarole.runtime.framework.extender_http import stand_ins
 from fumarole.runtime.ingest.yamlpos import key_position, position
 
@@ -42,44 +44,47 @@ def read_extenders(doc: dict, file: str) -> tuple[dict[str, dict[str, Canned]], 
     if block is None:
         return {}, []
     if not isinstance(block, dict):
-        return {}, [Diagnostic("S002", "`extenders` must map URL prefixes to their verbs' answers", file,
-                               Span(*position(doc, "extenders")))]
+        return {}, [scenario_errors.extenders_not_a_mapping(file, Span(*position(doc, "extenders")))]
     out: dict[str, dict[str, Canned]] = {}
     diags: list[Diagnostic] = []
     for prefix, verbs in block.items():
         if not isinstance(verbs, dict):
-            diags.append(Diagnostic("S002", f"extender {prefix!r} must map verbs to answers", file,
-                                    Span(*position(block, prefix))))
+            diags.append(scenario_errors.extender_not_a_mapping(file, Span(*position(block, prefix)), prefix))
             continue
         answers: dict[str, Canned] = {}
         for verb, answer in verbs.items():
             canned, problem = _canned(answer)
             if problem:
-                at = key_position(answer, problem[1]) if problem[1] else position(verbs, verb)
-                diags.append(Diagnostic(problem[2], f"extender {prefix!r}, verb {verb!r}: {problem[0]}", file,
-                                        Span(*at)))
+                key, made = problem
+                at = key_position(answer, key) if key else position(verbs, verb)
+                diags.append(made(file, Span(*at), prefix, verb))
             else:
                 answers[str(verb)] = canned
         out[str(prefix)] = answers
     return out, diags
 
 
-def _canned(answer: Any) -> tuple[Canned, tuple[str, str, str] | None]:
+# A problem with one verb's answer: the key it is at ("" for the answer itself) and its
+# diagnostic, made once the caller knows the file, the position, the prefix and the verb.
+_Problem = tuple[Any, Callable[[str, Span, Any, Any], Diagnostic]]
+
+
+def _canned(answer: Any) -> tuple[Canned, _Problem | None]:
     if not isinstance(answer, dict):
-        return Canned(), ("an answer is a mapping of status, body, raw, delay", "", "S002")
+        return Canned(), ("", scenario_errors.answer_not_a_mapping)
     for key in answer:
         if key not in ANSWER_KEYS:
-            return Canned(), (f"unknown key {key!r} (known: {', '.join(sorted(ANSWER_KEYS))})", key, "S006")
+            return Canned(), (key, partial(scenario_errors.answer_unknown_key, key=key, known=ANSWER_KEYS))
     status, delay = answer.get("status", 200), answer.get("delay", 0)
     if isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 599:
-        return Canned(), ("status must be an HTTP status code", "status", "S002")
+        return Canned(), ("status", scenario_errors.answer_status)
     if isinstance(delay, bool) or not isinstance(delay, (int, float)) or not 0 <= delay <= MAX_DELAY:
-        return Canned(), (f"delay must be a number of seconds from 0 to {MAX_DELAY:g}", "delay", "S002")
+        return Canned(), ("delay", partial(scenario_errors.answer_delay, most=MAX_DELAY))
     if "raw" in answer and "body" in answer:
-        return Canned(), ("give `body` (JSON) or `raw` (text), not both", "raw", "S002")
+        return Canned(), ("raw", scenario_errors.answer_body_and_raw)
     if "raw" in answer:
         if not isinstance(answer["raw"], str):
-            return Canned(), ("raw must be a string", "raw", "S002")
+            return Canned(), ("raw", scenario_errors.answer_raw_not_text)
         body = answer["raw"].encode()
     else:
         body = json.dumps(answer.get("body", {})).encode()

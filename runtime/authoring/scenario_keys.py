@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fumarole.policy_lang.diagnostics import Diagnostic, Span, did_you_mean
+from fumarole.policy_lang.diagnostics import Diagnostic, Span
+from fumarole.runtime.authoring import scenario_errors
 from fumarole.runtime.ingest.yamlpos import key_position, position
 
 # Top level of a scenario file.
@@ -66,28 +67,23 @@ def unknown_keys(doc: Any, file: str) -> list[Diagnostic]:
     if isinstance(expect, dict):
         out += _unknown(expect, EXPECT_KEYS, "`expect`", file)
     elif expect is not None:
-        out.append(Diagnostic("S002", "`expect` must be a mapping", file, Span(*position(doc, "expect"))))
+        out.append(scenario_errors.expect_not_a_mapping(file, Span(*position(doc, "expect"))))
     hooks = doc.get("expectHooks")
     if hooks is not None and not isinstance(hooks, list):
-        out.append(Diagnostic("S002", "`expectHooks` must be a list of hook calls", file,
-                              Span(*position(doc, "expectHooks"))))
+        out.append(scenario_errors.hook_calls_not_a_list(file, Span(*position(doc, "expectHooks"))))
     for index, entry in enumerate(hooks if isinstance(hooks, list) else []):
         if not isinstance(entry, dict):
-            out.append(Diagnostic("S002", "a hook call must be a mapping with `hook`", file,
-                                  Span(*position(hooks, index))))
+            out.append(scenario_errors.hook_call_not_a_mapping(file, Span(*position(hooks, index))))
             continue
         hook = entry.get("hook")
         fields = HOOK_FIELDS.get(hook) if isinstance(hook, str) else None
         if fields is None:
-            out.append(Diagnostic("S006", f"unknown hook {hook!r}", file, Span(*position(entry, "hook")),
-                                  hint=did_you_mean(str(hook), HOOK_FIELDS) or
-                                  f"hook calls: {', '.join(sorted(HOOK_FIELDS))}"))
+            out.append(scenario_errors.unknown_hook(file, Span(*position(entry, "hook")), hook, HOOK_FIELDS))
             continue
         out += _unknown(entry, fields | {"hook"}, f"a `{hook}` call", file)
     return out
 
 
 def _unknown(mapping: dict, allowed: frozenset[str], where: str, file: str) -> list[Diagnostic]:
-    return [Diagnostic("S006", f"unknown key {key!r} in {where}", file, Span(*key_position(mapping, key)),
-                       hint=did_you_mean(str(key), allowed) or f"known keys: {', '.join(sorted(allowed))}")
+    return [scenario_errors.unknown_key(file, Span(*key_position(mapping, key)), key, where, allowed)
             for key in mapping if key not in allowed]

@@ -18,7 +18,8 @@ from pathlib import Path, PurePosixPath
 from typing import Sequence
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
+from fumarole.policy_lang import file_errors
+from fumarole.policy_lang.diagnostics import FumaroleError
 from fumarole.runtime.bundles import bundle_errors
 from fumarole.runtime.bundles.archive import (
     DEFAULT_LIMITS,
@@ -64,7 +65,7 @@ def source_bytes(path: Path, limits: Limits = DEFAULT_LIMITS) -> bytes:
             raise FumaroleError([bundle_errors.archive_too_big(str(path), size, limits.archive_bytes)])
         return path.read_bytes()
     except OSError as exc:
-        raise FumaroleError([Diagnostic("F001", f"cannot read {path}: {exc.strerror}", str(path), NO_POSITION)]) from None
+        raise FumaroleError([file_errors.unreadable(path, exc.strerror, str(path))]) from None
 
 
 def _check_source_patterns(archive: Archive, source: str) -> None:

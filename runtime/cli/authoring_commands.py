@@ -14,7 +14,8 @@ import json
 import sys
 from pathlib import Path
 
-from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
+from fumarole.policy_lang import file_errors
+from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError
 from fumarole.runtime.cli.exit_codes import EXIT_ERROR, EXIT_FAILED, EXIT_OK
 from fumarole.runtime.cli.options import add_output_option, session_timeout
 
@@ -98,9 +99,9 @@ def _policy_paths(paths: list[str]) -> tuple[list[Path], list[Diagnostic]]:
         elif path.suffix == ".policy" and path.is_file():
             files.append(path)
         elif not path.exists():
-            problems.append(Diagnostic("F002", f"no such file or folder: {path}", str(path), NO_POSITION))
+            problems.append(file_errors.no_such_path(path))
         else:
-            problems.append(Diagnostic("F003", "fmt formats policy files (*.policy)", str(path)))
+            problems.append(file_errors.not_a_policy_file(str(path)))
     return files, problems
 
 

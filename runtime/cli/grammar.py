@@ -14,7 +14,8 @@ import argparse
 import re
 from typing import Any, NoReturn, Sequence
 
-from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError, Span, did_you_mean, printable
+from fumarole.policy_lang import file_errors
+from fumarole.policy_lang.diagnostics import FumaroleError, did_you_mean, printable
 
 COMMAND_LINE = "command line"
 
@@ -70,7 +71,7 @@ def _choices(message: str) -> list[str]:
 
 def _error(argv: Sequence[str], message: str, at: int | None, hint: str | None) -> FumaroleError:
     col = column(argv, at) if at is not None else len(command_line(argv)) + 1
-    return FumaroleError([Diagnostic("F002", message, COMMAND_LINE, Span(1, col), hint=hint)],
+    return FumaroleError([file_errors.bad_command_line(COMMAND_LINE, col, message, hint)],
                          {COMMAND_LINE: command_line(argv)})
 
 

@@ -13,7 +13,8 @@ import datetime as _dt
 import math
 from typing import Sequence
 
-from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
+from fumarole.policy_lang import file_errors
+from fumarole.policy_lang.diagnostics import FumaroleError
 
 HUMAN = ("text", "table")
 
@@ -72,4 +73,4 @@ def positive_int(value: str) -> int:
 
 def usage_error(message: str, hint: str | None = None) -> FumaroleError:
     """F002: the command line asks for something that cannot be done (no position: it is an argument)."""
-    return FumaroleError([Diagnostic("F002", message, "fumarole", NO_POSITION, hint=hint)])
+    return FumaroleError([file_errors.bad_argument(message, hint)])

@@ -20,7 +20,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
+from fumarole.policy_lang import file_errors
+from fumarole.policy_lang.diagnostics import FumaroleError
 from fumarole.runtime.authoring.coverage import (
     coverage_json,
     coverage_text,
@@ -53,7 +54,7 @@ class CaseResult:
 def cmd_test(args: argparse.Namespace) -> int:
     missing = [p for p in args.paths if not Path(p).exists()]
     if missing:
-        raise FumaroleError([Diagnostic("F002", f"no such file or folder: {p}", str(p), NO_POSITION) for p in missing])
+        raise FumaroleError([file_errors.no_such_path(p) for p in missing])
     covering = args.coverage or args.threshold is not None
     probes = Probes() if covering else None
     prepare = _instrumenting(probes) if probes else None

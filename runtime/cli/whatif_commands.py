@@ -10,7 +10,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
+from fumarole.policy_lang import file_errors
+from fumarole.policy_lang.diagnostics import FumaroleError
 from fumarole.runtime.api.extras import require_extra
 from fumarole.runtime.cli.exit_codes import EXIT_OK
 from fumarole.runtime.cli.options import add_output_option, session_timeout
@@ -98,9 +99,9 @@ def replay_options(args: argparse.Namespace):
     from fumarole.runtime.whatif.clock import ReplayOptions
 
     if args.period <= 0:
-        raise FumaroleError([Diagnostic("F002", "--period must be more than zero", "fumarole", NO_POSITION)])
+        raise FumaroleError([file_errors.not_positive("--period")])
     if args.max_wall <= 0:
-        raise FumaroleError([Diagnostic("F002", "--max-wall must be more than zero", "fumarole", NO_POSITION)])
+        raise FumaroleError([file_errors.not_positive("--max-wall")])
     return ReplayOptions(args.period, args.until, args.on_evict, args.grace, args.pingpong_window,
                          args.session_timeout, args.settle, args.max_wall)
 
@@ -158,7 +159,7 @@ def cmd_trace_synth(args: argparse.Namespace) -> int:
     from fumarole.runtime.whatif.synth import synth_trace
 
     if args.nodes < 1:
-        raise FumaroleError([Diagnostic("F002", "--nodes must be at least 1", "fumarole", NO_POSITION)])
+        raise FumaroleError([file_errors.below_minimum("--nodes", 1)])
     return _write_trace(synth_trace(args.shape, args.seed, args.nodes, args.duration), args.out)
 
 
@@ -169,8 +170,7 @@ def cmd_trace_cut(args: argparse.Namespace) -> int:
 
     sampler = parse_distribution(args.run_time)
     if sampler is None:
-        raise FumaroleError([Diagnostic("F002", f"--run-time {args.run_time!r}: expected fixed:D, uniform:A,B "
-                                        "or exp:MEAN with durations such as 30m", "fumarole", NO_POSITION)])
+        raise FumaroleError([file_errors.bad_distribution("--run-time", args.run_time)])
     cluster = load_cluster(read_text(Path(args.cluster), args.cluster), args.cluster)
     return _write_trace(cut_trace(cluster, Path(args.cluster).stem, sampler, args.seed), args.out)
 

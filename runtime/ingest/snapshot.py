@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 from urllib.parse import quote, urlencode
 
-from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
+from fumarole.policy_lang import file_errors
+from fumarole.policy_lang.diagnostics import FumaroleError
 from fumarole.runtime.api.extras import require_extra
 from fumarole.runtime.ingest import node_metrics_source
 from fumarole.runtime.ingest.strict_json import strict_json
@@ -314,4 +315,4 @@ def _scheduler_conf(api: _Api, configmap: str) -> str | None:
 
 
 def _error(kubeconfig: str, message: str) -> FumaroleError:
-    return FumaroleError([Diagnostic("F005", message, kubeconfig, NO_POSITION)])
+    return FumaroleError([file_errors.cluster_unreachable(kubeconfig, message)])

@@ -13,7 +13,8 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Iterator, Mapping
 
-from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError, Span
+from fumarole.policy_lang import file_errors
+from fumarole.policy_lang.diagnostics import FumaroleError, Span
 
 
 class NotText(ValueError):
@@ -66,8 +67,7 @@ def read_text(path: Path, file: str | None = None) -> str:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise FumaroleError([Diagnostic("F001", f"cannot read {path}: {exc.strerror}", file or str(path),
-                                        NO_POSITION)]) from None
+        raise FumaroleError([file_errors.unreadable(path, exc.strerror, file or str(path))]) from None
     return decode_file(data, path, file)
 
 
@@ -76,5 +76,5 @@ def decode_file(data: bytes, path: Path, file: str | None = None) -> str:
     try:
         return decode(data)
     except NotText as exc:
-        raise FumaroleError([Diagnostic("F001", f"cannot read {path}: {exc.reason}", file or str(path),
-                                        Span(exc.line, exc.col))]) from None
+        raise FumaroleError([file_errors.unreadable(path, exc.reason, file or str(path),
+                                                    Span(exc.line, exc.col))]) from None

@@ -37,7 +37,8 @@ import threading
 import time
 from typing import Any, Callable
 
-from fumarole.policy_lang.diagnostics import NO_POSITION, SHOWN_AT_MOST, Diagnostic, FumaroleError, not_shown
+from fumarole.policy_lang import file_errors
+from fumarole.policy_lang.diagnostics import SHOWN_AT_MOST, Diagnostic, FumaroleError, not_shown
 from fumarole.runtime.serve import serve_errors
 
 MiB = 1024 * 1024
@@ -229,7 +230,7 @@ class Containment:
         if kind == "memory":
             budget = f"{self.memory_bytes // MiB} MiB" if self.memory_bytes else "the memory available"
             raise FumaroleError([serve_errors.ran_out_of_memory(what, budget)])
-        raise FumaroleError([Diagnostic("F004", f"internal error in the {what}: {payload}", what, span=NO_POSITION)])
+        raise FumaroleError([file_errors.child_crashed(what, payload)])
 
     def stop(self) -> None:
         """Kill every running child and refuse new work (the service is shutting down)."""

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from fumarole.policy_lang import file_errors
 from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
 from fumarole.runtime.bundles.archive import DEFAULT_LIMITS, Limits
 from fumarole.runtime.bundles.bundle import Bundle
@@ -137,8 +138,7 @@ class BundleRegistry:
             raise
         except Exception as exc:  # noqa: BLE001 - a bundle that breaks the compiler is refused, not a 500
             log.exception("compiling %s failed", source)
-            raise FumaroleError([Diagnostic("F004", f"internal error while compiling the bundle: "
-                                            f"{type(exc).__name__}: {exc}", source, span=NO_POSITION)]) from None
+            raise FumaroleError([file_errors.compile_crashed(source, exc)]) from None
 
     def _record(self, source: str, outcome: str, digest: str | None = None,
                 diagnostics: Sequence[Diagnostic] = (), origin: str = "") -> None:

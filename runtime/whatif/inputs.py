@@ -6,7 +6,8 @@ import tarfile
 from pathlib import Path
 from typing import Callable, Sequence
 
-from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
+from fumarole.policy_lang import file_errors
+from fumarole.policy_lang.diagnostics import FumaroleError
 from fumarole.runtime.bundles.bundle import Bundle, bundle_from_volcano_conf, default_bundle, load_bundle
 from fumarole.runtime.bundles.manifest import MANIFEST
 
@@ -27,7 +28,7 @@ def bundle_at(path: Path, trusted_keys: Sequence[str] = ()) -> tuple[Bundle, Lab
     signed by one of ``trusted_keys`` when any is given) or a volcano-scheduler.conf; and how to
     show its policy files' names."""
     if not path.exists():
-        raise FumaroleError([Diagnostic("F001", f"no such bundle or configuration: {path}", str(path), NO_POSITION)])
+        raise FumaroleError([file_errors.no_bundle_or_configuration(path)])
     if path.is_dir() or path.name == MANIFEST:
         return load_bundle(path), str
     if _is_archive(path):

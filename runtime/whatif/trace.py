@@ -17,13 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fumarole.policy_lang.diagnostics import FumaroleError
+from fumarole.policy_lang import file_errors
+from fumarole.policy_lang.diagnostics import FumaroleError, Span
 from fumarole.runtime.api.quoting import clip
 from fumarole.runtime.framework.go_semantics import parse_duration
 from fumarole.runtime.ingest.kube import Cluster, cluster_from_objects, load_cluster
 from fumarole.runtime.ingest.kube_convert import GROUP_NAME, ObjectReader, parse_time
 from fumarole.runtime.ingest.source import NotText, decode
-from fumarole.runtime.ingest.yamlpos import load_file
+from fumarole.runtime.ingest.yamlpos import load_file, position
 
 EVENT_KINDS = ("submit", "delete", "addNode", "removeNode")
 _TOP_KEYS = ("apiVersion", "kind", "metadata", "start", "cluster", "runTimes", "events")
@@ -165,7 +166,8 @@ def _initial_cluster(doc: dict, path: Path, reader: _TraceReader) -> Cluster | N
         dump = path.parent / raw
         problem, dump_text = _read_dump(path, raw)
         if dump_text is None:
-            reader.fail("F001", f"cannot read the trace's cluster {_clip(raw, 200)}: {problem}", doc, "cluster")
+            reader.diagnostics.append(file_errors.trace_cluster_unreadable(reader.file, Span(*position(doc, "cluster")),
+                                                                           _clip(raw, 200), problem))
             return None
         try:
             return load_cluster(dump_text, str(dump))
