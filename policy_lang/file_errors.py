@@ -31,11 +31,6 @@ def unreadable(path: Path | str, reason: str | None, file: str, at: Span = NO_PO
     return Diagnostic("F001", f"cannot read {path}: {reason}", file, at)
 
 
-def source_unreadable(file: str, error: Exception) -> Diagnostic:
-    """A source a bundle manifest lists that cannot be read while checking the manifest."""
-    return Diagnostic("F001", f"cannot read a source of {file}: {error}", file, NO_POSITION)
-
-
 def no_such_bundle(file: str, at: Span, bundle: Path) -> Diagnostic:
     """A scenario's ``bundle`` names nothing that exists."""
     return Diagnostic("F001", f"cannot read bundle {bundle}: no such bundle", file, at)

@@ -337,8 +337,8 @@ class _Run:
         if isinstance(sources, list) and all(isinstance(s, str) for s in sources):
             try:
                 files, source_diags = manifest_sources(doc, manifest.parent, file)
-            except (OSError, UnicodeDecodeError) as exc:
-                files, source_diags = [], [file_errors.source_unreadable(file, exc)]
+            except FumaroleError as err:  # a source that cannot be read (F001, at the source's first bad byte)
+                files, source_diags = [], list(err.diagnostics)
             diags += source_diags
         for source_file, source_text in files:
             self.sources[source_file] = source_text
