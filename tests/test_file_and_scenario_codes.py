@@ -117,6 +117,8 @@ CASES: dict[str, tuple[list[str], dict, int, Pinned]] = {
                                       "extender '/x', verb 'filter': give `body` (JSON) or `raw` (text), not both")),
     "scenario/answer-raw": (["test", "s.yaml"], {"s.yaml": EXTENDER + "    filter: {raw: 5}\n"}, 2,
                             ("S002", "s.yaml", 5, 14, "extender '/x', verb 'filter': raw must be a string")),
+    "scenario/answer-checked": (["check", "s.yaml"], {"s.yaml": EXTENDER + "    filter: {status: 42}\n"}, 1,
+                                ("S002", "s.yaml", 5, 14, "extender '/x', verb 'filter': status must be an HTTP status code")),
     # S006 an unknown key or hook
     "scenario/unknown-key": (["check", "s.yaml"], {"s.yaml": CONF + "expect: {bindz: {}}\n"}, 1,
                              ("S006", "s.yaml", 2, 10, "unknown key 'bindz' in `expect`")),
@@ -127,6 +129,9 @@ CASES: dict[str, tuple[list[str], dict, int, Pinned]] = {
     "scenario/answer-unknown-key": (["test", "s.yaml"], {"s.yaml": EXTENDER + "    filter: {stauts: 200}\n"}, 2,
                                     ("S006", "s.yaml", 5, 14, "extender '/x', verb 'filter': unknown key 'stauts' "
                                                               "(known: body, delay, raw, status)")),
+    "scenario/answer-unknown-key-checked": (["check", "s.yaml"], {"s.yaml": EXTENDER + "    filter: {stauts: 200}\n"}, 1,
+                                            ("S006", "s.yaml", 5, 14, "extender '/x', verb 'filter': unknown key "
+                                                                      "'stauts' (known: body, delay, raw, status)")),
 }
 
 

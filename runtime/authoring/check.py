@@ -36,6 +36,7 @@ from fumarole.policy_lang.lint import never_matching
 from fumarole.policy_lang.walk import preorder
 from fumarole.runtime.authoring.victim_wiring import victim_wiring
 from fumarole.runtime.authoring import scenario_errors
+from fumarole.runtime.authoring.scenario_extenders import read_extenders
 from fumarole.runtime.authoring.scenario_keys import unknown_keys
 from fumarole.runtime.bundles.bundle import build_bundle, load_bundle
 from fumarole.runtime.bundles.environment import STDLIB, hooks_document
@@ -391,6 +392,7 @@ class _Run:
             self.diags.append(scenario_errors.not_a_mapping(file))
             return
         self.diags += unknown_keys(doc, file)
+        self.diags += read_extenders(doc, file)[1]
         if "bundle" in doc:
             # As `fumarole test` loads it (bundles.bundle.load_bundle): a folder or a bundle.yaml is a
             # bundle, any other file a volcano-scheduler.conf over the standard library.
