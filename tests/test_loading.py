@@ -351,7 +351,7 @@ def test_what_pauses_age_counts_towards_a_full_collection_when_a_session_begins(
     collect_if_due()  # the first session of a process may only take the measure
     full = gc.get_stats()[2]["collections"]
     alive = len(gc.get_objects())  # what the tests before this one keep
-    for _ in range(40):  # well past what lives now
+    for _ in range(2 * alive // 50_000 + 40):  # well past what lives now, however much the tests before keep
         with gc_paused():
             for _ in range(50_000):
                 cycle: list = []
