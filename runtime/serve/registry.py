@@ -25,7 +25,7 @@ from typing import Any, Callable, Sequence
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from fumarole.policy_lang import file_errors
-from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, FumaroleError
+from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError
 from fumarole.runtime.bundles.archive import DEFAULT_LIMITS, Limits
 from fumarole.runtime.bundles.bundle import Bundle
 from fumarole.runtime.bundles.library import standard_library
