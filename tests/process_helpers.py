@@ -12,10 +12,7 @@ from __future__ import annotations
 
 import yaml
 
-
-def queue(name: str = "default") -> dict:
-    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": name},
-            "spec": {"weight": 1}, "status": {"state": "Open"}}
+from clusters import queue
 
 
 def node(name: str, labels: dict | None = None) -> dict:

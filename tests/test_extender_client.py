@@ -22,6 +22,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from clusters import queue
 from extender_servers import BIG, closed_port, misbehaving
 from fumarole.runtime.api.model import Node, Task
 from fumarole.runtime.authoring.scenario import decisions_as_expect, run_file
@@ -126,8 +127,7 @@ def scenario(tmp_path: Path, arguments: dict, answers: dict, hooks: list, object
         {"plugins": [*(extra_plugins or []), entry]}]},
         "extenders": {"http://ext.test": answers},
         "objects": objects or [NODE, {**NODE, "metadata": {"name": "n2"}}, POD,
-                               {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
-                                "metadata": {"name": "q1"}, "spec": {"weight": 1}, "status": {"state": "Open"}},
+                               queue("q1"),
                                {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
                                 "metadata": {"namespace": "c1", "name": "pg1"},
                                 "spec": {"queue": "q1", "minMember": 1}}],
@@ -226,8 +226,7 @@ def test_a_prioritize_error_leaves_allocate_without_a_node(tmp_path, answer, ign
 def test_victims_are_matched_to_candidates_by_uid(tmp_path) -> None:
     pods = [POD] + [{**POD, "metadata": {**POD["metadata"], "uid": f"c1-v{i}", "name": f"v{i}"},
                      "spec": {**POD["spec"], "nodeName": "n1"}, "status": {"phase": "Running"}} for i in range(3)]
-    objects = [NODE, *pods, {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
-                             "metadata": {"name": "q1"}, "spec": {"weight": 1}, "status": {"state": "Open"}},
+    objects = [NODE, *pods, queue("q1"),
                {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
                 "metadata": {"namespace": "c1", "name": "pg1"}, "spec": {"queue": "q1", "minMember": 1}}]
     arguments = {"extender.preemptableVerb": "preemptable"}
@@ -256,9 +255,7 @@ def test_a_silent_extender_never_outlasts_the_session_timeout() -> None:
         config = config_from_document({"actions": "enqueue, allocate", "tiers": [{"plugins": [
             {"name": "extender", "arguments": {"extender.urlPrefix": url, "extender.httpTimeout": "0s",
                                                "extender.predicateVerb": "predicate"}}]}]}, "conf")
-        cluster = cluster_from_objects([NODE, POD, {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
-                                                    "metadata": {"name": "q1"}, "spec": {"weight": 1},
-                                                    "status": {"state": "Open"}},
+        cluster = cluster_from_objects([NODE, POD, queue("q1"),
                                         {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
                                          "metadata": {"namespace": "c1", "name": "pg1"},
                                          "spec": {"queue": "q1", "minMember": 1}}], "test")
@@ -315,8 +312,7 @@ def test_both_engines_make_the_same_calls_and_decisions() -> None:
                          "extender.prioritizeVerb": "prioritize", "extender.onSessionOpenVerb": "open",
                          "extender.onSessionCloseVerb": "close"}}]}]}, "conf")
     objects: list[dict] = [{**NODE, "metadata": {"name": f"n{i}"}} for i in range(6)]
-    objects.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "q1"},
-                    "spec": {"weight": 1}, "status": {"state": "Open"}})
+    objects.append(queue("q1"))
     for j in range(2):
         objects.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
                         "metadata": {"namespace": "c1", "name": f"pg{j}"}, "spec": {"queue": "q1", "minMember": 2}})
@@ -374,8 +370,7 @@ def test_on_session_open_sends_the_namespaces_quotas_as_namespace_info() -> None
     objects = [NODE, POD, _quota("team-b", "gpus", {"requests.nvidia.com/gpu": "4"}, {}),
                _quota("c1", "mem", {"requests.memory": "8Gi"}, {"requests.memory": "1Gi"}),
                _quota("c1", "cpu", {"requests.cpu": "10", "limits.cpu": "20"}, {"requests.cpu": "1"}),
-               {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "q1"},
-                "spec": {"weight": 1}, "status": {"state": "Open"}}]
+               queue("q1")]
     _OpenRecorder.bodies = []
     try:
         for engine in ("fast", "reference"):
@@ -410,8 +405,7 @@ def test_fumarole_serve_answers_the_client_as_the_same_rules_decide_in_process(t
     base = [{"plugins": [{"name": "priority"}, {"name": "gang"}, {"name": "conformance"}]},
             {"plugins": [{"name": "drf"}, {"name": "predicates"}, {"name": "proportion"}, {"name": "nodeorder"}]}]
     objects: list[dict] = [{**NODE, "metadata": {"name": f"n{i}"}} for i in range(4)]
-    objects += [{"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "q1"},
-                 "spec": {"weight": 1}, "status": {"state": "Open"}},
+    objects += [queue("q1"),
                 {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
                  "metadata": {"namespace": "c1", "name": "pg1"}, "spec": {"queue": "q1", "minMember": 1}}]
     objects += [{**POD, "metadata": {**POD["metadata"], "uid": f"u{k}", "name": f"p{k}"},

@@ -16,14 +16,10 @@ from fumarole.runtime.ingest.queue_tree import build_queue_tree
 from fumarole.runtime.ingest.scheduler_config import config_from_document
 from fumarole.runtime.ingest.yamlpos import load_all
 
+from clusters import NODE, queue, small_cluster
+
 # Authored scenarios: HDRF (no upstream session test fits our tiers) and capacity's dry-run hooks.
 SCENARIOS = [Path(__file__).parent / "scenarios" / area for area in ("hdrf", "capacity")]
-
-
-def queue(name: str, parent: str = "") -> dict:
-    spec = {"weight": 1, **({"parent": parent} if parent else {})}
-    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": name}, "spec": spec,
-            "status": {"state": "Open"}}
 
 
 def tree_of(*links: tuple[str, str]):
@@ -92,18 +88,6 @@ def test_problem_points_at_spec_parent():
 
 # -- sessions and the command line ---------------------------------------------------
 
-NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
-        "status": {"allocatable": {"cpu": "4", "memory": "4Gi", "pods": "10"}}}
-POD = {"apiVersion": "v1", "kind": "Pod",
-       "metadata": {"uid": "ns-p1", "namespace": "ns", "name": "p1",
-                    "annotations": {"scheduling.k8s.io/group-name": "pg1"}},
-       "spec": {"containers": [{"resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]},
-       "status": {"phase": "Pending"}}
-PODGROUP = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-            "metadata": {"namespace": "ns", "name": "pg1"},
-            "spec": {"queue": "leaf", "minMember": 1}, "status": {"phase": "Inqueue"}}
-
-
 def capacity_config(hierarchy: bool) -> dict:
     return {"actions": "allocate", "tiers": [{"plugins": [{"name": "capacity", "enableHierarchy": hierarchy}]}]}
 
@@ -124,7 +108,7 @@ def test_hierarchy_switch_is_read_from_the_plugin_entry():
 def test_broken_hierarchy_makes_capacity_not_ready(elsewhere, binds, problems):
     """A cycle anywhere stops the plugin, even far from the job's queue (Volcano: "not ready")."""
     queues = [queue("root"), queue("mid"), queue("leaf", "mid")] + [queue(n, p) for n, p in elsewhere]
-    session = session_for([NODE, *queues, PODGROUP, POD], capacity_config(True))
+    session = session_for(small_cluster(queues, "leaf"), capacity_config(True))
     session.open()  # the operations themselves: run_session would refuse the broken tree
     session.run_actions()
     decisions = session.close()

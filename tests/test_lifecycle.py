@@ -21,29 +21,14 @@ from fumarole.runtime.serve.extender import Extender
 from fumarole.runtime.whatif.clock import replay
 from fumarole.runtime.whatif.trace import load_trace
 
+from clusters import NODE, POD, pod_group, queue, small_cluster
 from serving_helpers import archive, make_service
 
 CONF = {"actions": "enqueue, allocate", "tiers": [{"plugins": [{"name": "capacity", "enableHierarchy": True}]}]}
 CYCLE = "queue 'a' is its own ancestor: spec.parent links a -> b -> a"
 
 
-def queue(name: str, parent: str = "") -> dict:
-    spec = {"weight": 1, **({"parent": parent} if parent else {})}
-    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": name},
-            "spec": spec, "status": {"state": "Open"}}
-
-
-NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
-        "status": {"allocatable": {"cpu": "4", "memory": "4Gi", "pods": "10"}}}
-POD = {"apiVersion": "v1", "kind": "Pod",
-       "metadata": {"uid": "ns-p1", "namespace": "ns", "name": "p1",
-                    "annotations": {"scheduling.k8s.io/group-name": "pg1"}},
-       "spec": {"containers": [{"resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]},
-       "status": {"phase": "Pending"}}
-PODGROUP = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-            "metadata": {"namespace": "ns", "name": "pg1"},
-            "spec": {"queue": "root", "minMember": 1}, "status": {"phase": "Inqueue"}}
-OBJECTS = [NODE, queue("root"), queue("a", "b"), queue("b", "a"), PODGROUP, POD]
+OBJECTS = small_cluster([queue("root"), queue("a", "b"), queue("b", "a")], "root")
 
 
 def cluster_text() -> str:
@@ -118,7 +103,7 @@ def test_replay_refuses_the_first_session_before_it_decides(tmp_path, no_action_
     trace.write_text(yaml.safe_dump({
         "apiVersion": "fumarole/v1", "kind": "Trace", "start": "2026-11-21T08:00:00Z",
         "cluster": [NODE, queue("root"), queue("a", "b"), queue("b", "a")],
-        "events": [{"at": "0s", "submit": {"podGroup": PODGROUP,
+        "events": [{"at": "0s", "submit": {"podGroup": pod_group("root"),
                                            "tasks": [{"replicas": 1, "runTime": "1m", "pod": {
                                                "metadata": {"name": "p"},
                                                "spec": POD["spec"]}}]}}]}, sort_keys=False))

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from process_helpers import as_yaml, node, pod, pod_group, queue, sampled_cluster
+from clusters import queue
+from process_helpers import as_yaml, node, pod, pod_group, sampled_cluster
 
 from fumarole.runtime.bundles.bundle import default_bundle, load_bundle_dir
 from fumarole.runtime.framework.predicate_helper import num_feasible_nodes_to_find
