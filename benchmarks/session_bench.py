@@ -26,6 +26,7 @@ import yaml  # noqa: E402
 
 from benchmarks.synthetic import SHAPES, SIZES, cluster_objects  # noqa: E402
 from fumarole.runtime.bundles.bundle import build_bundle, default_bundle  # noqa: E402
+from fumarole.runtime.framework.lifecycle import new_session  # noqa: E402
 from fumarole.runtime.framework.session import Session  # noqa: E402
 from fumarole.runtime.ingest.gc_pause import settle  # noqa: E402
 from fumarole.runtime.ingest.kube import load_cluster  # noqa: E402
@@ -95,7 +96,7 @@ def loading(bundle, path: Path) -> dict[str, float]:
         parts: dict[str, float] = {}
         settle()
         cluster, _, parts["load"] = timed(lambda: load_cluster(path.read_text(), path.name))
-        session, _, parts["session"] = timed(lambda: Session(bundle, cluster, now=0.0))
+        session, _, parts["session"] = timed(lambda: new_session(bundle, cluster, now=0.0))
         _, _, parts["open"] = timed(session.open)
         parts["total"] = sum(parts.values())
         best = parts if best is None or parts["total"] < best["total"] else best
@@ -104,7 +105,7 @@ def loading(bundle, path: Path) -> dict[str, float]:
 
 
 def _opened(bundle, cluster, engine: str) -> Session:
-    session = Session(bundle, cluster, now=0.0, engine=engine)
+    session = new_session(bundle, cluster, now=0.0, engine=engine)
     session.open()
     return session
 

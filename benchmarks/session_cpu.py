@@ -22,7 +22,7 @@ def measure(repeat: int) -> str:
     sys.path.insert(0, str(HERE))
     from benchmarks.synthetic import cluster_objects
     from fumarole.runtime.bundles.bundle import default_bundle
-    from fumarole.runtime.framework.session import Session
+    from fumarole.runtime.framework.lifecycle import new_session
     from fumarole.runtime.ingest.kube import cluster_from_objects
 
     bundle = default_bundle()
@@ -32,7 +32,7 @@ def measure(repeat: int) -> str:
         times = []
         for _ in range(repeat):
             start = time.process_time()
-            session = Session(bundle, cluster, now=0.0)  # the operations themselves: older checkouts have them too
+            session = new_session(bundle, cluster, now=0.0)  # the operations themselves: older checkouts have them too
             session.open()
             session.run_actions()
             session.close()

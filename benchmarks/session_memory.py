@@ -20,8 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.synthetic import SIZES, cluster_objects  # noqa: E402
 from fumarole.runtime.bundles.bundle import default_bundle  # noqa: E402
-from fumarole.runtime.framework.lifecycle import run_session  # noqa: E402
-from fumarole.runtime.framework.session import Session  # noqa: E402
+from fumarole.runtime.framework.lifecycle import new_session, run_session  # noqa: E402
 from fumarole.runtime.ingest.kube import load_cluster  # noqa: E402
 
 
@@ -33,7 +32,7 @@ def main() -> None:
     text = json.dumps({"apiVersion": "v1", "kind": "List", "items": cluster_objects(args.size)})
     bundle = default_bundle()
     for done in range(1, args.sessions + 1):
-        run_session(Session(bundle, load_cluster(text, f"{args.size}.json"), now=0.0))
+        run_session(new_session(bundle, load_cluster(text, f"{args.size}.json"), now=0.0))
         if done % 50 == 0 or done == args.sessions:
             peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
             print(f"{done} sessions: {len(gc.get_objects()):,} tracked objects, peak {peak} MB, "

@@ -12,8 +12,7 @@ from benchmarks.objects import container, gang_pod, queue_object, run_on
 
 from fumarole.runtime.authoring.scenario import decisions_as_expect
 from fumarole.runtime.bundles.bundle import build_bundle, default_bundle
-from fumarole.runtime.framework.lifecycle import run_session
-from fumarole.runtime.framework.session import Session
+from fumarole.runtime.framework.lifecycle import new_session, run_session
 from fumarole.runtime.ingest.kube import cluster_from_objects
 from fumarole.runtime.ingest.scheduler_config import config_from_document
 
@@ -240,7 +239,7 @@ def clusters(draw, max_nodes: int = 12, job_sizes: tuple[int, int] = (1, 4), pla
 
 
 def decisions(objects: list[dict], config: str, engine: str) -> dict:
-    session = Session(bundle(config), cluster_from_objects(objects), now=1_800_000_000.0, engine=engine)
+    session = new_session(bundle(config), cluster_from_objects(objects), now=1_800_000_000.0, engine=engine)
     return decisions_as_expect(run_session(session))
 
 
@@ -369,7 +368,7 @@ def decisions_trying_every_node(objects: list[dict], config: str, engine: str) -
     """The decisions with preempt's and reclaim's bounds switched off (`may_become_allocatable`,
     `may_preempt_from` and `may_reclaim_from` always true), so that preempt tries its evictions
     and asks `preemptable`, and reclaim asks `reclaimable`, on every node, as Volcano does."""
-    session = Session(bundle(config), cluster_from_objects(objects), now=1_800_000_000.0, engine=engine)
+    session = new_session(bundle(config), cluster_from_objects(objects), now=1_800_000_000.0, engine=engine)
     session.open()
     session.H.may_become_allocatable = lambda *_args: True
     session.H.may_reclaim_from = lambda *_args: True
@@ -383,7 +382,7 @@ def decisions_and_questions(objects: list[dict], config: str, engine: str, hook:
                             bounded: bool, phase: str | None = None) -> tuple[dict, int]:
     """The decisions, and how often the session asked ``hook`` (in action ``phase`` only, if given);
     with ``bounded`` false the ``bound`` hook answers "may" everywhere, as if it were not there."""
-    session = Session(bundle(config), cluster_from_objects(objects), now=1_800_000_000.0, engine=engine)
+    session = new_session(bundle(config), cluster_from_objects(objects), now=1_800_000_000.0, engine=engine)
     session.open()
     asked = [0]
     ask = getattr(session.H, hook)

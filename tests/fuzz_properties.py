@@ -20,7 +20,7 @@ from fumarole.policy_lang.diagnostics import FumaroleError
 from fumarole.runtime.bundles.archive import pack
 from fumarole.runtime.bundles.bundle import default_bundle
 from fumarole.runtime.bundles.loader import load_artifact
-from fumarole.runtime.framework.session import Session
+from fumarole.runtime.framework.lifecycle import new_session
 from fumarole.runtime.ingest.kube import load_cluster
 from fumarole.runtime.serve.service import parse_cluster
 from hypothesis import strategies as st
@@ -79,7 +79,7 @@ def _positioned(err: FumaroleError) -> None:
 
 def _session(cluster: Any, started: float) -> str:
     """One default session on ``cluster``, within the time bound counted from ``started``."""
-    session = Session(default_bundle(), cluster)
+    session = new_session(default_bundle(), cluster)
     session.open()
     if not session.problems:
         session.run_actions()

@@ -27,8 +27,7 @@ from fumarole.runtime.bundles.bundle import build_bundle
 from fumarole.runtime.bundles.library import compile_sources, standard_library
 from fumarole.runtime.framework.budget import StepBudget
 from fumarole.runtime.framework.namespace import PolicyRuntimeError
-from fumarole.runtime.framework.lifecycle import run_session
-from fumarole.runtime.framework.session import Session
+from fumarole.runtime.framework.lifecycle import new_session, run_session
 from fumarole.runtime.ingest.kube import Cluster, load_cluster
 from fumarole.runtime.ingest.scheduler_config import config_from_document
 
@@ -96,7 +95,7 @@ def _outcome(file: str, text: str) -> tuple[str, str]:
         return "diagnostic", err.diagnostics[0].headline()
     budget = StepBudget(session_steps=5_000_000, hook_steps=500_000, timeout=TIME_LIMIT / 2)
     try:
-        run_session(Session(bundle, _cluster(), now=0.0, budget=budget))
+        run_session(new_session(bundle, _cluster(), now=0.0, budget=budget))
     except PolicyRuntimeError as exc:
         if not exc.file or exc.line < 1:
             return "FAILURE", f"R001 without a position: {exc.message}"

@@ -21,8 +21,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from fumarole.runtime.authoring.scenario import decisions_as_expect
 from fumarole.runtime.bundles.archive import folder_files, pack, read_archive
 from fumarole.runtime.bundles.signing import sign_digest
-from fumarole.runtime.framework.lifecycle import run_session
-from fumarole.runtime.framework.session import Session
+from fumarole.runtime.framework.lifecycle import new_session, run_session
 from fumarole.runtime.ingest.kube import load_cluster
 from fumarole.runtime.serve.decision_log import DecisionLog
 from fumarole.runtime.serve.metrics import Metrics
@@ -125,7 +124,7 @@ def expected_decisions(folder: Path) -> dict:
     """What one session decides on the test cluster under the bundle in ``folder``."""
     from fumarole.runtime.bundles.bundle import load_bundle_dir
 
-    return decisions_as_expect(run_session(Session(load_bundle_dir(folder), load_cluster(cluster_text()))))
+    return decisions_as_expect(run_session(new_session(load_bundle_dir(folder), load_cluster(cluster_text()))))
 
 
 def make_service(initial: bytes | None, trusted: Sequence = (), state: Path | None = None) -> Service:

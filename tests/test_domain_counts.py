@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fumarole.runtime.framework import k8s_filters
+from fumarole.runtime.framework.lifecycle import new_session
 from fumarole.runtime.framework.session import Session
 from fumarole.runtime.ingest.kube import cluster_from_objects
 from fumarole.runtime.k8s import domain_counts
@@ -16,7 +17,7 @@ from tests.differential import bundle, clusters
 
 
 def _sessions(objects: list[dict]) -> tuple[Session, Session]:
-    return tuple(Session(bundle("default"), cluster_from_objects(objects), now=1_800_000_000.0, engine=engine)
+    return tuple(new_session(bundle("default"), cluster_from_objects(objects), now=1_800_000_000.0, engine=engine)
                  for engine in ("fast", "reference"))
 
 

@@ -10,8 +10,7 @@ import pytest
 from fumarole.runtime.api.fit import FitError, FitErrors
 from fumarole.runtime.authoring.explanations import run_explained
 from fumarole.runtime.bundles.bundle import bundle_from_volcano_conf, default_bundle, load_bundle
-from fumarole.runtime.framework.lifecycle import run_session
-from fumarole.runtime.framework.session import Session
+from fumarole.runtime.framework.lifecycle import new_session, run_session
 from fumarole.runtime.ingest.kube import load_cluster
 from fumarole.runtime.ingest.kube_convert import parse_time
 
@@ -137,7 +136,7 @@ def test_explained_run_decides_exactly_as_a_plain_run(bundle_path, now):
         ROOT / (bundle_path or "examples")
     dump = folder / "cluster.yaml" if (folder / "cluster.yaml").exists() else TWO_QUEUES / "cluster.yaml"
     clock = parse_time(now) if now else None
-    plain = run_session(Session(bundle, cluster(dump), now=clock))
+    plain = run_session(new_session(bundle, cluster(dump), now=clock))
     explained, explanations = run_explained(bundle, cluster(dump), clock)
     assert (explained.binds, explained.evictions, explained.pipelined, explained.phases) == \
         (plain.binds, plain.evictions, plain.pipelined, plain.phases)

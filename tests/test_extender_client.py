@@ -31,9 +31,8 @@ from fumarole.runtime.framework.budget import StepBudget
 from fumarole.runtime.framework.extender_http import MAX_BODY, Answer
 from fumarole.runtime.framework.extender_lib import Extender
 from fumarole.runtime.framework.extender_replies import RESPONSES, read_reply
-from fumarole.runtime.framework.lifecycle import run_session
+from fumarole.runtime.framework.lifecycle import new_session, run_session
 from fumarole.runtime.framework.policy_error import BudgetExhausted, PolicyRuntimeError
-from fumarole.runtime.framework.session import Session
 from fumarole.runtime.ingest.kube import cluster_from_objects
 from fumarole.runtime.ingest.kube_convert import task_from_pod
 from fumarole.runtime.ingest.scheduler_config import config_from_document
@@ -262,7 +261,7 @@ def test_a_silent_extender_never_outlasts_the_session_timeout() -> None:
         bundle = build_bundle(config)  # compiling (cold when the test runs alone) is not the session's time
         start = time.monotonic()
         with pytest.raises(PolicyRuntimeError, match="deadline"):
-            run_session(Session(bundle, cluster, budget=StepBudget(timeout=1.0)))
+            run_session(new_session(bundle, cluster, budget=StepBudget(timeout=1.0)))
     assert time.monotonic() - start < 5 and asked == ["/predicate"]
 
 
@@ -324,7 +323,7 @@ def test_both_engines_make_the_same_calls_and_decisions() -> None:
     try:
         for engine in ("fast", "reference"):
             _Recorder.asked = []
-            decisions = run_session(Session(build_bundle(config), cluster_from_objects(objects, "test"), engine=engine))
+            decisions = run_session(new_session(build_bundle(config), cluster_from_objects(objects, "test"), engine=engine))
             runs[engine] = (decisions_as_expect(decisions)["binds"], list(_Recorder.asked))
     finally:
         server.shutdown()
@@ -374,7 +373,7 @@ def test_on_session_open_sends_the_namespaces_quotas_as_namespace_info() -> None
     _OpenRecorder.bodies = []
     try:
         for engine in ("fast", "reference"):
-            run_session(Session(build_bundle(config), cluster_from_objects(objects, "test"), engine=engine))
+            run_session(new_session(build_bundle(config), cluster_from_objects(objects, "test"), engine=engine))
     finally:
         server.shutdown()
         server.server_close()
@@ -416,7 +415,7 @@ def test_fumarole_serve_answers_the_client_as_the_same_rules_decide_in_process(t
                 "extender.urlPrefix": url + "/v1/extender", "extender.httpTimeout": "10s",
                 "extender.onSessionOpenVerb": "onSessionOpen", "extender.onSessionCloseVerb": "onSessionClose",
                 "extender.predicateVerb": "predicate", "extender.prioritizeVerb": "prioritize"}}]}]}, "conf")
-        through_serve = decisions_as_expect(run_session(Session(build_bundle(config), cluster_from_objects(objects, "t"))))
+        through_serve = decisions_as_expect(run_session(new_session(build_bundle(config), cluster_from_objects(objects, "t"))))
     folder = tmp_path / "in-process"
     (folder / "plugins").mkdir(parents=True)
     (folder / "plugins" / "site.policy").write_text(SITE_POLICY)
@@ -424,7 +423,7 @@ def test_fumarole_serve_answers_the_client_as_the_same_rules_decide_in_process(t
         "apiVersion": "fumarole/v1", "kind": "PolicyBundle", "metadata": {"name": "in-process", "revision": "1"},
         "uses": ["volcano"], "sources": ["plugins/*.policy"], "actions": ["enqueue", "allocate"],
         "tiers": [*base[:1], {"plugins": [*base[1]["plugins"], {"name": "site", "arguments": site_arguments}]}]}))
-    in_process = decisions_as_expect(run_session(Session(load_bundle_dir(folder), cluster_from_objects(objects, "t"))))
+    in_process = decisions_as_expect(run_session(new_session(load_bundle_dir(folder), cluster_from_objects(objects, "t"))))
     assert through_serve == in_process
     assert through_serve["binds"]["c1/p0"] == "n2" and "n0" not in through_serve["binds"].values()
 

@@ -9,6 +9,7 @@ import pytest
 from fumarole.runtime.authoring.scenario import run_file, scenario_files
 from fumarole.runtime.bundles.bundle import build_bundle
 from fumarole.runtime.framework.arguments import hierarchy_enabled
+from fumarole.runtime.framework.lifecycle import new_session
 from fumarole.runtime.framework.session import Session
 from fumarole.runtime.ingest.kube import cluster_from_objects
 from fumarole.runtime.ingest.kube_convert import queue_from_object
@@ -94,7 +95,7 @@ def capacity_config(hierarchy: bool) -> dict:
 
 def session_for(objects: list[dict], config: dict) -> Session:
     bundle = build_bundle(config_from_document(config))
-    return Session(bundle, cluster_from_objects(objects))
+    return new_session(bundle, cluster_from_objects(objects))
 
 
 def test_hierarchy_switch_is_read_from_the_plugin_entry():

@@ -54,3 +54,23 @@ def test_every_stage_is_a_documented_package():
     for stage in STAGES:
         init = RUNTIME / stage / "__init__.py"
         assert ast.get_docstring(ast.parse(init.read_text())), stage
+
+
+def _calls(path: Path, name: str) -> bool:
+    """Whether the file calls ``name(...)``, as a plain name or an attribute (``x.name(...)``)."""
+    return any(isinstance(node, ast.Call) and name in (getattr(node.func, "id", None), getattr(node.func, "attr", None))
+               for node in ast.walk(ast.parse(path.read_text())))
+
+
+def _callers(name: str, *folders: str) -> list[str]:
+    root = RUNTIME.parent
+    return sorted(str(p.relative_to(root)) for folder in folders for p in (root / folder).rglob("*.py")
+                  if _calls(p, name))
+
+
+def test_only_the_lifecycle_makes_and_runs_sessions():
+    """Every session is made by ``lifecycle.new_session`` (in the runtime, the tests and the
+    benchmarks alike), and in the runtime only lifecycle.py runs a session's actions (Volcano's
+    one runOnce): no command makes a session and runs it its own way."""
+    assert _callers("Session", "runtime", "tests", "benchmarks") == ["runtime/framework/lifecycle.py"]
+    assert _callers("run_actions", "runtime") == ["runtime/framework/lifecycle.py"]

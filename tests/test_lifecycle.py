@@ -12,7 +12,7 @@ import yaml
 from fumarole.policy_lang.diagnostics import FumaroleError
 from fumarole.runtime.authoring.scenario import run_file
 from fumarole.runtime.bundles.bundle import build_bundle, bundle_from_volcano_conf
-from fumarole.runtime.framework.lifecycle import open_session, run_session
+from fumarole.runtime.framework.lifecycle import new_session, open_session, run_session
 from fumarole.runtime.framework.session import Session
 from fumarole.runtime.ingest.kube import cluster_from_objects
 from fumarole.runtime.ingest.scheduler_config import config_from_document
@@ -45,7 +45,7 @@ def no_action_runs(monkeypatch):
 
 def session(source: str = "c.yaml") -> Session:
     text = cluster_text()
-    return Session(build_bundle(config_from_document(CONF)), cluster_from_objects(load_all(text), source, text))
+    return new_session(build_bundle(config_from_document(CONF)), cluster_from_objects(load_all(text), source, text))
 
 
 def test_open_session_places_the_problem_in_the_cluster_file():

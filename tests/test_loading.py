@@ -322,11 +322,11 @@ def test_actions_run_with_the_collector_paused_and_it_resumes_after_them():
     import pytest
 
     from fumarole.runtime.bundles.bundle import default_bundle
-    from fumarole.runtime.framework.session import Session
+    from fumarole.runtime.framework.lifecycle import new_session
     from fumarole.runtime.ingest.kube import load_cluster
 
     path = Path(__file__).resolve().parent.parent / "examples" / "cluster.yaml"
-    session = Session(default_bundle(), load_cluster(path.read_text(), path.name), now=0.0)
+    session = new_session(default_bundle(), load_cluster(path.read_text(), path.name), now=0.0)
     session.open()
     seen: list[tuple[str, bool]] = []
     session.progress = lambda phase, _placed: seen.append((phase, gc.isenabled()))

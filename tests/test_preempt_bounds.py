@@ -10,7 +10,7 @@ import pytest
 from benchmarks.shapes import eviction_objects
 from fumarole.runtime.api.resource import Resource
 from fumarole.runtime.bundles.bundle import build_bundle
-from fumarole.runtime.framework.lifecycle import run_session
+from fumarole.runtime.framework.lifecycle import new_session, run_session
 from fumarole.runtime.framework.session import Session
 from fumarole.runtime.ingest.kube import cluster_from_objects
 from fumarole.runtime.ingest.scheduler_config import config_from_document
@@ -73,8 +73,8 @@ def _run(objects: list[dict], engine: str, monkeypatch, hooks: dict | None = Non
     original = Session.evict_in_session
     monkeypatch.setattr(Session, "evict_in_session", lambda self, task: (tried.append(task.name),
                                                                         original(self, task))[1])
-    session = Session(build_bundle(config_from_document(config or PREEMPTING), hook_overrides=hooks),
-                      cluster_from_objects(objects), now=1_800_000_000.0, engine=engine)
+    session = new_session(build_bundle(config_from_document(config or PREEMPTING), hook_overrides=hooks),
+                          cluster_from_objects(objects), now=1_800_000_000.0, engine=engine)
     return run_session(session).evictions, len(tried)
 
 
@@ -99,8 +99,8 @@ def test_the_bound_answers_true_when_allocatable_is_not_an_and(monkeypatch):
     then rules nothing out, and preempt tries every node again (rolling the evictions back)."""
     evictions, tried = _run(cluster(4), "fast", monkeypatch, hooks={"allocatable": {"combine": "any"}})
     assert evictions == [] and tried == 8
-    session = Session(build_bundle(config_from_document(PREEMPTING), hook_overrides={"allocatable": {"combine": "any"}}),
-                      cluster_from_objects(cluster(4)), now=1_800_000_000.0)
+    session = new_session(build_bundle(config_from_document(PREEMPTING), hook_overrides={"allocatable": {"combine": "any"}}),
+                          cluster_from_objects(cluster(4)), now=1_800_000_000.0)
     session.open()
     assert session.H.may_become_allocatable(session.queues["q0"], session.jobs["ns/starving"].tasks_in("Pending")[0],
                                             Resource())
@@ -114,8 +114,8 @@ def test_an_eviction_rolled_back_leaves_no_trace(engine):
     come first: gang gives up a job's first spare tasks)."""
     from fumarole.runtime.framework.statement import Statement
 
-    session = Session(build_bundle(config_from_document(PREEMPTING)), cluster_from_objects(cluster(4)),
-                      now=1_800_000_000.0, engine=engine)
+    session = new_session(build_bundle(config_from_document(PREEMPTING)), cluster_from_objects(cluster(4)),
+                          now=1_800_000_000.0, engine=engine)
     session.open()
     node = session.nodes["n0"]
     drf = session.plugin_state("drf")["allocated"]

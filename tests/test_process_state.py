@@ -16,14 +16,13 @@ from fumarole.policy_lang.fmt import format_source
 from fumarole.runtime.authoring.scenario import load_scenario, run_scenario
 from fumarole.runtime.bundles.bundle import build_bundle, default_bundle
 from fumarole.runtime.framework.process_state import ProcessState
-from fumarole.runtime.framework.lifecycle import run_session
-from fumarole.runtime.framework.session import Session
+from fumarole.runtime.framework.lifecycle import new_session, run_session
 from fumarole.runtime.ingest.kube import cluster_from_objects
 from fumarole.runtime.ingest.scheduler_config import config_from_document
 
 
 def bind_of(state: ProcessState, objects: list[dict]) -> str:
-    decisions = run_session(Session(default_bundle(), cluster_from_objects(objects), now=0.0, process_state=state))
+    decisions = run_session(new_session(default_bundle(), cluster_from_objects(objects), now=0.0, process_state=state))
     return dict(decisions.binds)["ns/want"]
 
 
@@ -57,8 +56,8 @@ def test_process_state_round_trips_through_json():
 
 def tdm_session(state: ProcessState, now: float) -> list[str]:
     config = config_from_document({"actions": "shuffle", "tiers": [{"plugins": [_tdm("10:00-11:00", "1m")]}]})
-    session = Session(build_bundle(config), cluster_from_objects(_revocable_cluster()), now=now,
-                      process_state=state)
+    session = new_session(build_bundle(config), cluster_from_objects(_revocable_cluster()), now=now,
+                          process_state=state)
     return [pod for pod, _ in run_session(session).evictions]
 
 

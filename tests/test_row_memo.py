@@ -334,8 +334,7 @@ def test_a_memoised_predicate_sees_row_state_change_on_rows_no_placement_touched
     from benchmarks.objects import container, gang_pod, queue_object
     from fumarole.runtime.authoring.scenario import decisions_as_expect
     from fumarole.runtime.bundles.bundle import load_bundle
-    from fumarole.runtime.framework.lifecycle import run_session
-    from fumarole.runtime.framework.session import Session
+    from fumarole.runtime.framework.lifecycle import new_session, run_session
     from fumarole.runtime.ingest.kube import cluster_from_objects
 
     (tmp_path / "plugins").mkdir()
@@ -353,8 +352,8 @@ def test_a_memoised_predicate_sees_row_state_change_on_rows_no_placement_touched
     objects.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
                     "metadata": {"name": "j", "namespace": "ns"}, "spec": {"queue": "default", "minMember": 3}})
     objects += [gang_pod(f"j-{p}", "ns", f"u{p}", "j", {"containers": [container(1, "1Gi")]}) for p in range(3)]
-    made = {engine: decisions_as_expect(run_session(Session(bundle, cluster_from_objects(objects), now=0.0,
-                                                            engine=engine)))
+    made = {engine: decisions_as_expect(run_session(new_session(bundle, cluster_from_objects(objects), now=0.0,
+                                                                engine=engine)))
             for engine in ("fast", "reference")}
     assert made["fast"] == made["reference"]
     assert len({node for node in made["fast"]["binds"].values()}) == 1, made["fast"]

@@ -10,14 +10,13 @@ from process_helpers import as_yaml, node, pod, pod_group, sampled_cluster
 
 from fumarole.runtime.bundles.bundle import default_bundle, load_bundle_dir
 from fumarole.runtime.framework.predicate_helper import num_feasible_nodes_to_find
-from fumarole.runtime.framework.lifecycle import run_session
-from fumarole.runtime.framework.session import Session
+from fumarole.runtime.framework.lifecycle import new_session, run_session
 from fumarole.runtime.ingest.kube import cluster_from_objects
 from fumarole.runtime.ingest.scheduler_options import OPTIONS, OptionError, SchedulerOptions, flag_value
 
 
 def binds(objects: list[dict], **options) -> dict[str, str]:
-    session = Session(default_bundle(), cluster_from_objects(objects), now=0.0, options=SchedulerOptions(**options))
+    session = new_session(default_bundle(), cluster_from_objects(objects), now=0.0, options=SchedulerOptions(**options))
     return dict(run_session(session).binds)
 
 

@@ -23,7 +23,7 @@ from fumarole.runtime.authoring.probes import HookSite, Probes
 from fumarole.runtime.authoring.tracing import Answer, Move, Tracer, Where
 from fumarole.runtime.bundles.bundle import Bundle
 from fumarole.runtime.bundles.library import Library
-from fumarole.runtime.framework.lifecycle import run_session
+from fumarole.runtime.framework.lifecycle import new_session, run_session
 from fumarole.runtime.framework.session import Decisions, Session
 from fumarole.runtime.ingest.kube import Cluster
 
@@ -100,7 +100,7 @@ class Explainer:
     def session(self, cluster: Cluster, now: float | None = None, **session_args: Any) -> Session:
         """A session that records what it decides (run it as usual, then :meth:`explain`);
         ``session_args`` go to :class:`Session` (scheduler options, process state)."""
-        session = Session(self.bundle, cluster, now=now, **session_args)
+        session = new_session(self.bundle, cluster, now=now, **session_args)
         Tracer(self.probes).attach(session)
         return session
 

@@ -24,7 +24,7 @@ from fumarole.runtime.authoring.scenario_keys import unknown_keys
 from fumarole.runtime.bundles.bundle import Bundle, build_bundle, load_bundle
 from fumarole.runtime.framework.budget import StepBudget
 from fumarole.runtime.framework.eviction import Eviction
-from fumarole.runtime.framework.lifecycle import close_session, open_session, run_session
+from fumarole.runtime.framework.lifecycle import close_session, new_session, open_session, run_session
 from fumarole.runtime.framework.namespace import PolicyRuntimeError
 from fumarole.runtime.framework.process_state import ProcessState
 from fumarole.runtime.framework.scheduler_helper import filter_out_unresolvable_nodes
@@ -58,8 +58,8 @@ class Scenario:
     def session(self, engine: str = "fast", timeout: float | None = None) -> Session:
         """The scenario's session: a copy of its process state, so running it twice decides the same;
         its policies may run ``timeout`` seconds (R001 past it)."""
-        return Session(self.bundle, self.cluster, now=self.now, options=self.options,
-                       process_state=self.process_state.copy(), engine=engine, budget=StepBudget(timeout=timeout))
+        return new_session(self.bundle, self.cluster, now=self.now, options=self.options,
+                           process_state=self.process_state.copy(), engine=engine, budget=StepBudget(timeout=timeout))
 
 
 @dataclass

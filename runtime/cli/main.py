@@ -56,8 +56,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from fumarole.runtime.cli.scheduler_flags import options_from_args
     from fumarole.runtime.cli.sessions import read_cluster
     from fumarole.runtime.framework.budget import StepBudget
-    from fumarole.runtime.framework.lifecycle import run_session
-    from fumarole.runtime.framework.session import Session
+    from fumarole.runtime.framework.lifecycle import new_session, run_session
     from fumarole.runtime.ingest.scheduler_options import with_overrides
 
     progress = Progress()
@@ -88,8 +87,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         explainer = Explainer(bundle)
     budget = StepBudget(timeout=args.session_timeout)
     session = explainer.session(cluster, args.now, options=options, engine=args.engine, budget=budget) \
-        if explainer else Session(bundle, cluster, now=args.now, options=options, engine=args.engine,
-                                  budget=budget)  # a freshly started process
+        if explainer else new_session(bundle, cluster, now=args.now, options=options, engine=args.engine,
+                                      budget=budget)  # a freshly started process
     session.progress = progress
     try:
         # The one-shot process's only job: what loading and opening built lives until exit, and

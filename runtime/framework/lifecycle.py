@@ -3,8 +3,9 @@
 Volcano has one owner for this (``pkg/scheduler/framework/framework.go``:
 ``OpenSession`` / ``CloseSession``, driven by ``scheduler.go``'s ``runOnce``), and
 so does fumarole: every command that decides (``run``, ``diff``, ``test``, the
-what-if replay, ``serve`` and its extender) goes through these functions, so
-they all refuse the same clusters with the same diagnostics.
+what-if replay, ``serve`` and its extender) makes its session with
+:func:`new_session` and goes through these functions, so they all refuse the
+same clusters with the same diagnostics.
 
 What fumarole adds to Volcano's sequence is one check between opening and
 the actions: a configuration the plugins found unusable while opening (a queue
@@ -19,10 +20,28 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 
 from fumarole.policy_lang.diagnostics import FumaroleError
+from fumarole.runtime.framework.budget import StepBudget
 from fumarole.runtime.framework.policy_error import PolicyRuntimeError
-from fumarole.runtime.framework.session import Decisions, Session
+from fumarole.runtime.framework.process_state import ProcessState
+from fumarole.runtime.framework.session import CompiledBundle, Decisions, Session
+from fumarole.runtime.ingest.kube import Cluster
+from fumarole.runtime.ingest.scheduler_options import SchedulerOptions
 
 Label = Callable[[str], str]  # how a policy file's name is shown (an archive's as ``ARCHIVE!/path``)
+
+
+def new_session(bundle: CompiledBundle, cluster: Cluster, *, now: float | None = None,
+                options: SchedulerOptions | None = None, process_state: ProcessState | None = None,
+                engine: str = "fast", budget: StepBudget | None = None) -> Session:
+    """NewSession: the snapshot of ``cluster`` the session decides on, under ``bundle``.
+
+    The one place a session is made (tests/test_layout.py holds every other module to it), so
+    that a command cannot make one and then run it some other way than :func:`run_session` or
+    :func:`open_session` ... :func:`close_session`.  ``options`` default to the bundle's,
+    ``process_state`` to a freshly started scheduler's, ``budget`` to the defaults of a run.
+    """
+    return Session(bundle, cluster, now=now, options=options, process_state=process_state, engine=engine,
+                   budget=budget)
 
 
 def open_session(session: Session, source: str | None, sources: Mapping[str, str] | None = None) -> None:

@@ -28,9 +28,8 @@ from fumarole.runtime.api.fit import ERROR, UNRESOLVABLE, UNSCHEDULABLE, FitErro
 from fumarole.runtime.api.model import Job, Node, Queue, Task
 from fumarole.runtime.bundles.bundle import Bundle
 from fumarole.runtime.framework.budget import StepBudget
-from fumarole.runtime.framework.lifecycle import open_session
+from fumarole.runtime.framework.lifecycle import new_session, open_session
 from fumarole.runtime.framework.policy_error import PolicyRuntimeError
-from fumarole.runtime.framework.session import Session
 from fumarole.runtime.ingest.kube import cluster_from_objects
 from fumarole.runtime.ingest.kube_convert import job_from_pod_group, queue_from_object, task_from_pod
 from fumarole.runtime.serve.extender_codec import (
@@ -78,8 +77,8 @@ class _Context:
         """``source`` names the objects of an ``onSessionOpen`` (Volcano's whole session), whose
         problems refuse the session as ``run`` would; None: a verb's own partial objects."""
         self.revision = revision
-        self.ssn = Session(revision.bundle, cluster_from_objects(unique(objects), "extender"),
-                           budget=StepBudget(timeout=timeout))
+        self.ssn = new_session(revision.bundle, cluster_from_objects(unique(objects), "extender"),
+                               budget=StepBudget(timeout=timeout))
         for uid, priority in (priorities or {}).items():
             if uid in self.ssn.jobs:
                 self.ssn.jobs[uid].priority = priority

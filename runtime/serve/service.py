@@ -29,10 +29,9 @@ from fumarole.policy_lang.diagnostics import FumaroleError, Span
 from fumarole.runtime.authoring.scenario import decisions_as_expect
 from fumarole.runtime.bundles.loader import LoadedBundle, source_bytes
 from fumarole.runtime.framework.budget import StepBudget
-from fumarole.runtime.framework.lifecycle import run_session
+from fumarole.runtime.framework.lifecycle import new_session, run_session
 from fumarole.runtime.framework.namespace import PolicyRuntimeError
 from fumarole.runtime.framework.process_state import ProcessState
-from fumarole.runtime.framework.session import Session
 from fumarole.runtime.ingest.kube import Cluster, cluster_from_objects, load_cluster
 from fumarole.runtime.ingest.kube_convert import parse_time
 from fumarole.runtime.ingest.scheduler_options import SchedulerOptions, with_overrides
@@ -194,9 +193,9 @@ class Service:
         session timeout ran out) or finds the cluster unusable (a queue hierarchy
         with a cycle), as ``run`` would.
         """
-        session = Session(loaded.bundle, cluster, now=clock, options=self.options(loaded),
-                          process_state=state if state is not None else ProcessState(),
-                          budget=StepBudget(timeout=self.session_timeout))
+        session = new_session(loaded.bundle, cluster, now=clock, options=self.options(loaded),
+                              process_state=state if state is not None else ProcessState(),
+                              budget=StepBudget(timeout=self.session_timeout))
         try:
             return decisions_as_expect(run_session(session, "request"))
         except PolicyRuntimeError as exc:

@@ -23,7 +23,7 @@ from typing import Callable
 from fumarole.runtime.authoring.explanations import Explainer
 from fumarole.runtime.bundles.bundle import Bundle
 from fumarole.runtime.framework.budget import StepBudget
-from fumarole.runtime.framework.lifecycle import run_session
+from fumarole.runtime.framework.lifecycle import new_session, run_session
 from fumarole.runtime.framework.process_state import ProcessState
 from fumarole.runtime.framework.session import CompiledBundle, Decisions, Session
 from fumarole.runtime.whatif.clock_reads import LINEAR, NONE, ClockWatch, sources_use
@@ -164,8 +164,8 @@ def _session(bundle: CompiledBundle, live: LiveCluster, trace: Trace, now: float
     start index, tdm's last eviction, ...) goes from each session to the next.  Each session has
     the whole budget of a `run` (runtime/framework/budget.py).  With a ``watch``, the session's
     clock records until when its comparisons hold."""
-    session = Session(bundle, live.cluster(), now=watch.now() if watch else trace.start + now, process_state=process,
-                      budget=StepBudget(timeout=timeout))
+    session = new_session(bundle, live.cluster(), now=watch.now() if watch else trace.start + now, process_state=process,
+                          budget=StepBudget(timeout=timeout))
     return session, run_session(session, trace.file)  # a queue hierarchy with a cycle refuses it
 
 
