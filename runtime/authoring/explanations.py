@@ -24,7 +24,7 @@ from fumarole.runtime.authoring.tracing import Answer, Move, Tracer, Where
 from fumarole.runtime.bundles.bundle import Bundle
 from fumarole.runtime.bundles.library import Library
 from fumarole.runtime.framework.lifecycle import new_session, run_session
-from fumarole.runtime.framework.session import Decisions, Session
+from fumarole.runtime.framework.session import Decisions, Session, policies_in_use
 from fumarole.runtime.ingest.kube import Cluster
 
 SCORES_SHOWN = 3  # nodes named when a bind's node was chosen by score
@@ -92,9 +92,7 @@ class Explainer:
     """Runs explained sessions of one bundle (make one per bundle and reuse it)."""
 
     def __init__(self, bundle: Bundle) -> None:
-        used = frozenset({("plugin", entry.name) for tier in bundle.tiers for entry in tier}
-                         | {("action", name) for name in bundle.config.actions})
-        self.probes, library = _instrument(bundle.library, used)
+        self.probes, library = _instrument(bundle.library, frozenset(policies_in_use(bundle)))
         self.bundle = replace(bundle, library=library)
 
     def session(self, cluster: Cluster, now: float | None = None, **session_args: Any) -> Session:

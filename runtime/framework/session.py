@@ -102,6 +102,14 @@ class CompiledBundle(Protocol):
     def modules_by_filename(self) -> Mapping[str, Any]: ...
 
 
+def policies_in_use(bundle: CompiledBundle) -> list[tuple[str, str]]:
+    """The ("plugin", name) of each plugin in the bundle's tiers and the ("action", name) of each
+    configured action: the policies its sessions run (a used module's definitions are inlined in
+    them), in tier and pipeline order."""
+    return [("plugin", entry.name) for tier in bundle.tiers for entry in tier] + \
+        [("action", name) for name in bundle.config.actions]
+
+
 class SessionObserver(Protocol):
     """Told of each placement, eviction and fit error as a session makes it, for explanations
     (``authoring/tracing.py``).  A session has none unless one is attached: a plain run pays

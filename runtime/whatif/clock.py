@@ -25,7 +25,7 @@ from fumarole.runtime.bundles.bundle import Bundle
 from fumarole.runtime.framework.budget import StepBudget
 from fumarole.runtime.framework.lifecycle import new_session, run_session
 from fumarole.runtime.framework.process_state import ProcessState
-from fumarole.runtime.framework.session import CompiledBundle, Decisions, Session
+from fumarole.runtime.framework.session import CompiledBundle, Decisions, Session, policies_in_use
 from fumarole.runtime.whatif.clock_reads import LINEAR, NONE, ClockWatch, sources_use
 from fumarole.runtime.whatif.live import RESTART, LiveCluster
 from fumarole.runtime.whatif.metrics import Recorder, Recording
@@ -60,9 +60,8 @@ PLAYED_OUT, UNTIL, SETTLED, WALL = "played out", "until", "settled", "wall-time 
 
 def clock_use(bundle: CompiledBundle) -> str:
     """How the bundle's policies read ``now`` (clock_reads: NONE, LINEAR or OPAQUE)."""
-    used = [bundle.plugins[entry.name] for tier in bundle.tiers for entry in tier]
-    used += [bundle.actions[name] for name in bundle.config.actions]
-    return sources_use(policy.module.source for policy in used)  # a module's definitions are inlined
+    tables = {"plugin": bundle.plugins, "action": bundle.actions}
+    return sources_use(tables[kind][name].module.source for kind, name in policies_in_use(bundle))
 
 
 def replay(trace: Trace, bundle: Bundle, options: ReplayOptions = ReplayOptions(),
