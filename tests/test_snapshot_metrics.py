@@ -222,3 +222,13 @@ def test_any_reply_is_figures_or_a_note(reply, kind):
         for figures in (block["cpu"], block["memory"]):
             assert all(isinstance(v, float) and v == v and abs(v) != float("inf") for v in figures.values())
     assert reading.blocks or reading.notes or kind == "adaptor"
+
+
+@pytest.mark.parametrize("sample", ["1_000", " 12", "٣", "NaN", "+Inf", "1e400", ""])
+def test_a_sample_go_would_not_read_as_a_finite_number_is_a_failed_query(sample):
+    """Volcano ignores ParseFloat's error and keeps 0; so does the snapshot, and it says so."""
+    def send(*request):
+        return {"data": {"resultType": "vector", "result": [{"value": [1.7e9, sample]}]}}
+    reading = source.read({"type": "prometheus", "address": "http://x"}, ["n1"], send, clock=lambda: 1.7e9)
+    assert (reading.blocks["n1"]["cpu"], reading.blocks["n1"]["memory"]) == ({"10m": 0.0}, {"10m": 0.0})
+    assert reading.notes[0].startswith("2 of 2 Prometheus queries failed (a Prometheus sample ")

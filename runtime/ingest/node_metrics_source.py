@@ -27,6 +27,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -148,11 +149,15 @@ def _first_sample(reply: Any) -> float:
     return _finite(value[1], "a Prometheus sample")
 
 
+# A decimal number as Go's strconv.ParseFloat reads one; Python's float() also takes spaces,
+# underscores and non-ASCII digits, which Go refuses (and Volcano then reads as 0).
+_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:inf|infinity|nan)", re.ASCII | re.IGNORECASE)
+
+
 def _finite(text: str, what: str) -> float:
-    try:
-        number = float(text)
-    except ValueError:
-        raise Unavailable(f"{what} {text[:40]!r} is not a number") from None
+    if not _DECIMAL.fullmatch(text):
+        raise Unavailable(f"{what} {text[:40]!r} is not a number")
+    number = float(text)
     if not math.isfinite(number):
         raise Unavailable(f"{what} is {text[:40]!r}, not a finite number")
     return number
