@@ -47,7 +47,7 @@ def __build__(_rt):
     def f_oldest(v_ts):
         v_a = f_age(v_ts[0])
         v_a += 1.0
-        return max(v_a, -f_age(v_ts[1]) * 2 / 3)
+        return max(v_a, _div(-f_age(v_ts[1]) * 2, 3))
     def _hook(v_t):
         return f_oldest(v_t) >= 600 and 5 < g_0 + 1 <= 10
     return {'hook': _hook}

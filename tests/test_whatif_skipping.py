@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 from fumarole.runtime.bundles.bundle import bundle_from_conf_text, bundle_from_volcano_conf, default_bundle, load_bundle
-from fumarole.runtime.whatif.clock import SETTLED, ReplayOptions, replay
+from fumarole.runtime.whatif.clock import SETTLED, ReplayOptions, clock_use, replay
+from fumarole.runtime.whatif.clock_reads import LINEAR
 from fumarole.runtime.whatif.metrics import summarise
 from fumarole.runtime.whatif.synth import SHAPES, synth_trace
 from fumarole.runtime.whatif.trace import load_trace, trace_from_document
@@ -137,3 +138,26 @@ def test_the_replay_command_reports_sessions_run_and_skipped(cli, tmp_path):
                  str(ROOT / "examples/two-queues/volcano-scheduler.conf"), "--out", str(tmp_path / "out"))
     assert result.code == 0, result.err
     assert "6001 virtual s in" in result.out and "8 sessions run and 5,994 skipped" in result.out
+
+
+ODD_CLOCK = """plugin odd_clock
+
+# Authored: the clock through a division, max and min, a conditional and a function's result.
+def age(task: Task) -> float = max(now - task.start_time, 0.0) / 60.0 if task.started else -now
+
+on preempt_candidate, reclaim_candidate(preemptor, task) = age(task) >= 20.0 and min(now, 1e18) == now
+"""
+
+
+def test_a_clock_through_division_min_and_max_is_followed_from_flip_to_flip(tmp_path):
+    bundle = tmp_path / "odd-clock"
+    shutil.copytree(ROOT / "examples/site-min-runtime", bundle, ignore=shutil.ignore_patterns("tests", "*.policy"))
+    (bundle / "plugins" / "odd.policy").write_text(ODD_CLOCK)
+    (bundle / "bundle.yaml").write_text((bundle / "bundle.yaml").read_text()
+                                        .replace("- name: min_runtime\n    arguments: {minRuntime: 3h}", "- name: odd_clock"))
+    trace = tmp_path / "two-queues.yaml"
+    trace.write_text((ROOT / "examples/traces/two-queues.yaml").read_text().replace("- at: 10m", "- at: 5m"))
+    loaded = load_bundle(bundle)
+    assert clock_use(loaded) == LINEAR
+    run, skipped = _same_as_every_period(load_trace(trace), loaded, 10.0)
+    assert run < 20 and skipped > 300

@@ -34,6 +34,10 @@ NONE, LINEAR, OPAQUE = "none", "linear", "opaque"
 # Nodes a clock value may flow into and stay one (its parent is then followed).
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div)
 _ORDER = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
+# Calls a clock value passes through as one: min and max compare it (and return an argument);
+# `_div` is the language's `/` (namespace.py: `a / b`, Go's infinities on a zero divisor, decided
+# by comparing `a` with 0, which the watch records too).
+_PASSING = ("min", "max", "_div")
 
 
 def clock_use(source: str) -> str:
@@ -93,7 +97,7 @@ def _follow(node: ast.AST, parent: ast.AST | None, parents: dict[int, ast.AST]) 
         return "value", parent
     if isinstance(parent, ast.Compare):
         return ("end", None) if all(isinstance(op, _ORDER) for op in parent.ops) else None
-    if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id in ("min", "max") \
+    if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id in _PASSING \
             and not parent.keywords and any(arg is node for arg in parent.args):
         return "value", parent
     if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
