@@ -40,6 +40,10 @@ class Extender:
         body = json.dumps(request, separators=(",", ":")).encode()
         self.budget.charge(len(body) // _BYTES_PER_STEP + 1)
         answer = post(verb_url(self.url_prefix, verb), verb, body, self.timeout, self.budget.deadline)
+        # The call may have waited until the session's deadline.  Check the limits now: the watchdog
+        # that would empty the budget there is a thread, and on a busy machine the session could
+        # finish past its deadline before that thread runs.
+        self.budget.spent()
         self.budget.charge(len(answer.body) // _BYTES_PER_STEP)
         if response is None:
             return Reply(error=answer.error)
