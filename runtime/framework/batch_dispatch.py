@@ -103,6 +103,8 @@ def sum_by_key(fns: list[Callable], forms: BatchForms) -> BatchForm:
             part = form.run(*args) if form is not None else fn(*args)
             if part is None:
                 return None
+            if len(part) == 0:  # adds nothing (most plugins answer {} for most pods)
+                continue
             if isinstance(part, NodeMap):
                 total = total + part.over(dom, 0.0)
             else:

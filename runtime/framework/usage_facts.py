@@ -19,6 +19,7 @@ from fumarole.runtime.api.model import Node, Task
 from fumarole.runtime.api.quantity import QuantityError
 from fumarole.runtime.api.resource import Resource
 from fumarole.runtime.framework.policy_error import PolicyRuntimeError
+from fumarole.runtime.k8s import podspec
 
 
 def _metrics(node: Node) -> dict:
@@ -74,15 +75,22 @@ def qos_class(task: Task) -> str:
 
 
 def _qos_class(task: Task) -> str:
-    """Kubernetes' GetPodQOS: status.qosClass when the pod reports it, else computed from the
-    containers' (and init containers') cpu and memory requests and limits: none at all is
-    BestEffort; limits on both in every container, equal to the requests, Guaranteed; else Burstable."""
-    from fumarole.runtime.api.quantity import parse_quantity
-
+    """Kubernetes' GetPodQOS: status.qosClass when the pod reports it, else computed from its spec."""
     pod = task.pod if isinstance(task.pod, dict) else {}
-    status, spec = pod.get("status") or {}, pod.get("spec") or {}
+    status = pod.get("status") or {}
     if isinstance(status, dict) and status.get("qosClass"):
         return str(status["qosClass"])
+    return _spec_qos_class(task)
+
+
+@podspec.cached_per_spec
+def _spec_qos_class(task: Task) -> str:
+    """GetPodQOS from the containers' (and init containers') cpu and memory requests and limits,
+    once per pod spec: none at all is BestEffort; limits on both in every container, equal to the
+    requests, Guaranteed; else Burstable."""
+    from fumarole.runtime.api.quantity import parse_quantity
+
+    spec = podspec.pod_spec(task)
     requests: dict[str, Fraction] = {}
     limits: dict[str, Fraction] = {}
     guaranteed = True

@@ -9,8 +9,9 @@ lane by lane through its per-node code: the answer is the same, only slower.
 
 from __future__ import annotations
 
+import itertools
 import math
-from typing import Any, Callable, cast
+from typing import Any, Callable, Iterable, cast
 
 import numpy as np
 
@@ -393,31 +394,50 @@ def _lane_value(value, lane: int):
     return value
 
 
+def _lane_values(value, lanes: "range | list[int]") -> "list | Iterable":
+    """What :func:`_lane_value` gives for each of ``lanes``, gathered in one pass over ``value``
+    (a row memo works out thousands of lanes: per-lane type tests cost more than the rule)."""
+    if isinstance(value, NodeBatch):
+        nodes = value.nodes
+        return nodes if isinstance(lanes, range) and len(nodes) == len(lanes) else [nodes[lane] for lane in lanes]
+    if isinstance(value, np.ndarray) and value.ndim == 1:
+        items = value.tolist() if value.dtype != object else list(value)  # Python scalars, as .item() gives
+        return items if isinstance(lanes, range) and len(items) == len(lanes) else [items[lane] for lane in lanes]
+    if isinstance(value, (ResourceVector, np.ndarray)):
+        return [_lane_value(value, lane) for lane in lanes]
+    return itertools.repeat(value, len(lanes))
+
+
 def per_lane(fn: Callable, dom: NodeBatch, mask, kind: str, *values):
     """Run the per-node code of an expression for each lane (``mask``: only those lanes)."""
     n = _size(dom)
     lanes = range(n) if mask is None else np.flatnonzero(broadcast(mask, dom)).tolist()
-    results = {lane: fn(*[_lane_value(v, lane) for v in values]) for lane in lanes}
+    if values:
+        results = dict(zip(lanes, map(fn, *[_lane_values(v, lanes) for v in values])))
+    else:
+        results = {lane: fn() for lane in lanes}
     return _collect(results, n, kind)
 
 
 def _collect(results: dict[int, Any], n: int, kind: str):
     if kind == "E":
         out = np.zeros(n, dtype=bool)
-        for lane, value in results.items():
-            out[lane] = value is not None
+        out[[lane for lane, value in results.items() if value is not None]] = True
         return out
     if kind == "R":
         return _stack([results.get(i) or Resource() for i in range(n)])
     values = list(results.values())
-    if all(isinstance(v, bool) for v in values):
+    types = set(map(type, values))
+    if types <= {bool} or (not types <= {int, float} and all(isinstance(v, bool) for v in values)):
         out = np.zeros(n, dtype=bool)
-    elif all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+    elif types <= {int, float} or all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
         out = np.zeros(n)
     else:
         out = np.full(n, None, dtype=object)
-    for lane, value in results.items():
-        out[lane] = value
+        for lane, value in results.items():
+            out[lane] = value
+        return out
+    out[list(results)] = values
     return out
 
 
