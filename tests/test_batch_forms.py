@@ -255,3 +255,78 @@ def test_a_definition_over_node_lists_hands_over_to_per_node_code_only_at_a_poli
         batched_definition(per_node, raising(TypeError("a fast-engine bug")), (0,), columns, False)(nodes)
     with pytest.raises(EngineDisagreement, match="4 .batch. against 3 .per node."):
         batched_definition(per_node, lambda listed: 4, (0,), columns, True)(nodes)
+
+
+_AT_NAMES = """plugin p
+
+state free: map[string, int]
+state zone: map[string, string]
+
+on predicate(task, node):
+    fail "busy" when node.name in free and free[node.name] < 2
+    fail "zone b" when zone.get(node.name, "a") == "b"
+"""
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(st.sampled_from(["n0", "n1", "n2", "n3", "x"]), st.integers(-3, 3)),
+       st.dictionaries(st.sampled_from(["n0", "n1", "n2", "n3", "x"]), st.sampled_from(["a", "b", ""])))
+def test_plugin_state_read_at_the_nodes_name_is_gathered_by_name_only_for_the_lanes_reaching_it(free, zone):
+    """`S[node.name]` and `S.get(node.name, d)` over lanes read the map at the batch's names
+    (no per-lane call of per-node code): `free[...]` only where `node.name in free` holds, so a
+    node missing from the map raises nothing; every lane answers as the per-node code does."""
+    from types import SimpleNamespace
+
+    from fumarole.runtime.framework.batch_forms import BatchForms
+    from fumarole.runtime.framework.namespace import namespace
+
+    compiled = compile_checked(checked(_AT_NAMES))
+    assert "_V.at_names(s_free, _N, " in compiled.source and "_V.get_at_names(s_zone, _N, " in compiled.source
+    scope = namespace()
+    exec(compiled.code, scope)
+    runtime = SimpleNamespace(batch_forms=BatchForms(checked=True), row_state=lambda state: state)
+    hooks = scope["__build__"](runtime, SimpleNamespace(), {})
+    state = hooks["__state__"]()
+    state["free"].update(free)
+    state["zone"].update(zone)
+    columns = _columns(4)
+    task = SimpleNamespace()
+    for batch in (columns.all_batch(), columns.all_batch().subset(np.array([True, False, True, True]))):
+        lanes = runtime.batch_forms.of(hooks["predicate"]).run(task, batch).tolist()
+        assert lanes == [hooks["predicate"](task, node) is not None for node in batch.nodes]
+
+
+_lane_answers = st.sampled_from([True, False, 0, 2, -1.5, "x", None, (1,)])
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(_lane_answers, min_size=4, max_size=4), st.lists(st.booleans(), min_size=4, max_size=4),
+       st.booleans(), st.sampled_from(["V", "E"]))
+def test_per_lane_code_gets_each_lanes_values_and_its_answers_make_the_column_lane_by_lane_would(
+        answers, mask, masked, kind):
+    """per_lane gathers each argument once (a node batch's nodes, a column's Python values, a plain
+    value as is) and runs the per-node code for the lanes the mask keeps; the column is bool when
+    every answer is a bool, float when every one is a number, else the answers themselves (none
+    where no lane ran), and for failures whether each lane answered something."""
+    from fumarole.runtime.framework.vector_lib import per_lane
+
+    batch = _columns(4).all_batch()
+    numbers, flags = np.array([1.0, 2.0, 3.0, 4.0]), np.array([True, False, True, False])
+    seen = []
+
+    def lane_code(node, number, flag, plain):
+        seen.append((node.name, number, flag, plain))
+        return answers[int(node.name[1:])]
+    out = per_lane(lane_code, batch, np.array(mask) if masked else None, kind, batch, numbers, flags, "k")
+    lanes = [i for i in range(4) if mask[i] or not masked]
+    assert seen == [(f"n{i}", numbers[i].item(), flags[i].item(), "k") for i in lanes]
+    assert all(type(v) in (float, bool) for _, number, flag, _ in seen for v in (number, flag))
+    ran = [answers[i] for i in lanes]
+    if kind == "E":
+        assert out.tolist() == [i in lanes and answers[i] is not None for i in range(4)]
+    elif all(isinstance(a, bool) for a in ran):
+        assert out.dtype == bool and out.tolist() == [i in lanes and answers[i] for i in range(4)]
+    elif all(isinstance(a, (int, float)) and not isinstance(a, bool) for a in ran):
+        assert out.dtype == float and out.tolist() == [answers[i] if i in lanes else 0.0 for i in range(4)]
+    else:
+        assert out.dtype == object and out.tolist() == [answers[i] if i in lanes else None for i in range(4)]

@@ -356,10 +356,13 @@ class NodeBatch:
         return self._nodes
 
     def attribute(self, name: str):
-        """A node attribute over the lanes: ResourceVector, float64 or bool array; None if not a column."""
+        """A node attribute over the lanes: ResourceVector, float64 or bool array, the names; None if not a column."""
         if name in self._cache:
             return self._cache[name]
         cols = self.columns
+        if name == "name":  # names never change: a gather (an object array of str)
+            value = self._cache[name] = cols.node_names[self.rows]
+            return value
         if not cols.current(name):
             return None
         if name in cols.resources:

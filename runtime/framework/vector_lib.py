@@ -419,6 +419,22 @@ def per_lane(fn: Callable, dom: NodeBatch, mask, kind: str, *values):
     return _collect(results, n, kind)
 
 
+def at_names(mapping: dict, dom: NodeBatch, mask, kind: str):
+    """``mapping[node.name]`` per lane (``mask``: only those lanes), as :func:`per_lane` runs it:
+    plugin state kept per node (deviceshare's tallies, numa-aware's policies) read by a rule."""
+    names = dom.columns.node_names[dom.rows].tolist()
+    lanes = range(len(names)) if mask is None else np.flatnonzero(broadcast(mask, dom)).tolist()
+    return _collect({lane: mapping[names[lane]] for lane in lanes}, len(names), kind)
+
+
+def get_at_names(mapping: dict, dom: NodeBatch, mask, kind: str, default: Any = None):
+    """``mapping.get(node.name, default)`` per lane (see :func:`at_names`)."""
+    names = dom.columns.node_names[dom.rows].tolist()
+    lanes = range(len(names)) if mask is None else np.flatnonzero(broadcast(mask, dom)).tolist()
+    get = mapping.get
+    return _collect({lane: get(names[lane], default) for lane in lanes}, len(names), kind)
+
+
 def _collect(results: dict[int, Any], n: int, kind: str):
     if kind == "E":
         out = np.zeros(n, dtype=bool)
