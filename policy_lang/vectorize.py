@@ -837,9 +837,9 @@ class Vectorizer:
             return _call("_V.map_lanes", obj, _name(self.current.batch), _const(None)), VECTOR
         if ok == BATCH and kk == SCALAR:
             return P.Subscript(value=obj, slice=key, ctx=P.Load()), SCALAR
-        kind = self._kind_for(self.base.t(e))
-        if ok == SCALAR and kind != NODE and self._is_lane_name(e.key):  # a map read at each lane's node name
-            return _call("_V.at_names", obj, _name(self.current.dom), self._mask_arg(), _const(kind)), kind
+        kind, dom = self._kind_for(self.base.t(e)), self.current.dom
+        if ok == SCALAR and kind != NODE and dom is not None and self._is_lane_name(e.key):  # a map read by name
+            return _call("_V.at_names", obj, _name(dom), self._mask_arg(), _const(kind)), kind
         return self._per_lane(e)
 
     def _is_lane_name(self, e) -> bool:
@@ -866,10 +866,10 @@ class Vectorizer:
             if ok == SCALAR and name == "get" and args and args[0][1] == NODE:
                 default = args[1][0] if len(args) > 1 else _const(None)
                 return _call("_V.dict_lanes", obj, _name(self.current.batch), default), VECTOR
-            kind = self._kind_for(self.base.t(e))
-            if (ok == SCALAR and name == "get" and kind != NODE and args and self._is_lane_name(e.args[0])
-                    and all(k == SCALAR for _, k in args[1:])):
-                return _call("_V.get_at_names", obj, _name(self.current.dom), self._mask_arg(), _const(kind),
+            kind, dom = self._kind_for(self.base.t(e)), self.current.dom
+            if (ok == SCALAR and name == "get" and kind != NODE and dom is not None and args
+                    and self._is_lane_name(e.args[0]) and all(k == SCALAR for _, k in args[1:])):
+                return _call("_V.get_at_names", obj, _name(dom), self._mask_arg(), _const(kind),
                              *[n for n, _ in args[1:]]), kind
             return self._per_lane(e)
         if kind == "builtin":
