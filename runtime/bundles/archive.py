@@ -28,8 +28,7 @@ from pathlib import Path
 from typing import Mapping
 
 from fumarole.policy_lang.diagnostics import FumaroleError
-from fumarole.runtime.bundles import bundle_errors
-from fumarole.runtime.bundles.bundle_errors import archive_refused
+from fumarole.runtime.bundles import archive_errors
 
 META_DIR = ".fumarole"
 MANIFEST_MEMBER = f"{META_DIR}/manifest.json"
@@ -88,7 +87,7 @@ def folder_files(folder: Path) -> dict[str, bytes]:
     """
     source = str(folder)
     if not (folder / "bundle.yaml").is_file():
-        raise archive_refused("A020", "not a bundle folder: no bundle.yaml", source)
+        raise FumaroleError([archive_errors.not_a_bundle_folder(source)])
     out: dict[str, bytes] = {}
     for root, dirs, names in os.walk(folder):
         here = Path(root)
@@ -96,8 +95,7 @@ def folder_files(folder: Path) -> dict[str, bytes]:
             if d.startswith("."):
                 dirs.remove(d)
             elif (here / d).is_symlink():
-                raise archive_refused("A021", f"symlinked folder {(here / d).relative_to(folder)} in a bundle", source,
-                            hint="copy the folder's files into the bundle instead")
+                raise FumaroleError([archive_errors.symlinked_folder(source, str((here / d).relative_to(folder)))])
         for name in names:
             if name.startswith("."):
                 continue
@@ -136,15 +134,14 @@ def _canonical_json(value: Mapping) -> bytes:
 
 def _gunzip(data: bytes, limits: Limits, source: str) -> bytes:
     if len(data) > limits.archive_bytes:
-        raise archive_refused("A001", f"archive is {len(data)} bytes, more than the limit of {limits.archive_bytes}", source)
+        raise FumaroleError([archive_errors.archive_too_big(source, len(data), limits.archive_bytes)])
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(data)) as gz:
             raw = gz.read(limits.unpacked_bytes + 1)
     except (OSError, EOFError, zlib.error) as exc:
-        raise archive_refused("A002", f"not a gzip archive: {exc}", source,
-                    hint="build archives with `fumarole bundle build DIR --out B.tar.gz`") from None
+        raise FumaroleError([archive_errors.not_gzip(source, exc)]) from None
     if len(raw) > limits.unpacked_bytes:
-        raise archive_refused("A001", f"archive unpacks to more than {limits.unpacked_bytes} bytes", source)
+        raise FumaroleError([archive_errors.unpacks_too_big(source, limits.unpacked_bytes)])
     return raw
 
 
@@ -166,25 +163,25 @@ def _members(raw: bytes, limits: Limits, source: str) -> dict[str, bytes]:
             for member in tar:
                 name = _safe_name(member.name)
                 if name is None:
-                    raise archive_refused("A004", f"unsafe member name {member.name!r} (absolute, '..' or empty)", source)
+                    raise FumaroleError([archive_errors.unsafe_member_name(source, member.name)])
                 if member.isdir():
                     continue
                 if not member.isfile():
                     kind = "link" if member.issym() or member.islnk() else "special file"
-                    raise archive_refused("A005", f"member {name} is a {kind}; archives hold regular files only", source)
+                    raise FumaroleError([archive_errors.member_not_regular(source, name, kind)])
                 if name in out:
-                    raise archive_refused("A006", f"member {name} appears twice", source)
+                    raise FumaroleError([archive_errors.member_twice(source, name)])
                 if len(out) >= limits.files:
-                    raise archive_refused("A001", f"archive holds more than {limits.files} files", source)
+                    raise FumaroleError([archive_errors.too_many_members(source, limits.files)])
                 if member.size > limits.file_bytes:
-                    raise archive_refused("A001", f"member {name} is {member.size} bytes, more than {limits.file_bytes}", source)
+                    raise FumaroleError([archive_errors.member_too_big(source, name, member.size, limits.file_bytes)])
                 total += member.size
                 if total > limits.unpacked_bytes:
-                    raise archive_refused("A001", f"archive files add up to more than {limits.unpacked_bytes} bytes", source)
+                    raise FumaroleError([archive_errors.members_too_big(source, limits.unpacked_bytes)])
                 handle = tar.extractfile(member)
                 out[name] = handle.read() if handle is not None else b""
     except tarfile.TarError as exc:
-        raise archive_refused("A002", f"not a tar archive: {exc}", source) from None
+        raise FumaroleError([archive_errors.not_tar(source, exc)]) from None
     _check_file_folder_clash(out, source)
     return out
 
@@ -196,7 +193,7 @@ def _check_file_folder_clash(members: dict[str, bytes], source: str) -> None:
         for depth in range(1, len(parts)):
             folder = "/".join(parts[:depth])
             if folder in members:
-                raise archive_refused("A011", f"member {folder} is a file, but {name} puts a folder at the same path", source)
+                raise FumaroleError([archive_errors.file_and_folder(source, folder, name)])
 
 
 def _json_member(members: dict[str, bytes], name: str, source: str) -> dict | None:
@@ -207,9 +204,9 @@ def _json_member(members: dict[str, bytes], name: str, source: str) -> dict | No
         value = json.loads(data)
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
         reason = "nested too deeply" if isinstance(exc, RecursionError) else exc
-        raise archive_refused("A007", f"{name} is not JSON: {reason}", source) from None
+        raise FumaroleError([archive_errors.member_not_json(source, name, reason)]) from None
     if not isinstance(value, dict):
-        raise archive_refused("A007", f"{name} must be a JSON object", source)
+        raise FumaroleError([archive_errors.member_not_an_object(source, name)])
     return value
 
 
@@ -220,19 +217,19 @@ def read_archive(data: bytes, source: str, limits: Limits = DEFAULT_LIMITS) -> A
     signature = _json_member(members, SIGNATURE_MEMBER, source)
     extra_meta = sorted(n for n in members if n.split("/")[0] == META_DIR)
     if extra_meta:
-        raise archive_refused("A004", f"unexpected member {extra_meta[0]} in the reserved {META_DIR}/ folder", source)
+        raise FumaroleError([archive_errors.reserved_member(source, extra_meta[0], META_DIR)])
     if manifest is None:
-        raise archive_refused("A007", f"no {MANIFEST_MEMBER}", source, hint="build archives with `fumarole bundle build`")
+        raise FumaroleError([archive_errors.no_archive_manifest(source, MANIFEST_MEMBER)])
     listed = manifest.get("files")
     if manifest.get("kind") != MANIFEST_KIND or not isinstance(listed, dict) or \
             not isinstance(manifest.get("digest"), str):
-        raise archive_refused("A007", f"{MANIFEST_MEMBER} needs kind {MANIFEST_KIND}, a files map and a digest", source)
-    diags = [bundle_errors.member_missing(source, p) for p in sorted(set(listed) - set(members))]
-    diags += [bundle_errors.member_not_listed(source, p) for p in sorted(set(members) - set(listed))]
-    diags += [bundle_errors.member_altered(source, p)
+        raise FumaroleError([archive_errors.archive_manifest_incomplete(source, MANIFEST_MEMBER, MANIFEST_KIND)])
+    diags = [archive_errors.member_missing(source, p) for p in sorted(set(listed) - set(members))]
+    diags += [archive_errors.member_not_listed(source, p) for p in sorted(set(members) - set(listed))]
+    diags += [archive_errors.member_altered(source, p)
               for p in sorted(set(members) & set(listed)) if file_sha256(members[p]) != listed[p]]
     if not diags and bundle_digest(listed) != manifest["digest"]:
-        diags.append(bundle_errors.digest_mismatch(source))
+        diags.append(archive_errors.digest_mismatch(source))
     if diags:
         raise FumaroleError(diags)
     return Archive(members, manifest, signature)

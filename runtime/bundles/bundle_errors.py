@@ -1,16 +1,13 @@
-"""The diagnostics about a bundle (B codes) and a bundle archive (A codes), docs/diagnostics.md:
-a manifest that cannot be read, sources it cannot find, hook overrides the catalogue does not
-have, and archives that are unsafe, incomplete or altered.  One constructor per problem (as
+"""The diagnostics about a bundle (B codes), docs/diagnostics.md: a manifest that cannot be read,
+sources it cannot find, hook overrides the catalogue does not have.  One constructor per problem (as
 policy_lang's ``declaration_errors.py``): the message and hint are written here once, and the
-bundle layer passes facts -- the file, where, names.
-
-The archive reader and the signature check refuse in their own words through
-:func:`archive_refused`, their one funnel.
+bundle layer passes facts -- the file, where, names.  An archive's problems (A codes) are in
+``archive_errors.py``.
 """
 
 from __future__ import annotations
 
-from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError, Span
+from fumarole.policy_lang.diagnostics import Diagnostic, Span
 
 
 # -- B000 .. B002 the manifest ------------------------------------------------------------------------
@@ -49,46 +46,6 @@ def bounds_nothing(file: str, at: Span, function: str) -> Diagnostic:
 
 def veto_not_listed(file: str, at: Span, plugin: object, hint: str | None) -> Diagnostic:
     return Diagnostic("B013", f"'{plugin}' vetoes but is not listed in the tiers", file, at, hint=hint)
-
-
-# -- A001 .. A033 archives -----------------------------------------------------------------------------------
-
-def archive_refused(code: str, message: str, source: str, hint: str | None = None) -> FumaroleError:
-    """The archive reader's or the signature check's refusal, in its own words (one per archive)."""
-    return FumaroleError([Diagnostic(code, message, source, hint=hint)])
-
-
-def archive_too_big(path: str, size: int, limit: int) -> Diagnostic:
-    return Diagnostic("A001", f"{path} is {size} bytes, more than the limit of {limit}", path)
-
-
-def member_not_unpacked(source: str, name: str, reason: object) -> Diagnostic:
-    return Diagnostic("A004", f"member {name[:80]} cannot be unpacked: {reason}", source)
-
-
-def member_missing(source: str, path: str) -> Diagnostic:
-    return Diagnostic("A008", f"{path} is listed in the manifest but missing", source)
-
-
-def member_not_listed(source: str, path: str) -> Diagnostic:
-    return Diagnostic("A008", f"{path} is in the archive but not in the manifest", source)
-
-
-def member_altered(source: str, path: str) -> Diagnostic:
-    return Diagnostic("A009", f"{path}: sha256 does not match the manifest (archive altered?)", source)
-
-
-def digest_mismatch(source: str) -> Diagnostic:
-    return Diagnostic("A010", "the manifest's bundle digest does not match its file list", source)
-
-
-def no_manifest(source: str, manifest: str) -> Diagnostic:
-    return Diagnostic("A020", f"the archive has no {manifest} at its top level", source)
-
-
-def source_leaves_bundle(source: str, pattern: str) -> Diagnostic:
-    return Diagnostic("A022", f"source pattern {pattern!r} leaves the bundle folder", source,
-                      hint="use paths relative to bundle.yaml, without '..'")
 
 
 # -- a document against its JSON Schema (B001 for a manifest; the caller's code for others) ----------------

@@ -20,7 +20,7 @@ from typing import Sequence
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from fumarole.policy_lang import file_errors
 from fumarole.policy_lang.diagnostics import FumaroleError
-from fumarole.runtime.bundles import bundle_errors
+from fumarole.runtime.bundles import archive_errors
 from fumarole.runtime.bundles.archive import (
     DEFAULT_LIMITS,
     Archive,
@@ -62,7 +62,7 @@ def source_bytes(path: Path, limits: Limits = DEFAULT_LIMITS) -> bytes:
     try:
         size = path.stat().st_size
         if size > limits.archive_bytes:
-            raise FumaroleError([bundle_errors.archive_too_big(str(path), size, limits.archive_bytes)])
+            raise FumaroleError([archive_errors.archive_file_too_big(str(path), size, limits.archive_bytes)])
         return path.read_bytes()
     except OSError as exc:
         raise FumaroleError([file_errors.unreadable(path, exc.strerror, str(path))]) from None
@@ -78,7 +78,7 @@ def _check_source_patterns(archive: Archive, source: str) -> None:
     for pattern in patterns if isinstance(patterns, list) else []:
         text = str(pattern)
         if text.startswith(("/", "\\")) or ".." in PurePosixPath(text).parts or "\\" in text:
-            raise FumaroleError([bundle_errors.source_leaves_bundle(source, text)])
+            raise FumaroleError([archive_errors.source_leaves_bundle(source, text)])
 
 
 def archive_label(file: str, folder: str, source: str) -> str:
@@ -109,7 +109,7 @@ def compile_archive(archive: Archive, source: str, workdir: Path | None = None) 
     their file name (see :func:`archive_label`).
     """
     if MANIFEST not in archive.files:
-        raise FumaroleError([bundle_errors.no_manifest(source, MANIFEST)])
+        raise FumaroleError([archive_errors.no_manifest(source, MANIFEST)])
     _check_source_patterns(archive, source)
     folder = Path(tempfile.mkdtemp(prefix="fumarole-bundle-", dir=workdir)).resolve()
     try:
@@ -119,7 +119,7 @@ def compile_archive(archive: Archive, source: str, workdir: Path | None = None) 
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(data)
             except OSError as exc:  # a name too long for the file system, ...
-                raise FumaroleError([bundle_errors.member_not_unpacked(source, name, exc.strerror or exc)]) from None
+                raise FumaroleError([archive_errors.member_not_unpacked(source, name, exc.strerror or exc)]) from None
         try:
             bundle = load_bundle_dir(folder)
         except FumaroleError as err:

@@ -22,7 +22,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
     Ed25519PrivateKey,
     Ed25519PublicKey,
 )
-from fumarole.runtime.bundles.bundle_errors import archive_refused
+from fumarole.policy_lang.diagnostics import FumaroleError
+from fumarole.runtime.bundles import archive_errors
 
 ALGORITHM = "ed25519"
 _CONTEXT = b"fumarole-bundle-signature-v1\n"
@@ -32,21 +33,20 @@ def _read_pem(path: Path):
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise archive_refused("A030", f"cannot read key {path}: {exc.strerror}", str(path)) from None
+        raise FumaroleError([archive_errors.key_unreadable(path, exc.strerror)]) from None
     for loader in (lambda d: serialization.load_pem_private_key(d, password=None),
                    serialization.load_pem_public_key):
         try:
             return loader(data)
         except (ValueError, TypeError):
             continue
-    raise archive_refused("A030", f"{path} is not a PEM key", str(path),
-                hint="openssl genpkey -algorithm ed25519 -out key.pem; openssl pkey -in key.pem -pubout -out key.pub")
+    raise FumaroleError([archive_errors.not_a_pem_key(path)])
 
 
 def load_private_key(path: Path) -> Ed25519PrivateKey:
     key = _read_pem(path)
     if not isinstance(key, Ed25519PrivateKey):
-        raise archive_refused("A030", f"{path} is not an Ed25519 private key", str(path))
+        raise FumaroleError([archive_errors.not_an_ed25519_private_key(path)])
     return key
 
 
@@ -56,7 +56,7 @@ def load_public_key(path: Path) -> Ed25519PublicKey:
     if isinstance(key, Ed25519PrivateKey):
         return key.public_key()
     if not isinstance(key, Ed25519PublicKey):
-        raise archive_refused("A030", f"{path} is not an Ed25519 key", str(path))
+        raise FumaroleError([archive_errors.not_an_ed25519_key(path)])
     return key
 
 
@@ -76,19 +76,17 @@ def verify_signature(signature: Mapping | None, digest: str, trusted: Sequence[E
                      source: str) -> str:
     """The key id that signed ``digest``; raise unless one of the trusted keys did."""
     if signature is None:
-        raise archive_refused("A031", "the bundle is not signed and a trusted key is configured", source,
-                    hint="fumarole bundle sign B.tar.gz --key ed25519.pem")
+        raise FumaroleError([archive_errors.not_signed(source)])
     if signature.get("algorithm") != ALGORITHM or signature.get("digest") != digest:
-        raise archive_refused("A032", "the signature is not an ed25519 signature of this bundle's digest", source)
+        raise FumaroleError([archive_errors.not_a_signature_of_this_digest(source)])
     try:
         raw = base64.b64decode(str(signature.get("signature", "")), validate=True)
     except (binascii.Error, ValueError):
-        raise archive_refused("A032", "the signature is not valid base64", source) from None
+        raise FumaroleError([archive_errors.signature_not_base64(source)]) from None
     for key in trusted:
         try:
             key.verify(raw, _CONTEXT + digest.encode())
         except InvalidSignature:
             continue
         return key_id(key)
-    raise archive_refused("A033", f"the signature (key {signature.get('keyId', '?')}) does not verify with any trusted key",
-                source)
+    raise FumaroleError([archive_errors.signature_not_trusted(source, signature.get("keyId", "?"))])
