@@ -493,21 +493,6 @@ def test_schema_command_prints_a_self_contained_schema(cli):
     assert json.loads(cli("schema", "hooks").out)["title"] == "fumarole hook catalogue"
 
 
-# -- codes of the archive layer that no other test reaches ------------------------------------------
-
-def test_a020_a030_from_the_bundle_commands(cli, tmp_path):
-    (tmp_path / "empty").mkdir()
-    built = cli("bundle", "build", str(tmp_path / "empty"), "--out", str(tmp_path / "x.tar.gz"))
-    assert built.code == 2 and "Traceback" not in built.err
-    assert f"{tmp_path / 'empty'}: error[A020]: not a bundle folder: no bundle.yaml" in built.err.splitlines()
-    archive = tmp_path / "site.tar.gz"
-    assert cli("bundle", "build", str(ROOT / "examples" / "site-min-runtime"), "--out", str(archive)).code == 0
-    signed = cli("bundle", "sign", str(archive), "--key", str(ROOT / "README.md"))
-    assert signed.code == 2 and "Traceback" not in signed.err
-    readme = ROOT / "README.md"
-    assert f"{readme}: error[A030]: {readme} is not a PEM key" in signed.err.splitlines()
-
-
 def test_an_argument_list_item_is_positioned_at_the_item(cli, tmp_path):
     """A list read item by item (`from "strategies" / * / "name"`) reports a bad item where it
     is written, as a bad field of an item is."""
