@@ -21,7 +21,7 @@ from fumarole.runtime.bundles.library import check_sources, standard_library
 CASES = sorted((Path(__file__).parent / "language").glob("*.policy"))
 EXPECTED = re.compile(r"#\s*([A-Z]\d{3}) @(\d+): (.*)$")
 # Codes of the language layers that `fumarole check` reports after checking, not the checker:
-# pinned (code, file, line, column) in tests/test_check.py's TRIGGERS.
+# pinned (code, file, line, column, message) in tests/test_check.py's TRIGGERS.
 COVERED_ELSEWHERE = {"W210": "lint (policy_lang/lint.py) over a checked module",
                      "W230": "a node rule without a batch form, found when the module compiles"}
 
