@@ -25,10 +25,9 @@ import math
 import re
 from fractions import Fraction
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
-from fumarole.runtime.api.quantity import QuantityError, milli_value, parse_quantity, value
-from fumarole.runtime.api.quoting import clip
+from fumarole.runtime.api.quantity import milli_value, parse_quantity, value
 
 KIND = "Numatopology"
 CPU_MANAGER_POLICY = "CPUManagerPolicy"
@@ -126,35 +125,10 @@ def _spec(obj: Any) -> dict:
     return spec if isinstance(spec, dict) else {}
 
 
-def _cpu_id(key: Any) -> int | None:
+def cpu_id(key: Any) -> int | None:
+    """A ``spec.cpuDetail`` key as the CPU id Volcano parses it to, None when it is not one."""
     text = str(key)
     return int(text) if _NUMBER.fullmatch(text) and int(text) <= MAX_CPU_ID else None
-
-
-def numa_problems(obj: dict) -> Iterator[tuple[Any, Any, bool, str, str]]:
-    """(container, key, whether the key itself is wrong, code, message) of each value of a
-    Numatopology (its fields already type-checked) that Volcano could not parse."""
-    spec = _spec(obj)
-    for resource, info in (spec.get("numares") or {}).items():
-        text = (info or {}).get("allocatable")
-        if text is not None and parse_cpu_set(str(text)) is None:
-            yield info, "allocatable", False, "K004", (
-                f"spec.numares.{resource}.allocatable {clip(str(text))!r} is not a CPU list "
-                f"(ids 0..{MAX_CPU_ID} and ranges, e.g. '0-3,8')")
-    details = spec.get("cpuDetail") or {}
-    for key, detail in details.items():
-        if _cpu_id(key) is None:
-            yield details, key, True, "K004", f"spec.cpuDetail key {clip(str(key))!r} is not a CPU id (0..{MAX_CPU_ID})"
-        for field in ("numa", "socket", "core"):
-            number = (detail or {}).get(field)
-            if isinstance(number, int) and number < 0:
-                yield detail, field, False, "K004", f"spec.cpuDetail.{key}.{field} must not be negative, not {number}"
-    reserved = spec.get("resReserved") or {}
-    for name, amount in reserved.items():
-        try:
-            parse_quantity(amount)
-        except QuantityError as exc:
-            yield reserved, name, False, "K003", f"bad quantity in {KIND} spec.resReserved.{name}: {exc}"
 
 
 def numa_topology(obj: dict) -> NumaTopology:
@@ -203,5 +177,5 @@ def container_cpus(task: Any) -> list[ContainerCpu]:
     return list(task.derived["container_cpus"])
 
 
-__all__ = ["NumaCpu", "NumaTopology", "ContainerCpu", "parse_cpu_set", "format_cpu_set", "numa_problems",
+__all__ = ["NumaCpu", "NumaTopology", "ContainerCpu", "parse_cpu_set", "format_cpu_set", "cpu_id",
            "numa_topology", "node_numa", "container_cpus"]

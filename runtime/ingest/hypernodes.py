@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from fumarole.policy_lang.diagnostics import Diagnostic, Span
 from fumarole.runtime.api.go_regexp import PatternError, compile_go_regexp
 from fumarole.runtime.ingest import kube_errors
+from fumarole.runtime.ingest.kube_convert import ObjectReader
 from fumarole.runtime.ingest.yamlpos import position, walk_path
 
 MEMBER_TYPES = ("Node", "HyperNode")
@@ -53,81 +54,84 @@ class HyperNodeSpec:
         return [m.exact for m in self.members if m.type == "HyperNode" and m.exact]
 
 
-def _member(entry: object, owner: dict, index: int, fail) -> Member | None:
-    where = f"HyperNode {owner['metadata']['name']} spec.members[{index}]"
+def _member(name: str, members: list, index: int, reader: ObjectReader) -> Member | None:
+    """``members[index]`` of HyperNode ``name`` as a member; None, reported, when it is not one."""
+    entry, file = members[index], reader.file
     if not isinstance(entry, dict):
-        fail("K004", f"{where} must be a mapping with type and selector", owner)
+        reader.report(kube_errors.member_not_a_mapping(file, reader.at(members, index), name, index))
         return None
     kind = entry.get("type")
     if kind not in MEMBER_TYPES:
-        fail("K004", f"{where}.type must be Node or HyperNode, not {kind!r}", entry, "type" if "type" in entry else None)
+        at = reader.at(entry, "type" if "type" in entry else None)
+        reader.report(kube_errors.member_type_unknown(file, at, name, index, kind))
         return None
     selector = entry.get("selector")
     if not isinstance(selector, dict):
-        fail("K004", f"{where}.selector must be a mapping (exactMatch, regexMatch or labelMatch)", entry,
-             "selector" if "selector" in entry else None)
+        at = reader.at(entry, "selector" if "selector" in entry else None)
+        reader.report(kube_errors.member_selector_not_a_mapping(file, at, name, index))
         return None
     exact = selector.get("exactMatch")
     regex = selector.get("regexMatch")
     labels = selector.get("labelMatch")
     given = [k for k, v in (("exactMatch", exact), ("regexMatch", regex), ("labelMatch", labels)) if v is not None]
     if len(given) != 1:
-        fail("K004", f"{where}.selector needs exactly one of exactMatch, regexMatch, labelMatch "
-             f"(got {', '.join(given) or 'none'})", entry, "selector")
+        reader.report(kube_errors.member_selectors_not_one(file, reader.at(entry, "selector"), name, index, given))
         return None
     if exact is not None:
-        name = exact.get("name") if isinstance(exact, dict) else None
-        if not isinstance(name, str) or not name:
-            fail("K004", f"{where}.selector.exactMatch needs a name", selector, "exactMatch")
+        exact_name = exact.get("name") if isinstance(exact, dict) else None
+        if not isinstance(exact_name, str) or not exact_name:
+            reader.report(kube_errors.exact_match_without_name(file, reader.at(selector, "exactMatch"), name, index))
             return None
-        return Member(str(kind), exact=name)
+        return Member(str(kind), exact=exact_name)
     if kind == "HyperNode":
-        fail("K004", f"{where}: a HyperNode member is selected by exactMatch only", selector, given[0])
+        reader.report(kube_errors.hyper_node_member_not_exact(file, reader.at(selector, given[0]), name, index))
         return None
     if regex is not None:
         pattern = regex.get("pattern") if isinstance(regex, dict) else None
         if not isinstance(pattern, str):
-            fail("K004", f"{where}.selector.regexMatch needs a pattern (a string)", *(
-                (regex, "pattern") if isinstance(regex, dict) and "pattern" in regex else (selector, "regexMatch")))
+            at = reader.at(regex, "pattern") if isinstance(regex, dict) and "pattern" in regex \
+                else reader.at(selector, "regexMatch")
+            reader.report(kube_errors.regex_match_without_pattern(file, at, name, index))
             return None
         try:
             compile_go_regexp(pattern)
         except PatternError as exc:
-            fail("K004", f"{where}.selector.regexMatch.pattern is not a regular expression Volcano accepts: {exc}",
-                 regex, "pattern")
+            reader.report(kube_errors.regex_match_refused(file, reader.at(regex, "pattern"), name, index, exc))
             return None
         return Member("Node", regex=pattern)
     if not isinstance(labels, dict):
-        fail("K004", f"{where}.selector.labelMatch must be a label selector", selector, "labelMatch")
+        reader.report(kube_errors.label_match_not_a_selector(file, reader.at(selector, "labelMatch"), name, index))
         return None
     return Member("Node", labels=labels)
 
 
-def hyper_node_spec(obj: dict, fail) -> HyperNodeSpec | None:
-    """The HyperNode object as a spec; ``fail(code, message, where, key)`` reports problems."""
+def hyper_node_spec(obj: dict, reader: ObjectReader) -> HyperNodeSpec | None:
+    """The HyperNode object as a spec; None, and its problems reported to ``reader``, when it is not one."""
     spec = obj.get("spec")
-    name = obj["metadata"]["name"]
+    name, file = obj["metadata"]["name"], reader.file
     if not isinstance(spec, dict):
-        fail("K004", f"HyperNode {name} has no spec", obj, "spec" if "spec" in obj else None)
+        at = reader.at(obj, "spec" if "spec" in obj else None)
+        reader.report(kube_errors.hyper_node_without_spec(file, at, name))
         return None
     tier = spec.get("tier")
     if not isinstance(tier, int) or isinstance(tier, bool) or tier < 0:
-        fail("K007", f"spec.tier of HyperNode {name} must be a non-negative integer, not {tier!r}", spec,
-             "tier" if "tier" in spec else None)
+        at = reader.at(spec, "tier" if "tier" in spec else None)
+        reader.report(kube_errors.field_mistyped(file, at, "spec.tier", f"HyperNode {name}", "a non-negative integer",
+                                                 tier))
         return None
     raw_members = spec.get("members") or []
     if not isinstance(raw_members, list):
-        fail("K007", f"spec.members of HyperNode {name} must be a list", spec, "members")
+        reader.report(kube_errors.hyper_node_members_not_a_list(file, reader.at(spec, "members"), name))
         return None
-    members = [_member(entry, obj, i, fail) for i, entry in enumerate(raw_members)]
+    members = [_member(name, raw_members, i, reader) for i in range(len(raw_members))]
     if any(m is None for m in members):
         return None
     return HyperNodeSpec(str(name), tier, str(spec.get("tierName") or ""), tuple(members), obj)  # type: ignore[arg-type]
 
 
-def hyper_node_specs(objs: list[dict], fail) -> list[HyperNodeSpec]:
-    """The HyperNode objects that are valid, as specs; ``fail`` reports the others' problems."""
-    return [spec for spec in (hyper_node_spec(obj, fail) for obj in objs) if spec]
+def hyper_node_specs(objs: list[dict], reader: ObjectReader) -> list[HyperNodeSpec]:
+    """The HyperNode objects that are valid, as specs; ``reader`` gets the others' problems."""
+    return [spec for spec in (hyper_node_spec(obj, reader) for obj in objs) if spec]
 
 
 def _member_position(owner: HyperNodeSpec, child: str) -> tuple[int, int]:

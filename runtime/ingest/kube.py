@@ -23,11 +23,9 @@ from fumarole.policy_lang.diagnostics import (
     Diagnostic,
     FumaroleError,
     Span,
-    did_you_mean,
 )
 from fumarole.runtime.api.model import COMPLETED_STATUS, Job, Node, Queue, Task
-from fumarole.runtime.api.numa import numa_problems, numa_topology
-from fumarole.runtime.api.quoting import clip
+from fumarole.runtime.api.numa import numa_topology
 from fumarole.runtime.ingest import kube_errors
 from fumarole.runtime.ingest.gc_pause import gc_paused
 from fumarole.runtime.ingest.hypernodes import HyperNodeSpec, hyper_node_specs, hyper_node_warnings, tree_problems
@@ -44,6 +42,7 @@ from fumarole.runtime.ingest.kube_convert import (
     task_from_pod,
 )
 from fumarole.runtime.ingest.kube_fields import fields_are_typed
+from fumarole.runtime.ingest.numa_fields import check_numatopology_values
 from fumarole.runtime.ingest.plain_yaml import plain_yaml
 from fumarole.runtime.ingest.scheduler_options import DEFAULT_OPTIONS, SchedulerOptions
 from fumarole.runtime.ingest.yamlpos import YamlError, key_position, load_all
@@ -178,26 +177,22 @@ class Snapshot:
     jobs: dict[str, Job]
 
 
-_NOT_AN_OBJECT = "expected a Kubernetes object (a mapping with apiVersion and kind)"
-
-
 def _objects(doc: Any, reader: ObjectReader) -> list[dict]:
     if not isinstance(doc, dict):
-        reader.fail("K005", _NOT_AN_OBJECT, doc)
+        reader.report(kube_errors.not_an_object(reader.file, reader.at(doc)))
         return []
     kind = doc.get("kind")
     if kind == "List" or (isinstance(kind, str) and kind.endswith("List") and "items" in doc):
         items = doc.get("items") or []
         if not isinstance(items, list):
-            reader.fail("K004", f"items of a {kind} must be a list of objects, not {clip(repr(items))}",
-                        doc, "items")
+            reader.report(kube_errors.list_items_not_a_list(reader.file, reader.at(doc, "items"), kind, items))
             return []
         out = []
         for index, item in enumerate(items):
             if isinstance(item, dict):
                 out.extend(_objects(item, reader))
             else:  # reported at the item, not at the top of the file
-                reader.fail("K005", _NOT_AN_OBJECT, items, index)
+                reader.report(kube_errors.not_an_object(reader.file, reader.at(items, index)))
         return out
     return [doc]
 
@@ -205,19 +200,17 @@ def _objects(doc: Any, reader: ObjectReader) -> list[dict]:
 def _check_object(obj: dict, reader: ObjectReader) -> str | None:
     kind = obj.get("kind")
     if kind is None:
-        reader.fail("K002", "object has no kind", obj)
+        reader.report(kube_errors.object_without_kind(reader.file, reader.at(obj)))
         return None
     if not isinstance(kind, str):
-        reader.fail("K002", f"kind must be a string, not {clip(repr(kind))}", obj, "kind",
-                    hint=f"fumarole reads {', '.join(KINDS)}")
+        reader.report(kube_errors.kind_not_a_string(reader.file, reader.at(obj, "kind"), kind, KINDS))
         return None
     if kind not in KINDS:
-        reader.fail("K002", f"unknown kind {clip(repr(kind))}", obj, "kind",
-                    hint=did_you_mean(str(kind), KINDS) or f"fumarole reads {', '.join(KINDS)}")
+        reader.report(kube_errors.unknown_kind(reader.file, reader.at(obj, "kind"), kind, KINDS))
         return None
     meta = obj.get("metadata")
     if not isinstance(meta, dict) or not meta.get("name"):
-        reader.fail("K004", f"{kind} has no metadata.name", obj, "metadata" if meta else None)
+        reader.report(kube_errors.object_without_name(reader.file, reader.at(obj, "metadata" if meta else None), kind))
         return None
     return kind
 
@@ -249,17 +242,14 @@ def _require_containers(pod: dict, reader: ObjectReader) -> None:
     meta = pod["metadata"]
     name = f"{meta.get('namespace') or 'default'}/{meta['name']}"
     if "containers" in spec:
-        reader.fail("K004", f"spec.containers of Pod {name} is empty: Kubernetes requires at least one "
-                    "container", spec, "containers")
+        reader.report(kube_errors.pod_containers_empty(reader.file, reader.at(spec, "containers"), name))
         return
     near = difflib.get_close_matches("containers", [k for k in spec if isinstance(k, str)], n=1, cutoff=0.6)
     if near:
-        line, col = key_position(spec, near[0])
-        reader.diagnostics.append(kube_errors.pod_without_containers(reader.file, Span(line, col), name, near[0]))
+        reader.report(kube_errors.pod_without_containers(reader.file, reader.at_key(spec, near[0]), name, near[0]))
     else:
-        reader.fail("K004", f"Pod {name} has no spec.containers: Kubernetes requires at least one container",
-                    pod, "spec" if isinstance(pod.get("spec"), dict) else None,
-                    hint="each pod lists its containers, with their resource requests")
+        at = reader.at(pod, "spec" if isinstance(pod.get("spec"), dict) else None)
+        reader.report(kube_errors.pod_without_containers(reader.file, at, name))
 
 
 def _load_cluster(text: str, file: str) -> Cluster:
@@ -304,7 +294,8 @@ def _cluster_from_objects(docs: list, file: str, text: str | None) -> Cluster:
             meta = obj["metadata"]
             ident = (kind, f"{meta.get('namespace', '')}/{meta['name']}")
             if ident in seen:
-                reader.fail("K006", f"duplicate {kind} {ident[1].lstrip('/')}", obj, "metadata")
+                reader.report(kube_errors.duplicate_object(reader.file, reader.at(obj, "metadata"), kind,
+                                                           ident[1].lstrip("/")))
             seen.add(ident)
     for kind, objs in groups.items():
         groups[kind] = [obj for obj in objs if fields_are_typed(kind, obj, reader)]
@@ -320,12 +311,8 @@ def _cluster_from_objects(docs: list, file: str, text: str | None) -> Cluster:
         for key in ("hard", "used"):
             reader.resources(mapping_field(obj, "status"), key, f"ResourceQuota {obj['metadata']['name']} status")
     for obj in groups["Numatopology"]:
-        for owner, key, at_key, code, message in numa_problems(obj):
-            if at_key:
-                reader.fail_key(code, message, owner, key)
-            else:
-                reader.fail(code, message, owner, key)
-    hyper_nodes = hyper_node_specs(groups["HyperNode"], reader.fail)
+        check_numatopology_values(obj, reader)
+    hyper_nodes = hyper_node_specs(groups["HyperNode"], reader)
     if not reader.diagnostics:
         reader.diagnostics.extend(tree_problems(hyper_nodes, file))
     if reader.diagnostics:

@@ -33,6 +33,7 @@ from fumarole.runtime.api.model import (
 )
 from fumarole.runtime.api.quantity import QuantityError
 from fumarole.runtime.api.resource import Resource, all_text
+from fumarole.runtime.ingest import kube_errors
 from fumarole.runtime.ingest.go_parse import parse_go_bool
 from fumarole.runtime.ingest.yamlpos import key_position, position
 
@@ -68,37 +69,39 @@ def parse_time(value: object) -> float:
 
 class ObjectReader:
     """Collects diagnostics while reading one file's objects: the one positioned reader of every
-    YAML input (cluster dumps, traces, sweeps, a scenario's process state), each problem in the
-    reader's words at its place."""
+    YAML input (cluster dumps, traces, sweeps, a scenario's process state).  It finds where a
+    problem is; the problem's words are its constructor's (``kube_errors``, ``trace_errors``,
+    ``process_state_errors``), called with the reader's file and that place."""
 
     def __init__(self, file: str) -> None:
         self.file = file
         self.diagnostics: list[Diagnostic] = []
 
-    def fail(self, code: str, message: str, where: Any, key: Any = None, hint: str | None = None) -> None:
-        """A problem at ``where`` (or its ``key``'s value), in the reader's words."""
-        self.fail_at(code, message, position(where, key) if key is not None else position(where), hint)
+    @staticmethod
+    def at(where: Any, key: Any = None) -> Span:
+        """Where ``where`` is in the file, or its ``key``'s value when given."""
+        return Span(*position(where, key))
 
-    def fail_key(self, code: str, message: str, owner: dict, key: Any, hint: str | None = None) -> None:
-        """A problem with the key itself (an unknown or misplaced one), at the key."""
-        self.fail_at(code, message, key_position(owner, key), hint)
+    @staticmethod
+    def at_key(owner: Any, key: Any) -> Span:
+        """Where the key itself is (an unknown or misplaced one)."""
+        return Span(*key_position(owner, key))
 
-    def fail_at(self, code: str, message: str, where: tuple[int, int], hint: str | None = None) -> None:
-        """A problem at a position already found (line, column)."""
-        self.diagnostics.append(Diagnostic(code, message, self.file, Span(*where), hint=hint))
+    def report(self, diagnostic: Diagnostic) -> None:
+        self.diagnostics.append(diagnostic)
 
     def resources(self, owner: dict, key: str, what: str) -> Resource | None:
         raw = owner.get(key) if isinstance(owner, dict) else None
         if raw is None:
             return None
         if not isinstance(raw, dict):
-            self.fail("K004", f"{what}.{key} must be a map of resource quantities", owner, key)
+            self.report(kube_errors.resources_not_a_map(self.file, self.at(owner, key), f"{what}.{key}"))
             return Resource()
         try:
             return Resource.from_list(raw)
         except QuantityError:
             name, exc = next(_bad_quantities(raw))  # the first, for the diagnostic
-            self.fail("K003", f"bad quantity in {what}.{key}.{name}: {exc}", raw, name)
+            self.report(kube_errors.bad_quantity(self.file, self.at(raw, name), f"{what}.{key}.{name}", exc))
             return Resource()
 
 

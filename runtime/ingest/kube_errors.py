@@ -1,15 +1,22 @@
 """The diagnostics about a cluster's Kubernetes objects (K codes, docs/diagnostics.md): objects
 that cannot be read, and what is legal but worth telling.  One constructor per problem (as
 policy_lang's ``declaration_errors.py``): the message and hint are written here once, and the
-readers pass facts -- the file, where, names.
+readers pass facts -- the file, where, names, the value found.
 
-The object readers' field-by-field problems word their own messages and reach a diagnostic
-through the one positioned reader, ``kube_convert.ObjectReader`` (``fail``, ``fail_key``).
+The object readers (``kube.py``, ``kube_convert.py``, ``kube_fields.py``, ``numa_fields.py``,
+``hypernodes.py``) find the place through the one positioned reader,
+``kube_convert.ObjectReader`` (``at``, ``at_key``), and hand it the constructed diagnostic
+(``report``).
 """
 
 from __future__ import annotations
 
-from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, Span
+from typing import Sequence
+
+from fumarole.policy_lang.diagnostics import NO_POSITION, Diagnostic, Span, did_you_mean
+from fumarole.runtime.api.numa import MAX_CPU_ID
+from fumarole.runtime.api.quantity import QuantityError
+from fumarole.runtime.api.quoting import clip
 
 
 # -- K001 objects that cannot be read ----------------------------------------------------------------
@@ -37,18 +44,140 @@ def bad_request_time(now: str) -> Diagnostic:
     return Diagnostic("K001", f"now={now!r} is not an RFC 3339 time", "request", span=NO_POSITION)
 
 
+# -- K002 objects of no kind fumarole reads --------------------------------------------------------
+
+def object_without_kind(file: str, at: Span) -> Diagnostic:
+    return Diagnostic("K002", "object has no kind", file, at)
+
+
+def kind_not_a_string(file: str, at: Span, kind: object, kinds: Sequence[str]) -> Diagnostic:
+    return Diagnostic("K002", f"kind must be a string, not {clip(repr(kind))}", file, at,
+                      hint=f"fumarole reads {', '.join(kinds)}")
+
+
+def unknown_kind(file: str, at: Span, kind: str, kinds: Sequence[str]) -> Diagnostic:
+    return Diagnostic("K002", f"unknown kind {clip(repr(kind))}", file, at,
+                      hint=did_you_mean(kind, kinds) or f"fumarole reads {', '.join(kinds)}")
+
+
+# -- K003 quantities that do not parse ---------------------------------------------------------------
+
+def bad_quantity(file: str, at: Span, field: str, error: QuantityError) -> Diagnostic:
+    """``field``: the quantity's dotted place in its object, named after the object."""
+    return Diagnostic("K003", f"bad quantity in {field}: {error}", file, at)
+
+
 # -- K004 / K008 objects Kubernetes would refuse ------------------------------------------------------
+
+def object_without_name(file: str, at: Span, kind: str) -> Diagnostic:
+    return Diagnostic("K004", f"{kind} has no metadata.name", file, at)
+
+
+def list_items_not_a_list(file: str, at: Span, kind: str, items: object) -> Diagnostic:
+    return Diagnostic("K004", f"items of a {kind} must be a list of objects, not {clip(repr(items))}", file, at)
+
+
+def resources_not_a_map(file: str, at: Span, field: str) -> Diagnostic:
+    """``field``: the resource list's dotted place (``Node n1.status.allocatable``)."""
+    return Diagnostic("K004", f"{field} must be a map of resource quantities", file, at)
+
+
+def pod_containers_empty(file: str, at: Span, pod: str) -> Diagnostic:
+    return Diagnostic("K004", f"spec.containers of Pod {pod} is empty: Kubernetes requires at least one container",
+                      file, at)
+
 
 def pod_without_containers(file: str, at: Span, pod: str, near: str | None = None) -> Diagnostic:
     """``near``: a key of the pod spec that is most likely a misspelt ``containers``."""
     return Diagnostic("K004", f"Pod {pod} has no spec.containers: Kubernetes requires at least one container", file,
-                      at, hint=None if near is None else f"did you mean 'containers' for {near!r}?")
+                      at, hint="each pod lists its containers, with their resource requests" if near is None
+                      else f"did you mean 'containers' for {near!r}?")
+
+
+def hyper_node_without_spec(file: str, at: Span, hyper_node: str) -> Diagnostic:
+    return Diagnostic("K004", f"HyperNode {hyper_node} has no spec", file, at)
+
+
+def _member(file: str, at: Span, hyper_node: str, index: int, problem: str) -> Diagnostic:
+    """A ``spec.members`` entry Volcano's HyperNode API refuses; ``problem`` follows its place."""
+    return Diagnostic("K004", f"HyperNode {hyper_node} spec.members[{index}]{problem}", file, at)
+
+
+def member_not_a_mapping(file: str, at: Span, hyper_node: str, index: int) -> Diagnostic:
+    return _member(file, at, hyper_node, index, " must be a mapping with type and selector")
+
+
+def member_type_unknown(file: str, at: Span, hyper_node: str, index: int, kind: object) -> Diagnostic:
+    return _member(file, at, hyper_node, index, f".type must be Node or HyperNode, not {kind!r}")
+
+
+def member_selector_not_a_mapping(file: str, at: Span, hyper_node: str, index: int) -> Diagnostic:
+    return _member(file, at, hyper_node, index, ".selector must be a mapping (exactMatch, regexMatch or labelMatch)")
+
+
+def member_selectors_not_one(file: str, at: Span, hyper_node: str, index: int, given: Sequence[str]) -> Diagnostic:
+    return _member(file, at, hyper_node, index, ".selector needs exactly one of exactMatch, regexMatch, labelMatch "
+                   f"(got {', '.join(given) or 'none'})")
+
+
+def exact_match_without_name(file: str, at: Span, hyper_node: str, index: int) -> Diagnostic:
+    return _member(file, at, hyper_node, index, ".selector.exactMatch needs a name")
+
+
+def hyper_node_member_not_exact(file: str, at: Span, hyper_node: str, index: int) -> Diagnostic:
+    return _member(file, at, hyper_node, index, ": a HyperNode member is selected by exactMatch only")
+
+
+def regex_match_without_pattern(file: str, at: Span, hyper_node: str, index: int) -> Diagnostic:
+    return _member(file, at, hyper_node, index, ".selector.regexMatch needs a pattern (a string)")
+
+
+def regex_match_refused(file: str, at: Span, hyper_node: str, index: int, error: object) -> Diagnostic:
+    return _member(file, at, hyper_node, index,
+                   f".selector.regexMatch.pattern is not a regular expression Volcano accepts: {error}")
+
+
+def label_match_not_a_selector(file: str, at: Span, hyper_node: str, index: int) -> Diagnostic:
+    return _member(file, at, hyper_node, index, ".selector.labelMatch must be a label selector")
+
+
+def numa_cpu_list_invalid(file: str, at: Span, resource: object, text: str) -> Diagnostic:
+    return Diagnostic("K004", f"spec.numares.{resource}.allocatable {clip(text)!r} is not a CPU list "
+                      f"(ids 0..{MAX_CPU_ID} and ranges, e.g. '0-3,8')", file, at)
+
+
+def numa_cpu_id_invalid(file: str, at: Span, key: object) -> Diagnostic:
+    return Diagnostic("K004", f"spec.cpuDetail key {clip(str(key))!r} is not a CPU id (0..{MAX_CPU_ID})", file, at)
+
+
+def numa_cpu_number_negative(file: str, at: Span, cpu: object, field: str, number: int) -> Diagnostic:
+    return Diagnostic("K004", f"spec.cpuDetail.{cpu}.{field} must not be negative, not {number}", file, at)
 
 
 def empty_cluster(file: str) -> Diagnostic:
     return Diagnostic("K008", "the cluster holds no objects", file, NO_POSITION,
                       hint="a cluster dump is Kubernetes objects (Nodes, Pods, PodGroups, Queues...), one YAML "
                            "document each or a kind: List")
+
+
+# -- K005 .. K007 objects that are not objects, twice, or of the wrong types --------------------------
+
+def not_an_object(file: str, at: Span) -> Diagnostic:
+    return Diagnostic("K005", "expected a Kubernetes object (a mapping with apiVersion and kind)", file, at)
+
+
+def duplicate_object(file: str, at: Span, kind: str, name: str) -> Diagnostic:
+    """``name``: namespace/name, or the name of an object without a namespace."""
+    return Diagnostic("K006", f"duplicate {kind} {name}", file, at)
+
+
+def field_mistyped(file: str, at: Span, field: str, subject: str, expected: str, value: object) -> Diagnostic:
+    """``subject``: the object (``PodGroup pg``); ``expected``: the type in words (``an integer``)."""
+    return Diagnostic("K007", f"{field} of {subject} must be {expected}, not {clip(repr(value))}", file, at)
+
+
+def hyper_node_members_not_a_list(file: str, at: Span, hyper_node: str) -> Diagnostic:
+    return Diagnostic("K007", f"spec.members of HyperNode {hyper_node} must be a list", file, at)
 
 
 # -- K101 .. K106 warnings: what Volcano silently leaves out ------------------------------------------

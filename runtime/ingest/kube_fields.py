@@ -14,6 +14,7 @@ import datetime as _dt
 import math
 from typing import Any, Iterable, Iterator
 
+from fumarole.runtime.ingest import kube_errors
 from fumarole.runtime.ingest.fast_checks import all_typed
 from fumarole.runtime.api.quoting import clip
 from fumarole.runtime.ingest.kube_convert import ObjectReader, parse_time
@@ -177,7 +178,7 @@ def fields_are_typed(kind: str, obj: dict, reader: ObjectReader) -> bool:
     for owner, key, where, type_name in _mistyped(obj, _TREES[kind]):
         name = obj["metadata"].get("name") if isinstance(obj.get("metadata"), dict) else None
         subject = f"{kind} {clip(str(name))}" if _is_typed(name, "scalar") else f"a {kind}"
-        reader.fail("K007", f"{where} of {subject} must be {_TYPE_NAMES[type_name]}, "
-                    f"not {clip(repr(owner[key]))}", owner, key)
+        reader.report(kube_errors.field_mistyped(reader.file, reader.at(owner, key), where, subject,
+                                                 _TYPE_NAMES[type_name], owner[key]))
         ok = False
     return ok
