@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from fumarole.runtime.ingest.yamlpos import load_file
+from fumarole.runtime.whatif import trace_errors
 from fumarole.runtime.whatif.clock import ReplayOptions
 from fumarole.runtime.whatif.trace import _TraceReader, seconds
 
@@ -44,27 +45,27 @@ def load_sweep(path: Path) -> list[SweepRun]:
     doc, text = load_file(path, "T001")
     reader = _TraceReader(str(path), text)
     if not isinstance(doc, dict) or doc.get("kind") != "Sweep":
-        reader.fail("T004", "a sweep file is a mapping with `kind: Sweep`", doc if isinstance(doc, dict) else None)
+        reader.report(trace_errors.not_a_sweep(reader.file, reader.at(doc if isinstance(doc, dict) else None)))
         raise reader.error()
     for key in doc:
         if key not in _KEYS:
-            reader.fail_key("T004", f"unknown sweep key {key!r}", doc, key, hint=f"a sweep has {', '.join(_KEYS)}")
+            reader.report(trace_errors.unknown_sweep_key(reader.file, reader.at_key(doc, key), key, _KEYS))
     lists = {}
     for key in ("traces", "bundles"):
         value = doc.get(key)
         if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
-            reader.fail("T004", f"{key} is a non-empty list of paths (relative to the sweep file)", doc, key)
+            reader.report(trace_errors.sweep_paths_not_a_list(reader.file, reader.at(doc, key), key))
             value = []
         lists[key] = [str((path.parent / v)) for v in value]
     grid = doc.get("grid") or {}
     if not isinstance(grid, dict) or not all(isinstance(v, list) and v for v in grid.values()):
-        reader.fail("T004", "grid maps a plugin argument's key to a non-empty list of values", doc, "grid")
+        reader.report(trace_errors.grid_shape(reader.file, reader.at(doc, "grid")))
         grid = {}
     options = _options(doc.get("options") or {}, reader)
     runs = len(lists["traces"]) * len(lists["bundles"]) * math.prod(len(values) for values in grid.values())
     if runs > MAX_SWEEP_RUNS:
-        reader.fail("T004", f"the sweep asks for {runs:,} replays (traces x bundles x grid points), more than "
-                    f"{MAX_SWEEP_RUNS:,} (fumarole's limit)", doc, "grid" if grid else "traces")
+        at = reader.at(doc, "grid" if grid else "traces")
+        reader.report(trace_errors.too_many_replays(reader.file, at, runs, MAX_SWEEP_RUNS))
     if reader.diagnostics:
         raise reader.error()
     points = [tuple(zip(grid, values)) for values in itertools.product(*grid.values())] or [()]
@@ -74,21 +75,20 @@ def load_sweep(path: Path) -> list[SweepRun]:
 
 def _options(raw: Any, reader: _TraceReader) -> ReplayOptions:
     if not isinstance(raw, dict):
-        reader.fail("T004", "options maps period, until, grace, pingpongWindow, settle, maxWall, onEvict to values",
-                    raw)
+        reader.report(trace_errors.sweep_options_not_a_mapping(reader.file, reader.at(raw)))
         return ReplayOptions()
     values: dict[str, Any] = {}
     for key, value in raw.items():
         if key in _OPTIONS:
             parsed = seconds(value)
             if parsed is None or (parsed == 0 and key in ("period", "maxWall")):
-                reader.fail("T003", f"options.{key} must be a duration{' above zero' if parsed == 0 else ''} "
-                            f"of at most 100 years, not {str(value)[:40]!r}", raw, key)
+                at = reader.at(raw, key)
+                reader.report(trace_errors.bad_sweep_duration(reader.file, at, key, value, zero=parsed == 0))
             values[_OPTIONS[key]] = parsed
         elif key == "onEvict" and value in ("restart", "resume"):
             values["on_evict"] = value
         else:
-            reader.fail_key("T004", f"unknown or bad sweep option {key!r}", raw, key)
+            reader.report(trace_errors.unknown_sweep_option(reader.file, reader.at_key(raw, key), key))
     return ReplayOptions(**values)
 
 

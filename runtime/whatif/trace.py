@@ -18,13 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from fumarole.policy_lang import file_errors
-from fumarole.policy_lang.diagnostics import FumaroleError, Span
+from fumarole.policy_lang.diagnostics import FumaroleError
 from fumarole.runtime.api.quoting import clip
 from fumarole.runtime.framework.go_semantics import parse_duration
 from fumarole.runtime.ingest.kube import Cluster, cluster_from_objects, load_cluster
 from fumarole.runtime.ingest.kube_convert import GROUP_NAME, ObjectReader, parse_time
 from fumarole.runtime.ingest.source import NotText, decode
-from fumarole.runtime.ingest.yamlpos import load_file, position
+from fumarole.runtime.ingest.yamlpos import load_file
+from fumarole.runtime.whatif import trace_errors
 
 EVENT_KINDS = ("submit", "delete", "addNode", "removeNode")
 _TOP_KEYS = ("apiVersion", "kind", "metadata", "start", "cluster", "runTimes", "events")
@@ -97,8 +98,7 @@ class _TraceReader(ObjectReader):
     def duration(self, owner: dict, key: str, what: str) -> float | None:
         value = seconds(owner[key])
         if value is None:
-            self.fail("T003", f"{what} must be a duration (\"90s\", \"1h30m\") or a number of seconds, "
-                      f"at most 100 years, not {_clip(owner[key])}", owner, key)
+            self.report(trace_errors.bad_duration(self.file, self.at(owner, key), what, _clip(owner[key])))
         return value
 
     def objects(self, docs: list, what: Any) -> Cluster | None:
@@ -122,14 +122,13 @@ def load_trace(path: Path) -> Trace:
 def trace_from_document(doc: Any, path: Path, text: str) -> Trace:
     reader = _TraceReader(str(path), text)
     if not isinstance(doc, dict) or doc.get("kind") != "Trace":
-        reader.fail("T002", "a trace is a mapping with `kind: Trace`", doc if isinstance(doc, dict) else None)
+        reader.report(trace_errors.not_a_trace(reader.file, reader.at(doc if isinstance(doc, dict) else None)))
         raise reader.error()
     for key in doc:
         if key not in _TOP_KEYS:
-            reader.fail_key("T002", f"unknown trace key {key!r}", doc, key,
-                            hint=f"a trace has {', '.join(_TOP_KEYS)}")
+            reader.report(trace_errors.unknown_trace_key(reader.file, reader.at_key(doc, key), key, _TOP_KEYS))
     if not isinstance(doc.get("metadata") or {}, dict):
-        reader.fail("T002", "metadata is a mapping (name: ...)", doc, "metadata")
+        reader.report(trace_errors.metadata_not_a_mapping(reader.file, reader.at(doc, "metadata")))
     start = _start(doc, reader)
     cluster = _initial_cluster(doc, path, reader)
     run_times = _run_times(doc, reader)
@@ -153,8 +152,7 @@ def _start(doc: dict, reader: _TraceReader) -> float:
         rfc3339(start), rfc3339(start + MAX_SECONDS)
         return start
     except (TypeError, ValueError, OverflowError, OSError):
-        reader.fail("T003", f"start must be an RFC 3339 time with a century to run before year 10000, "
-                    f"not {_clip(raw)}", doc, "start")
+        reader.report(trace_errors.bad_start(reader.file, reader.at(doc, "start"), _clip(raw)))
         return 0.0
 
 
@@ -166,8 +164,8 @@ def _initial_cluster(doc: dict, path: Path, reader: _TraceReader) -> Cluster | N
         dump = path.parent / raw
         problem, dump_text = _read_dump(path, raw)
         if dump_text is None:
-            reader.diagnostics.append(file_errors.trace_cluster_unreadable(reader.file, Span(*position(doc, "cluster")),
-                                                                           _clip(raw, 200), problem))
+            reader.report(file_errors.trace_cluster_unreadable(reader.file, reader.at(doc, "cluster"), _clip(raw, 200),
+                                                               problem))
             return None
         try:
             return load_cluster(dump_text, str(dump))
@@ -175,7 +173,7 @@ def _initial_cluster(doc: dict, path: Path, reader: _TraceReader) -> Cluster | N
             raise FumaroleError(err.diagnostics, err.sources) from None
     if isinstance(raw, list):
         return reader.objects(raw, raw)
-    reader.fail("T002", "cluster is a file name (a cluster dump) or a list of Kubernetes objects", doc, "cluster")
+    reader.report(trace_errors.cluster_not_objects(reader.file, reader.at(doc, "cluster")))
     return None
 
 
@@ -212,7 +210,7 @@ def _read_dump(trace: Path, name: str) -> tuple[str, str | None]:
 def _run_times(doc: dict, reader: _TraceReader) -> dict[str, float]:
     raw = doc.get("runTimes") or {}
     if not isinstance(raw, dict):
-        reader.fail("T002", "runTimes maps namespace/pod to a duration", doc, "runTimes")
+        reader.report(trace_errors.run_times_not_a_mapping(reader.file, reader.at(doc, "runTimes")))
         return {}
     out = {}
     for key in raw:
@@ -225,17 +223,17 @@ def _run_times(doc: dict, reader: _TraceReader) -> dict[str, float]:
 def _events(doc: dict, reader: _TraceReader) -> list[Event]:
     raw = doc.get("events") or []
     if not isinstance(raw, list):
-        reader.fail("T002", "events is a list", doc, "events")
+        reader.report(trace_errors.events_not_a_list(reader.file, reader.at(doc, "events")))
         return []
     out: list[Event] = []
     for i, item in enumerate(raw):
         kinds = [k for k in EVENT_KINDS if isinstance(item, dict) and k in item]
         if not isinstance(item, dict) or "at" not in item or len(kinds) != 1:
-            reader.fail("T002", f"event {i} needs `at` and exactly one of {', '.join(EVENT_KINDS)}", raw, i)
+            reader.report(trace_errors.event_shape(reader.file, reader.at(raw, i), i, EVENT_KINDS))
             continue
         unknown = [k for k in item if k not in ("at", *EVENT_KINDS)]
         if unknown:
-            reader.fail_key("T002", f"unknown event key {unknown[0]!r}", item, unknown[0])
+            reader.report(trace_errors.unknown_event_key(reader.file, reader.at_key(item, unknown[0]), unknown[0]))
         at = reader.duration(item, "at", f"event {i}: at")
         if at is None:
             continue
@@ -249,8 +247,7 @@ def _submit(item: dict, at: float, reader: _TraceReader) -> Event | None:
     body = item["submit"]
     if not isinstance(body, dict) or not isinstance(body.get("podGroup"), dict) \
             or not isinstance(body.get("tasks"), list):
-        reader.fail("T002", "submit has `podGroup` (a PodGroup) and `tasks` (a list of {pod, runTime, replicas})",
-                    item, "submit")
+        reader.report(trace_errors.submit_shape(reader.file, reader.at(item, "submit")))
         return None
     pod_group = body["podGroup"]
     meta = pod_group.get("metadata") if isinstance(pod_group.get("metadata"), dict) else {}
@@ -258,16 +255,17 @@ def _submit(item: dict, at: float, reader: _TraceReader) -> Event | None:
     tasks: list[TaskSpec] = []
     for j, entry in enumerate(body["tasks"]):
         if not isinstance(entry, dict) or not isinstance(entry.get("pod"), dict):
-            reader.fail("T002", "a task is {pod: <Pod>, runTime: <duration>, replicas: <count>}", body["tasks"], j)
+            reader.report(trace_errors.task_shape(reader.file, reader.at(body["tasks"], j)))
             continue
         run_time = reader.duration(entry, "runTime", "runTime") if "runTime" in entry else None
         replicas = entry.get("replicas", 1)
         if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 1:
-            reader.fail("T002", f"replicas must be a positive integer, not {_clip(replicas)}", entry, "replicas")
+            place = reader.at(entry, "replicas")
+            reader.report(trace_errors.replicas_not_positive(reader.file, place, _clip(replicas)))
             continue
         if replicas > reader.pods_left:
-            reader.fail("T002", f"replicas {replicas:,} would take the trace past {MAX_TRACE_PODS:,} pods "
-                        "(fumarole's limit)", entry, "replicas")
+            place = reader.at(entry, "replicas")
+            reader.report(trace_errors.too_many_pods(reader.file, place, replicas, MAX_TRACE_PODS))
             reader.pods_left = 0
             continue
         reader.pods_left -= replicas
@@ -296,7 +294,7 @@ def _replicas(template: dict, replicas: int, group: str, namespace: str) -> list
 def _delete(item: dict, at: float, reader: _TraceReader) -> Event | None:
     target = item["delete"]
     if not isinstance(target, str) or "/" not in target:
-        reader.fail("T002", "delete names a PodGroup as namespace/name", item, "delete")
+        reader.report(trace_errors.delete_target(reader.file, reader.at(item, "delete")))
         return None
     return Event(at, "delete", target=target)
 
@@ -306,7 +304,7 @@ def _add_node(item: dict, at: float, reader: _TraceReader) -> Event | None:
     if reader.objects([node], item) is None:
         return None
     if not isinstance(node, dict) or node.get("kind") != "Node":
-        reader.fail("T002", "addNode is a Node object", item, "addNode")
+        reader.report(trace_errors.add_node_not_a_node(reader.file, reader.at(item, "addNode")))
         return None
     return Event(at, "addNode", node=node)
 
@@ -314,7 +312,7 @@ def _add_node(item: dict, at: float, reader: _TraceReader) -> Event | None:
 def _remove_node(item: dict, at: float, reader: _TraceReader) -> Event | None:
     target = item["removeNode"]
     if not isinstance(target, str) or not target:
-        reader.fail("T002", "removeNode names a node", item, "removeNode")
+        reader.report(trace_errors.remove_node_target(reader.file, reader.at(item, "removeNode")))
         return None
     return Event(at, "removeNode", target=target)
 
