@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from fumarole.policy_lang.diagnostics import Diagnostic, did_you_mean
+from fumarole.policy_lang.diagnostics import Diagnostic, Span
 from fumarole.policy_lang.types import Type
 from fumarole.runtime.api.numa import parse_cpu_set
+from fumarole.runtime.authoring import process_state_errors
 from fumarole.runtime.framework.process_state import ProcessState
 from fumarole.runtime.ingest.kube_convert import ObjectReader, parse_time
 from fumarole.runtime.ingest.scheduler_options import SchedulerOptions, read_options_block, with_overrides
-from fumarole.runtime.ingest.yamlpos import key_position, position
 
 KEYS = ("predicateStartIndex", "plugins", "numaPending")
 PENDING_POD_KEYS = ("name", "namespace", "cpus")
@@ -43,34 +43,31 @@ def read_process_state(block: Any, declared: Mapping[str, Mapping[str, Type]],
     reader = ObjectReader(file)
     state = ProcessState()
     if not isinstance(block, Mapping):
-        reader.fail_at("S030", "processState must be a mapping with predicateStartIndex, plugins and numaPending",
-                       position(block))
+        reader.report(process_state_errors.block_not_a_mapping(file, reader.at(block)))
         return state, reader.diagnostics
     for key in block:
         if key not in KEYS:
-            reader.fail_at("S030", f"unknown processState key '{key}'", key_position(block, key),
-                           did_you_mean(str(key), KEYS))
+            reader.report(process_state_errors.unknown_key(file, reader.at_key(block, key), key, KEYS))
     index = block.get("predicateStartIndex", 0)
     if isinstance(index, bool) or not isinstance(index, int) or index < 0:
-        reader.fail_at("S030", f"predicateStartIndex must be a non-negative integer, not {index!r}",
-                       position(block, "predicateStartIndex"))
+        at = reader.at(block, "predicateStartIndex")
+        reader.report(process_state_errors.bad_start_index(file, at, index))
     else:
         state.predicate_start_index = index
     if "numaPending" in block:
-        state.numa_pending = _numa_pending(reader, block["numaPending"], position(block, "numaPending"))
+        state.numa_pending = _numa_pending(reader, block["numaPending"], reader.at(block, "numaPending"))
     by_plugin = block.get("plugins") or {}
     if not isinstance(by_plugin, Mapping):
-        reader.fail_at("S030", "processState.plugins must map plugin names to their process state",
-                       position(block, "plugins"))
+        reader.report(process_state_errors.plugins_not_a_mapping(file, reader.at(block, "plugins")))
         return state, reader.diagnostics
     for plugin, values in by_plugin.items():
         states = declared.get(plugin)
         if states is None:
-            reader.fail_at("S030", f"plugin '{plugin}' is not in the bundle", key_position(by_plugin, plugin),
-                           did_you_mean(str(plugin), declared))
+            at = reader.at_key(by_plugin, plugin)
+            reader.report(process_state_errors.plugin_not_in_bundle(file, at, plugin, declared))
         elif not isinstance(values, Mapping):
-            reader.fail_at("S030", f"the process state of '{plugin}' must be a mapping of names to values",
-                           position(by_plugin, plugin))
+            at = reader.at(by_plugin, plugin)
+            reader.report(process_state_errors.plugin_state_not_a_mapping(file, at, plugin))
         else:
             state.plugins[str(plugin)] = _values(reader, str(plugin), values, states)
     return state, reader.diagnostics
@@ -96,42 +93,42 @@ def _values(reader: ObjectReader, plugin: str, values: Mapping, declared: Mappin
     for name, value in values.items():
         t = declared.get(name)
         if t is None:
-            known = ", ".join(declared) or "none"
-            reader.fail_at("S030", f"plugin '{plugin}' declares no process state '{name}'", key_position(values, name),
-                           did_you_mean(str(name), declared) or f"its process state: {known}")
+            at = reader.at_key(values, name)
+            reader.report(process_state_errors.undeclared_state(reader.file, at, plugin, name, list(declared)))
             continue
         converted = _typed(value, t)
         if converted is _BAD:
-            reader.fail_at("S030", f"{plugin}.{name} must be {t}, not {value!r}", position(values, name))
+            at = reader.at(values, name)
+            reader.report(process_state_errors.state_mistyped(reader.file, at, plugin, name, t, value))
         else:
             out[str(name)] = converted
     return out
 
 
-def _numa_pending(reader: ObjectReader, block: Any, where: tuple[int, int]) -> dict[str, dict[str, dict[str, Any]]]:
+def _numa_pending(reader: ObjectReader, block: Any, where: Span) -> dict[str, dict[str, dict[str, Any]]]:
     """``numaPending``: node -> pod UID -> {name, namespace, cpus: {resource: CPU list}}."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
     if not isinstance(block, Mapping):
-        reader.fail_at("S030", "processState.numaPending must map node names to their pending pods", where)
+        reader.report(process_state_errors.numa_pending_not_a_mapping(reader.file, where))
         return out
     for node, pods in block.items():
         if not isinstance(pods, Mapping):
-            reader.fail_at("S030", f"numaPending.{node} must map pod UIDs to their pods", position(block, node))
+            reader.report(process_state_errors.node_pending_not_a_mapping(reader.file, reader.at(block, node), node))
             continue
         for uid, pod in pods.items():
             if not isinstance(pod, Mapping) or not isinstance(pod.get("cpus"), Mapping):
-                reader.fail_at("S030", f"numaPending.{node}.{uid} must be a mapping with name, namespace and cpus "
-                               "(resource -> CPU list)", position(pods, uid))
+                at = reader.at(pods, uid)
+                reader.report(process_state_errors.pending_pod_shape(reader.file, at, node, uid))
                 continue
             unknown = [key for key in pod if key not in PENDING_POD_KEYS]
             for key in unknown:
-                reader.fail_at("S030", f"unknown key '{key}' of a pending pod", key_position(pod, key),
-                               did_you_mean(str(key), PENDING_POD_KEYS))
+                at = reader.at_key(pod, key)
+                reader.report(process_state_errors.unknown_pending_pod_key(reader.file, at, key, PENDING_POD_KEYS))
             cpus = pod["cpus"]
             bad = [res for res, text in cpus.items() if not isinstance(text, str) or parse_cpu_set(text) is None]
             for res in bad:
-                reader.fail_at("S030", f"numaPending.{node}.{uid}.cpus.{res} must be a CPU list such as '0-3,8', "
-                               f"not {cpus[res]!r}", position(cpus, res))
+                at = reader.at(cpus, res)
+                reader.report(process_state_errors.pending_cpus_not_a_list(reader.file, at, node, uid, res, cpus[res]))
             if not unknown and not bad:
                 out.setdefault(str(node), {})[str(uid)] = {
                     "name": str(pod.get("name") or ""), "namespace": str(pod.get("namespace") or ""),
