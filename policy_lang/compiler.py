@@ -590,6 +590,11 @@ class Compiler:
             other = e.right if left_t.name == "none" else e.left
             return py.Compare(left=self.ex(other), ops=[py.Is() if op == "==" else py.IsNot()],
                               comparators=[_const(None)])
+        if left_t.name == "Resource" and op == "<=" and self._resource_sum(e.right):
+            # `request <= a + b` without building the sum (resource.less_equal_sum)
+            assert isinstance(e.right, A.Binary)
+            return _call(_attr(_load("_res"), "less_equal_sum"), self.ex(e.left), self.ex(e.right.left),
+                         self.ex(e.right.right))
         if left_t.name == "Resource" and right_t.name == "Resource" and op in ("<=", "<", "==", "!="):
             function = {"<=": "less_equal", "<": "less", "==": "equal", "!=": "equal"}[op]
             result = _call(_attr(_load("_res"), function), self.ex(e.left), self.ex(e.right))
@@ -607,6 +612,11 @@ class Compiler:
                 left = self._scanned(left_t, left)
             return py.Compare(left=left, ops=[_CMPOPS[op]()], comparators=[right])
         return self._arith(op, left_t, right_t, self.ex(e.left), self.ex(e.right))
+
+    def _resource_sum(self, e: A.Expr) -> bool:
+        """``e`` is the sum of two resources."""
+        return (isinstance(e, A.Binary) and e.op == "+" and self.t(e.left).name == "Resource"
+                and self.t(e.right).name == "Resource")
 
     def _ex_Conditional(self, e: A.Conditional) -> py.expr:
         return py.IfExp(test=self._cond(e.cond, e), body=self.ex(e.then), orelse=self.ex(e.orelse))

@@ -539,7 +539,7 @@ class Node:
     __slots__ = ("name", "allocatable", "capacity", "idle", "used", "releasing", "pipelined",
                  "tasks", "added_status", "labels", "annotations", "taints", "unschedulable",
                  "images", "raw", "view_pods", "view_cache", "revocable_zone", "numa", "holding_jobs",
-                 "holding_job_list")
+                 "holding_job_list", "holding_groups", "future_idle_known")
 
     def __init__(self, name: str, allocatable: Resource, capacity: Resource, raw: dict,
                  labels: dict, annotations: dict, taints: list, unschedulable: bool,
@@ -569,6 +569,10 @@ class Node:
         # as much as the search itself.
         self.holding_jobs: dict[str, int] = {}
         self.holding_job_list: list | None = None  # those jobs, until holding_jobs changes (job_info.py)
+        self.holding_groups: dict[str, tuple] | None = None  # those jobs by queue name, likewise
+        # future_idle until the accounting changes: preempt and reclaim read it for every node they
+        # consider, tens of times between two placements on the node.
+        self.future_idle_known: Resource | None = None
 
     def __repr__(self) -> str:
         return f"<Node {self.name}>"
@@ -580,14 +584,19 @@ class Node:
 
     @property
     def future_idle(self) -> Resource:
-        """idle + releasing - pipelined (Volcano's FutureIdle), as a new vector."""
-        out = self.idle.clone()
-        idle, releasing, pipelined = out, self.releasing, self.pipelined
-        if releasing.milli_cpu or releasing.memory or releasing.scalars:
-            idle.add(releasing)
-        if pipelined.milli_cpu or pipelined.memory or pipelined.scalars:
-            idle.sub(pipelined)
-        return out
+        """idle + releasing - pipelined (Volcano's FutureIdle), worked out once per change of the
+        node's accounting.  Shared, like ``idle``: nothing may change it in place (policies see
+        resources with value semantics; their arithmetic makes new vectors)."""
+        known = self.future_idle_known
+        if known is None:
+            known = self.idle.clone()
+            releasing, pipelined = self.releasing, self.pipelined
+            if releasing.milli_cpu or releasing.memory or releasing.scalars:
+                known.add(releasing)
+            if pipelined.milli_cpu or pipelined.memory or pipelined.scalars:
+                known.sub(pipelined)
+            self.future_idle_known = known
+        return known
 
     def add_task(self, task: Task) -> None:
         if task.node_name and task.node_name != self.name:
@@ -601,6 +610,7 @@ class Node:
     def _account(self, task: Task) -> None:
         """Take the task's request into the node's sums, by its status."""
         req, status = task.request, task.status
+        self.future_idle_known = None
         if status == RELEASING:
             self.idle.sub(req)
             self.used.add(req)
@@ -615,7 +625,7 @@ class Node:
             elif status == RUNNING or status == BOUND:
                 holding = self.holding_jobs
                 holding[task.job_id] = holding.get(task.job_id, 0) + 1
-                self.holding_job_list = None
+                self.holding_job_list = self.holding_groups = None
             self.idle.sub(req)
             self.used.add(req)
 
@@ -629,6 +639,7 @@ class Node:
     def _unaccount(self, task: Task, status: str) -> None:
         """Give back what ``_account`` took for the task in ``status``."""
         req = task.request
+        self.future_idle_known = None
         if status == RELEASING:
             self.idle.add(req)
             self.used.sub(req)
@@ -643,7 +654,7 @@ class Node:
                     holding[task.job_id] = left
                 else:
                     del holding[task.job_id]
-                    self.holding_job_list = None
+                    self.holding_job_list = self.holding_groups = None
             self.idle.add(req)
             self.used.sub(req)
 
@@ -683,7 +694,8 @@ class DryRunNode(Node):
         copy.idle, copy.used = node.idle.clone(), node.used.clone()
         copy.releasing, copy.pipelined = node.releasing.clone(), node.pipelined.clone()
         copy.tasks, copy.added_status = dict(node.tasks), dict(node.added_status)
-        copy.holding_jobs, copy.holding_job_list = dict(node.holding_jobs), None
+        copy.holding_jobs, copy.holding_job_list, copy.holding_groups = dict(node.holding_jobs), None, None
+        copy.future_idle_known = None
         copy.view_pods = dict(node.view_pods)
         copy.view_cache = {}
         return copy

@@ -273,6 +273,23 @@ def less_equal(l: Resource, r: Resource, mode: str = ZERO) -> bool:
     return _every_dimension(l, r, mode, _le)
 
 
+def less_equal_sum(l: Resource, a: Resource, b: Resource) -> bool:
+    """``less_equal(l, a + b)`` without building the sum: policies ask whether a request fits
+    what a node has plus what evicting would give back, for every node they consider.  Each
+    dimension of the sum is added as ``a + b`` adds it (a scalar one side lacks counts 0)."""
+    if not (_le(l.milli_cpu, a.milli_cpu + b.milli_cpu) and _le(l.memory, a.memory + b.memory)):
+        return False
+    if l.scalars:
+        sa, sb = a.scalars or _NONE, b.scalars or _NONE
+        for name, lv in l.scalars.items():
+            if not _le(lv, sa.get(name, 0.0) + sb.get(name, 0.0)):
+                return False
+    return True
+
+
+_NONE: dict[str, float] = {}
+
+
 def less_equal_with_names(l: Resource, r: Resource, mode: str = ZERO) -> tuple[bool, list[str]]:
     failed = []
     if not _le(l.milli_cpu, r.milli_cpu):

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING
 
 from fumarole.runtime.api.constraints import ResourceList
 from fumarole.runtime.api.fit import FitErrors
-from fumarole.runtime.api.model import Job, Node, SubJob, Task
+from fumarole.runtime.api.model import Job, Node, Queue, SubJob, Task
 from fumarole.runtime.api.resource import Resource
+from fumarole.runtime.framework.queue_info import queue_of
 from fumarole.runtime.k8s.podspec import only_queue_allocation_gate
 
 if TYPE_CHECKING:
@@ -95,3 +96,30 @@ def holding_jobs(session: Session, node: Node) -> list[Job]:
         jobs = session.jobs
         known = node.holding_job_list = [job for uid in node.holding_jobs if (job := jobs.get(uid)) is not None]
     return list(known)
+
+
+def _holding_groups(session: Session, node: Node) -> dict[str, tuple[Queue, list[Job]]]:
+    """The node's holding jobs by the name of their queue, with the queue, kept like the list
+    itself (a session's queues are fixed once it is open)."""
+    groups = node.holding_groups
+    if groups is None:
+        groups = node.holding_groups = {}
+        for job in holding_jobs(session, node):
+            group = groups.get(job.queue)
+            if group is None:
+                group = groups[job.queue] = (queue_of(session, job), [])
+            group[1].append(job)
+    return groups
+
+
+def holding_jobs_in(session: Session, node: Node, queue: Queue) -> list[Job]:
+    """The node's holding jobs of one queue: preempt takes victims from the preemptor's queue
+    only, and on most nodes most holding jobs belong to other queues."""
+    group = _holding_groups(session, node).get(queue.name)
+    return [] if group is None else list(group[1])
+
+
+def holding_queues(session: Session, node: Node) -> list[Queue]:
+    """The queues of the node's holding jobs, each once: reclaim takes from other queues, and
+    asks per queue (reclaimable, over its share) before it looks at their jobs."""
+    return [queue for queue, _ in _holding_groups(session, node).values()]

@@ -89,6 +89,7 @@ class _ResourceLibrary:
 
     Resource = Resource
     less_equal = staticmethod(R.less_equal)
+    less_equal_sum = staticmethod(R.less_equal_sum)
     less = staticmethod(R.less)
     less_partly = staticmethod(R.less_partly)
     less_equal_partly = staticmethod(R.less_equal_partly)
@@ -201,6 +202,7 @@ def namespace() -> dict:
         "_go_sort": sort_slice,
         "_job": _library(_job_info_module, ("deduct_gated", "job_evicting", "min_resource_list", "min_resource_names",
                                             "record_fit_error", "record_fit_errors", "holding_jobs",
+                                            "holding_jobs_in", "holding_queues",
                                             "set_condition", "sub_job_of")),
         "_queue": _library(_queue_module, ("queue_allocated", "queue_evicting", "queue_jobs", "queue_of",
                                            "queue_of_task", "queue_tree")),
