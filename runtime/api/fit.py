@@ -13,18 +13,17 @@ _BLOCKS_PREEMPTION = frozenset({UNRESOLVABLE, ERROR, "Wait", "Skip", "Invalid"})
 class FitError:
     """Why one task does not fit one node: a list of (status code, reason)."""
 
-    __slots__ = ("statuses",)
+    __slots__ = ("statuses", "has_unresolvable_status")
 
     def __init__(self, statuses: list[tuple[str, str]]) -> None:
         self.statuses = list(statuses)
+        # Some status is UnschedulableAndUnresolvable: preempt and reclaim ask it of every failed
+        # node of a task again at each of its attempts.
+        self.has_unresolvable_status = any(code == UNRESOLVABLE for code, _ in self.statuses)
 
     @property
     def unresolvable(self) -> bool:
         return any(code in _BLOCKS_PREEMPTION for code, _ in self.statuses)
-
-    @property
-    def has_unresolvable_status(self) -> bool:
-        return any(code == UNRESOLVABLE for code, _ in self.statuses)
 
     @property
     def reasons(self) -> list[str]:
