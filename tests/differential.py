@@ -369,12 +369,12 @@ def decisions_trying_every_node(objects: list[dict], config: str, engine: str) -
     `may_preempt_from` and `may_reclaim_from` always true), so that preempt tries its evictions
     and asks `preemptable`, and reclaim asks `reclaimable`, on every node, as Volcano does."""
     session = new_session(bundle(config), cluster_from_objects(objects), now=1_800_000_000.0, engine=engine)
-    session.open()
-    session.H.may_become_allocatable = lambda *_args: True
-    session.H.may_reclaim_from = lambda *_args: True
-    session.H.may_preempt_from = lambda *_args: True
-    session.run_actions()
-    return decisions_as_expect(session.close())
+
+    def unbounded() -> None:
+        session.H.may_become_allocatable = lambda *_args: True
+        session.H.may_reclaim_from = lambda *_args: True
+        session.H.may_preempt_from = lambda *_args: True
+    return decisions_as_expect(run_session(session, opened=unbounded))
 
 
 
@@ -383,18 +383,19 @@ def decisions_and_questions(objects: list[dict], config: str, engine: str, hook:
     """The decisions, and how often the session asked ``hook`` (in action ``phase`` only, if given);
     with ``bounded`` false the ``bound`` hook answers "may" everywhere, as if it were not there."""
     session = new_session(bundle(config), cluster_from_objects(objects), now=1_800_000_000.0, engine=engine)
-    session.open()
     asked = [0]
-    ask = getattr(session.H, hook)
 
-    def counting(*args):
-        asked[0] += phase is None or session.phase == phase
-        return ask(*args)
-    setattr(session.H, hook, counting)
-    if not bounded:
-        setattr(session.H, bound, lambda *_args: True)
-    session.run_actions()
-    return decisions_as_expect(session.close()), asked[0]
+    def count_questions() -> None:  # the session's hooks exist once it is open
+        ask = getattr(session.H, hook)
+
+        def counting(*args):
+            asked[0] += phase is None or session.phase == phase
+            return ask(*args)
+        setattr(session.H, hook, counting)
+        if not bounded:
+            setattr(session.H, bound, lambda *_args: True)
+    decisions = run_session(session, opened=count_questions)
+    return decisions_as_expect(decisions), asked[0]
 
 
 @st.composite

@@ -20,7 +20,7 @@ from fumarole.runtime.bundles import compile_cache
 from fumarole.runtime.bundles.bundle import build_bundle, load_bundle
 from fumarole.runtime.bundles.library import Library, compile_sources, standard_library, standard_library_sources
 from fumarole.runtime.cli.sessions import read_cluster
-from fumarole.runtime.framework.lifecycle import new_session
+from fumarole.runtime.framework.lifecycle import new_session, run_session
 from fumarole.runtime.ingest.scheduler_config import load_config
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,10 +73,7 @@ def _decisions(library, cluster_file: str = "examples/two-queues/cluster.yaml",
                conf: str = "examples/two-queues/volcano-scheduler.conf") -> dict:
     config = load_config((ROOT / conf).read_text(), conf)
     cluster, _text = read_cluster(str(ROOT / cluster_file))
-    session = new_session(build_bundle(config, library), cluster)
-    session.open()
-    session.run_actions()
-    return decisions_as_expect(session.close())
+    return decisions_as_expect(run_session(new_session(build_bundle(config, library), cluster)))
 
 
 def _same_library(a, b) -> None:
@@ -129,10 +126,7 @@ def test_a_bundle_folder_runs_the_same_from_the_cache(cache):
     cluster, _text = read_cluster(str(ROOT / "examples/two-queues/cluster.yaml"))
     runs = []
     for bundle in (cold, warm):
-        session = new_session(bundle, cluster)
-        session.open()
-        session.run_actions()
-        runs.append(decisions_as_expect(session.close()))
+        runs.append(decisions_as_expect(run_session(new_session(bundle, cluster))))
     assert runs[0] == runs[1] and cold.digest == warm.digest
 
 

@@ -218,7 +218,7 @@ _SPEC = st.fixed_dictionaries({}, optional={
        st.integers(0, 12))
 def test_no_numatopology_crashes_the_reader_or_the_session(spec, policy, cpus):
     from fumarole.runtime.bundles.bundle import bundle_from_conf_text
-    from fumarole.runtime.framework.lifecycle import new_session
+    from fumarole.runtime.framework.lifecycle import new_session, run_session
 
     topology = {"apiVersion": "nodeinfo.volcano.sh/v1alpha1", "kind": "Numatopology",
                 "metadata": {"name": "n1"}, "spec": spec}
@@ -243,10 +243,8 @@ def test_no_numatopology_crashes_the_reader_or_the_session(spec, policy, cpus):
             assert d.file == "c.json" and spec_from <= d.span.line <= spec_to, (d, spec_from, spec_to)
             assert 1 <= d.span.col <= len(lines[d.span.line - 1]), d
         return
-    session = new_session(bundle_from_conf_text(CONF, "v.conf"), cluster)
-    session.open()
-    session.run_actions()
-    assert set(session.close().numa_assignments) <= {"ml/train-0"}
+    decisions = run_session(new_session(bundle_from_conf_text(CONF, "v.conf"), cluster), sources={"c.json": text})
+    assert set(decisions.numa_assignments) <= {"ml/train-0"}
 
 
 def pod_object(policy: str, cpus: int) -> dict:
@@ -264,12 +262,9 @@ def pod_object(policy: str, cpus: int) -> dict:
 
 def _session(text: str, state):
     from fumarole.runtime.bundles.bundle import bundle_from_conf_text
-    from fumarole.runtime.framework.lifecycle import new_session
+    from fumarole.runtime.framework.lifecycle import new_session, run_session
 
-    session = new_session(bundle_from_conf_text(CONF, "v.conf"), load_cluster(text), process_state=state)
-    session.open()
-    session.run_actions()
-    return session.close()
+    return run_session(new_session(bundle_from_conf_text(CONF, "v.conf"), load_cluster(text), process_state=state))
 
 
 SECOND_POD = """
@@ -362,7 +357,7 @@ def test_opening_works_out_each_cpu_layout_once_not_once_per_node():
     32 CPUs) overruns, and nodes of different layouts keep their own reserved CPUs."""
     from fumarole.runtime.bundles.bundle import bundle_from_conf_text
     from fumarole.runtime.framework.budget import StepBudget
-    from fumarole.runtime.framework.lifecycle import new_session
+    from fumarole.runtime.framework.lifecycle import new_session, open_session
 
     objects = [o for i in range(150) for o in _numa_node_objects(f"n{i}", "1" if i % 2 else "2")]
     text = json.dumps({"apiVersion": "v1", "kind": "List", "items": objects})
@@ -370,7 +365,7 @@ def test_opening_works_out_each_cpu_layout_once_not_once_per_node():
     topologies = {name: node.numa for name, node in cluster.snapshot().nodes.items()}
     assert topologies["n0"].layout_key == topologies["n2"].layout_key != topologies["n1"].layout_key
     session = new_session(bundle_from_conf_text(CONF, "v.conf"), cluster, budget=StepBudget(hook_steps=150_000))
-    session.open()
+    open_session(session, "c.json")
     state = session.plugin_state("numa-aware")
     assert state["reserved"]["n1"] == {0: True} and state["reserved"]["n0"] == {0: True, 1: True}
     assert state["reserved"]["n2"] is state["reserved"]["n0"]
