@@ -97,6 +97,19 @@ class PredicateHelper:
                     # The per-node answer is Volcano's: the scan gives it (docs/language.md).
         return self._predicate_per_node(task, nodes, check, wanted, key, cached, use_cache)
 
+    def scans_every_node(self, nodes: list[Node]) -> bool:
+        """Whether a scan of ``nodes`` visits every one of them: the sample it stops at
+        (numFeasibleNodesToFind) is the whole list.  Such a scan leaves the rotating start at
+        ``start % len(nodes)`` whatever fits (it visits ``len(nodes)`` nodes from ``start``)."""
+        return num_feasible_nodes_to_find(len(nodes), self.ssn.options) == len(nodes)
+
+    def pass_over(self, nodes: list[Node]) -> None:
+        """Move the rotating start as scans of ``nodes`` that visit every node move it (see
+        :meth:`scans_every_node`; one or many such scans alike, none for no nodes): what a
+        dry run over these nodes that is not run would have left for the scans after it."""
+        if nodes:
+            self.ssn.predicate_start_index %= len(nodes)
+
     def _predicate_per_node(self, task: Task, nodes: list[Node], check: Callable[[Task, Node], FitError | None],
                             wanted: int, key: str, cached: dict[str, FitError] | None,
                             use_cache: bool) -> PredicateResult:
