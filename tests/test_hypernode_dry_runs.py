@@ -70,15 +70,20 @@ def _placements(monkeypatch, objects: list[dict], engine: str) -> tuple[int, int
     return made["place"], made["undo_placement"], placed
 
 
-@pytest.mark.parametrize("engine", ["fast", "reference"])
-def test_a_dry_run_that_cannot_beat_a_solution_found_is_not_run(monkeypatch, engine):
+@pytest.mark.parametrize("nodes, engine, made, binds", [
+    (30, "fast", (232, 42), 190),
+    (30, "reference", (232, 42), 190),
+    (100, "fast", (809, 209), 600),
+])
+def test_dry_runs_go_best_first_and_those_after_a_solution_are_not_run(monkeypatch, nodes, engine, made, binds):
     """The shape's hard-topology jobs are one gang each (minMember is every pod), so each dry run's
-    score is hyper_node_order before it runs: a leaf scoring no more than a solution already found
-    is passed over, and only the gradient's last leaf is run besides.  Before: 272 placements, 82
-    undone, for the same 190 binds."""
-    placements, rollbacks, placed = _placements(monkeypatch, cluster_objects(30, "hypernodes"), engine)
-    assert (placements, rollbacks) == (232, 42)
-    assert len(placed["binds"]) == 190
+    score is hyper_node_order before it runs: the leaves are tried best first, and once one takes
+    the job only the gradient's last leaf runs besides.  Placements and rollbacks when every dry
+    run ran: 272 and 82 at 30 nodes, 1,769 and 1,169 at 100; passing over only the dry runs
+    scoring no more than a solution found, in gradient order: 232 and 42, 1,039 and 439."""
+    placements, rollbacks, placed = _placements(monkeypatch, cluster_objects(nodes, "hypernodes"), engine)
+    assert (placements, rollbacks) == made
+    assert len(placed["binds"]) == binds
 
 
 def _gang_all(objects: list[dict]) -> list[dict]:
@@ -142,7 +147,8 @@ def _leaves(sizes: list[int], cpus: list[int]) -> list[dict]:
                     "spec": {"weight": 1}, "status": {"state": "Open"}})
     objects.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
                     "metadata": {"name": "j0", "namespace": "ns", "creationTimestamp": "2026-01-01T00:00:00Z"},
-                    "spec": {"queue": "q0", "minMember": 1, "networkTopology": {"mode": "hard", "highestTierAllowed": 1}},
+                    "spec": {"queue": "q0", "minMember": 1,
+                             "networkTopology": {"mode": "hard", "highestTierAllowed": 1}},
                     "status": {"phase": "Pending"}})
     objects.append({"apiVersion": "v1", "kind": "Pod",
                     "metadata": {"name": "j0-0", "namespace": "ns", "uid": "u-j0-0",
@@ -154,40 +160,40 @@ def _leaves(sizes: list[int], cpus: list[int]) -> list[dict]:
     return objects
 
 
-@pytest.mark.parametrize("sizes, start, every_start, passing_over_start", [
-    ([3, 2, 3], 2, [2, 2, 0], [2, 0]),
-    ([3, 4, 3], 5, [5, 2, 2], [5, 2]),
+@pytest.mark.parametrize("sizes, cpus, start, every_start, runs", [
+    ([3, 2, 3], [2, 8, 8], 2, [2, 2, 0], [(0, 2), (2, 0)]),
+    ([3, 4, 3], [2, 8, 8], 5, [5, 2, 2], [(0, 5), (2, 2)]),
+    ([3, 3, 3], [8, 2, 8], 4, [4, 1, 1], [(1, 1), (2, 1)]),
 ])
-def test_a_dry_run_passed_over_moves_the_scan_start_as_its_scans_would(sizes, start, every_start,
-                                                                      passing_over_start):
-    """Empty leaves of 2-CPU nodes, then of 8-CPU nodes twice, and a one-pod job: the first leaf
-    takes it and fills most (scores highest), so the second is passed over and the last, as
-    always, run.  A dry run scans its leaf's nodes from start mod the leaf's size; passed over,
-    the second leaf moves the start as its run would (from 2 with two nodes: to 0; from 2 with
-    four: to 2), and the last leaf's run scans from where it scans when every dry run runs."""
-    objects = _leaves(sizes, [2, 8, 8])
-    passing_over, scans = _outcome(objects, start)
+def test_a_dry_run_begins_at_the_scan_start_of_its_turn_in_gradient_order(sizes, cpus, start, every_start, runs):
+    """Empty leaves of 2-CPU and 8-CPU nodes and a one-pod job: the leaf of 2-CPU nodes fills most
+    (scores highest), so it runs first and takes the job; the others are not run but the last,
+    which runs last.  A dry run scans its leaf's nodes from start mod the leaf's size, so each run
+    begins where the runs before it in gradient order leave the start (from 2, after two nodes:
+    0; from 2, after four: 2; from 4, after three: 1), as when every dry run runs."""
+    objects = _leaves(sizes, cpus)
+    best_first, scans = _outcome(objects, start)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(PredicateHelper, "scans_every_node", lambda _self, _nodes: False)
         every_one, all_scans = _outcome(objects, start)
-    assert passing_over == every_one
+    assert best_first == every_one
     assert [begun for _task, _nodes, begun in all_scans] == every_start
-    assert [(nodes, begun) for _task, nodes, begun in scans] == [
-        (all_scans[0][1], passing_over_start[0]), (all_scans[2][1], passing_over_start[1])]
+    assert [(nodes, begun) for _task, nodes, begun in scans] == [(all_scans[leaf][1], begun) for leaf, begun in runs]
     assert _in_order_within(scans, all_scans)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(objects=hypernode_clusters(max_nodes=24), start=st.integers(0, 40))
-def test_passing_over_dry_runs_leaves_what_running_them_leaves(objects: list[dict], start: int):
-    """Generated HyperNode trees whose jobs are one gang each: the session that passes over the dry
-    runs that cannot win makes the decisions, leaves the rotating scan start and keeps the fit
-    errors of the session that runs every one (scans_every_node answering no turns passing over
-    off), and each scan it makes is one of that session's, begun at the same rotating start."""
+def test_dry_runs_best_first_leave_what_running_every_one_leaves(objects: list[dict], start: int):
+    """Generated HyperNode trees whose jobs are one gang each: the session that runs the dry runs
+    best first and not those after a solution makes the decisions, leaves the rotating scan start
+    and keeps the fit errors of the session that runs every one in gradient order
+    (scans_every_node answering no turns the shortcut off), and each scan it makes is one of that
+    session's, begun at the same rotating start."""
     objects = _gang_all(objects)
-    passing_over, scans = _outcome(objects, start)
+    best_first, scans = _outcome(objects, start)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(PredicateHelper, "scans_every_node", lambda _self, _nodes: False)
         every_one, all_scans = _outcome(objects, start)
-    assert passing_over == every_one
+    assert best_first == every_one
     assert _in_order_within(scans, all_scans)

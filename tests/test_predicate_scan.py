@@ -33,7 +33,7 @@ def _scan(nodes, failing, start, tasks, engine_columns):
 
     forms = BatchForms()
     forms.add(check, BatchForm(lambda task, batch: np.array([(task.key, n.name) in failing for n in batch.nodes])))
-    ssn = SimpleNamespace(predicate_start_index=start, options=DEFAULT_OPTIONS, node_list=nodes,
+    ssn = SimpleNamespace(predicate_start_index=start, predicate_scans=0, options=DEFAULT_OPTIONS, node_list=nodes,
                           columns=engine_columns, batch_forms=forms)
     helper, out = PredicateHelper(ssn), []
     for task in tasks:
@@ -77,7 +77,7 @@ def _one_task_scan(batch_fails, node_fails, checked: bool, raises: Exception | N
         return np.array([n.name in batch_fails for n in lanes.nodes])
     forms = BatchForms(checked=checked)
     forms.add(check, BatchForm(batch))
-    ssn = SimpleNamespace(predicate_start_index=0, options=DEFAULT_OPTIONS, node_list=nodes,
+    ssn = SimpleNamespace(predicate_start_index=0, predicate_scans=0, options=DEFAULT_OPTIONS, node_list=nodes,
                           columns=NodeColumns(nodes, K8sView(nodes)), batch_forms=forms)
     task = SimpleNamespace(key="ns/p", job_id="ns/job", role="")
     return [n.name for n in PredicateHelper(ssn).predicate_nodes(task, nodes, check, True).nodes]

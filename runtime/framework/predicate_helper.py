@@ -27,6 +27,7 @@ class NodeScan(Protocol):
     """Where the rotating node scan starts and how much of it to sample (the session holds both)."""
 
     predicate_start_index: int
+    predicate_scans: int  # node scans made so far (of at least one node)
     options: SchedulerOptions
     columns: NodeColumns | None  # the fast engine's node columns (None: node by node)
     node_list: list[Node]
@@ -72,6 +73,7 @@ class PredicateHelper:
         ssn = self.ssn
         if not nodes:
             return PredicateResult([], FitErrors())
+        ssn.predicate_scans += 1
         wanted = num_feasible_nodes_to_find(len(nodes), ssn.options)
         use_cache = cache and bool(task.role)
         key = f"{task.job_id}/{task.role}"
@@ -103,12 +105,17 @@ class PredicateHelper:
         ``start % len(nodes)`` whatever fits (it visits ``len(nodes)`` nodes from ``start``)."""
         return num_feasible_nodes_to_find(len(nodes), self.ssn.options) == len(nodes)
 
-    def pass_over(self, nodes: list[Node]) -> None:
-        """Move the rotating start as scans of ``nodes`` that visit every node move it (see
-        :meth:`scans_every_node`; one or many such scans alike, none for no nodes): what a
-        dry run over these nodes that is not run would have left for the scans after it."""
-        if nodes:
-            self.ssn.predicate_start_index %= len(nodes)
+    def scan_start(self) -> int:
+        """Where the rotating node scan starts next."""
+        return self.ssn.predicate_start_index
+
+    def start_scans_at(self, start: int) -> None:
+        """Put the rotating start where the scans of dry runs run out of order would find it."""
+        self.ssn.predicate_start_index = start
+
+    def scans_made(self) -> int:
+        """How many node scans (of at least one node) the session has made so far."""
+        return self.ssn.predicate_scans
 
     def _predicate_per_node(self, task: Task, nodes: list[Node], check: Callable[[Task, Node], FitError | None],
                             wanted: int, key: str, cached: dict[str, FitError] | None,

@@ -190,6 +190,7 @@ class Session:
             self.evicting: dict[str, Task] = {}
             self.pod_annotations: dict[str, dict[str, str]] = {}  # task uid -> annotations its bind carries
             self.predicate_start_index = self.process_state.predicate_start_index
+            self.predicate_scans = 0  # node scans made (allocate's HyperNode search reads it)
             self.k8s = K8sView(self.node_list, PodCounts(self.node_list) if engine == "fast" else None)
             if engine not in ENGINES:
                 raise ValueError(f"unknown engine {engine!r}")
