@@ -10,7 +10,7 @@ import pytest
 from benchmarks.shapes import eviction_objects
 from fumarole.runtime.api.resource import Resource
 from fumarole.runtime.bundles.bundle import build_bundle
-from fumarole.runtime.framework.lifecycle import new_session, run_session
+from fumarole.runtime.framework.lifecycle import new_session, open_session, run_session
 from fumarole.runtime.framework.session import Session
 from fumarole.runtime.ingest.kube import cluster_from_objects
 from fumarole.runtime.ingest.scheduler_config import config_from_document
@@ -101,7 +101,7 @@ def test_the_bound_answers_true_when_allocatable_is_not_an_and(monkeypatch):
     assert evictions == [] and tried == 8
     session = new_session(build_bundle(config_from_document(PREEMPTING), hook_overrides={"allocatable": {"combine": "any"}}),
                           cluster_from_objects(cluster(4)), now=1_800_000_000.0)
-    session.open()
+    open_session(session, "test")
     assert session.H.may_become_allocatable(session.queues["q0"], session.jobs["ns/starving"].tasks_in("Pending")[0],
                                             Resource())
 
@@ -116,7 +116,7 @@ def test_an_eviction_rolled_back_leaves_no_trace(engine):
 
     session = new_session(build_bundle(config_from_document(PREEMPTING)), cluster_from_objects(cluster(4)),
                           now=1_800_000_000.0, engine=engine)
-    session.open()
+    open_session(session, "test")
     node = session.nodes["n0"]
     drf = session.plugin_state("drf")["allocated"]
     before = ({job.name: repr(r) for job, r in drf.items()}, list(node.tasks), repr(node.future_idle))

@@ -19,7 +19,7 @@ from fumarole.runtime.bundles.bundle import build_bundle
 from fumarole.runtime.bundles.environment import hooks_document, load_environment
 from fumarole.runtime.framework.namespace import PolicyRuntimeError
 from fumarole.runtime.framework import dry_run, k8s_filters
-from fumarole.runtime.framework.lifecycle import new_session
+from fumarole.runtime.framework.lifecycle import new_session, open_session
 from fumarole.runtime.framework.session import Session
 from fumarole.runtime.ingest.kube import cluster_from_objects
 from fumarole.runtime.ingest.kube_convert import task_from_pod
@@ -55,7 +55,7 @@ def _session(switches: dict, objects: list) -> Session:
     plugin = {"name": "predicates", **{s: False for s in SWITCH_OFF}, **switches}
     config = config_from_document({"actions": "", "tiers": [{"plugins": [plugin]}]})
     ssn = new_session(build_bundle(config), cluster_from_objects(objects))
-    ssn.open()
+    open_session(ssn, "test")
     return ssn
 
 

@@ -12,7 +12,7 @@ from benchmarks.shapes import eviction_objects
 from fumarole.runtime.api.model import BOUND, RUNNING
 from fumarole.runtime.bundles.bundle import build_bundle
 from fumarole.runtime.framework import dispatch
-from fumarole.runtime.framework.lifecycle import new_session
+from fumarole.runtime.framework.lifecycle import new_session, open_session
 from fumarole.runtime.framework.statement import Statement
 from fumarole.runtime.ingest.kube import cluster_from_objects
 from fumarole.runtime.ingest.scheduler_config import config_from_document
@@ -59,7 +59,7 @@ def test_the_bound_answers_true_when_reclaimable_is_not_volcanos_intersection():
     for combine, expected in (("intersect", False), ("intersect-all", True)):
         session = new_session(build_bundle(config, hook_overrides={"reclaimable": {"combine": combine}}),
                               cluster_from_objects(objects), now=1_800_000_000.0)
-        session.open()
+        open_session(session, "test")
         reclaimer = next(j for j in session.job_list if j.tasks_in("Pending")).tasks_in("Pending")[0]
         at_minimum = [j for j in session.job_list if j.ready_task_num == j.min_available]
         # No queue is above its share before any eviction, so proportion names no victim either.
@@ -92,7 +92,7 @@ def test_a_node_counts_its_holding_jobs_through_evictions_and_rollbacks():
     walk over the node's tasks."""
     session = new_session(bundle("reclaim-preempt-binpack"), cluster_from_objects(eviction_objects(8, "priority")),
                           now=1_800_000_000.0)
-    session.open()
+    open_session(session, "test")
 
     def walked(node) -> dict[str, int]:
         counts: dict[str, int] = {}

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from fumarole.runtime.authoring.scenario import load_scenario, run_scenario
 from fumarole.runtime.framework import dispatch, go_semantics
-from fumarole.runtime.framework.lifecycle import new_session
+from fumarole.runtime.framework.lifecycle import new_session, open_session
 from fumarole.runtime.ingest.kube_convert import pod_revocable_zone
 
 NS = 1e-9
@@ -209,7 +209,7 @@ def test_victim_tasks_waits_an_evict_period_between_rounds(tmp_path):
     scheduler = {"actions": "", "tiers": [{"plugins": [_tdm("10:00-11:00", "1m")]}]}
     scenario, _ = _run(tmp_path, scheduler, _revocable_cluster(), _today(12), hooks=[])
     ssn = new_session(scenario.bundle, scenario.cluster, now=scenario.now)
-    ssn.open()
+    open_session(ssn, "test")
     assert len(ssn.H.victim_tasks([])) == 3
     assert ssn.H.victim_tasks([]) == []
 
