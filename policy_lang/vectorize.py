@@ -1096,9 +1096,11 @@ class Vectorizer:
             return self._rl_name(e) and self.base.t(e).name not in ("Task", "Node")
         if isinstance(e, A.Attr):
             owner = self.base.t(e.obj)
+            # A fit error's attributes (`failure.unresolvable`) are its own: one a row-local body
+            # made (a failure hook asked about the check's own task and node) is row-local too.
             allowed = (owner.name == "Node" and not owner.optional and e.name in ROW_NODE_ATTRIBUTES | ROW_NODE_CONSTANTS
                        or owner.name == "Task" and e.name in ROW_TASK_ATTRIBUTES
-                       or owner.name == "Resource")
+                       or owner.name in ("Resource", "FitError"))
             return allowed and (self._rl_name(e.obj) if isinstance(e.obj, A.Name) else self._rl_expr(e.obj))
         if isinstance(e, A.Call):
             return self._rl_call(e)

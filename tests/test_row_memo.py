@@ -194,6 +194,12 @@ def named(task: Task, node: Node) -> FitError?:
 def counted(task: Task, node: Node) -> FitError?:
     return fit_error("a") if len(jobs) > 3 else predicate(task, node)
 
+def unresolvable(task: Task, node: Node) -> FitError?:
+    let failure = predicate(task, node)
+    if failure != none and failure.unresolvable:
+        return failure
+    return none
+
 on execute:
     pass
 """
@@ -203,7 +209,26 @@ def test_a_node_check_asking_failure_hooks_is_memoised_while_the_hooks_are_row_l
     source = compile_checked(checked(_CHECKS)).source
     tests = [line.strip() for line in source.splitlines() if "row_local=" in line]
     assert tests == ["_rt.batch_forms.add(f_ok, _BatchForm(_bf_ok_SN, row_local=lambda v_task, v_node: "
-                     "_rt.batch_forms.hooks_row_local((_H.predicate,), v_task)))"]
+                     "_rt.batch_forms.hooks_row_local((_H.predicate,), v_task)))",
+                     # reading the failure's own attributes keeps it row-local (preempt_predicate)
+                     "_rt.batch_forms.add(f_unresolvable, _BatchForm(_bf_unresolvable_SN, row_local=lambda v_task_3, "
+                     "v_node_3: _rt.batch_forms.hooks_row_local((_H.predicate,), v_task_3)))"]
+
+
+def test_the_preempt_predicate_and_binpack_score_are_memoised():
+    """preempt and reclaim scan the nodes with preempt_predicate and score them with binpack for
+    every preemptor they try: both are kept per pod spec, row by row."""
+    from pathlib import Path
+
+    policies = Path(__file__).resolve().parent.parent / "policies/volcano"
+
+    def compiled(path: str) -> str:
+        return compile_checked(checked((policies / path).read_text(), path)).source
+    assert any(line.strip().startswith("_rt.batch_forms.add(f_preempt_predicate, ") and "row_local=" in line
+               for line in compiled("actions/preempt.policy").splitlines())
+    source = compiled("plugins/binpack.policy")
+    start = source.index("def _bh_node_order")
+    assert "_V.row_memo(" in source[start:source.index("_rt.batch_forms.add(", start)]
 
 
 def test_a_hook_is_row_local_for_a_task_only_while_every_plugin_guard_is_false():
