@@ -97,7 +97,8 @@ def test_the_largest_and_smallest_values_are_pythons(values):
 def test_the_eviction_actions_node_check_has_a_batch_form():
     """preempt_predicate reads `failure.unresolvable` of the predicate hook's answer: over lanes the
     hook is asked again node by node for the failing lanes alone (same decisions: the differential
-    tests run preempt and reclaim)."""
+    tests run preempt and reclaim); while the hook is row-local for the task, the helper reads the
+    check from a memo per pod spec (tests/test_row_memo.py)."""
     from fumarole.runtime.bundles.bundle import build_bundle
     from fumarole.runtime.ingest.scheduler_config import config_from_document
 
@@ -105,7 +106,7 @@ def test_the_eviction_actions_node_check_has_a_batch_form():
                                                 "tiers": [{"plugins": [{"name": "gang"}, {"name": "predicates"},
                                                                        {"name": "proportion"}]}]}))
     source = bundle.actions["reclaim"].module.source
-    assert "_rt.batch_forms.add(f_preempt_predicate, _BatchForm(_bf_preempt_predicate_SN))" in source
+    assert "_rt.batch_forms.add(f_preempt_predicate, _BatchForm(_bf_preempt_predicate_SN, row_local=" in source
     batch = source[source.index("def _bf_preempt_predicate_SN"):].splitlines()
     assert any("_f is not None and _f.unresolvable" in line and "_V.per_lane(" in line for line in batch[:8])
 
