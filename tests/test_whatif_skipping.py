@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from fumarole.runtime.bundles.bundle import bundle_from_conf_text, bundle_from_volcano_conf, default_bundle, load_bundle
 from fumarole.runtime.whatif.clock import SETTLED, ReplayOptions, clock_use, replay
-from fumarole.runtime.whatif.clock_reads import LINEAR
+from fumarole.runtime.whatif.clock_flow import LINEAR
 from fumarole.runtime.whatif.metrics import summarise
 from fumarole.runtime.whatif.synth import SHAPES, synth_trace
 from fumarole.runtime.whatif.trace import load_trace, trace_from_document

@@ -159,8 +159,21 @@ def local_time(t: float, days: int, minutes: int) -> float:
     Go's time.Date(y, m, d+days, h, min, 0, 0, time.Local): the process's time
     zone decides what "today" is, as it does for Volcano's scheduler.
     """
-    day = _dt.datetime.fromtimestamp(t).date() + _dt.timedelta(days=days)
+    today = _dt.datetime.fromtimestamp(t).date()
+    watched = getattr(t, "stays_within", None)
+    if watched is not None:  # a replay's watched clock (runtime/whatif/clock_reads.py): t's local date decides
+        watched(*_local_day(today, float(t)))
+    day = today + _dt.timedelta(days=days)
     return _dt.datetime.combine(day, _dt.time(minutes // 60, minutes % 60)).timestamp()
+
+
+def _local_day(day: _dt.date, t: float) -> tuple[float, float]:
+    """The instants from ``day``'s local midnight to the next, where the UTC offset is the same at
+    both (no daylight-saving change between); else only ``t`` itself, promising nothing."""
+    start = _dt.datetime.combine(day, _dt.time()).timestamp()
+    end = _dt.datetime.combine(day + _dt.timedelta(days=1), _dt.time()).timestamp()
+    offsets = {_dt.datetime.fromtimestamp(x).astimezone().utcoffset() for x in (start, t, end - 1)}
+    return (start, end) if len(offsets) == 1 and start <= t < end else (t, t)
 
 
 def int_or_percent(value: str, total: int) -> int | None:

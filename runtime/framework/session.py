@@ -110,6 +110,15 @@ def policies_in_use(bundle: CompiledBundle) -> list[tuple[str, str]]:
         [("action", name) for name in bundle.config.actions]
 
 
+def _kept(value: Any) -> Any:
+    """A process-state value as the next session reads it.  One computed from a replay's watched
+    clock (runtime/whatif/clock_reads.py: rescheduling's last run, tdm's last eviction) is the
+    instant it was, not a clock still moving, and the replay learns that the state it leaves
+    depends on the session's instant."""
+    keep = getattr(value, "kept", None)
+    return keep() if keep is not None else value
+
+
 class SessionObserver(Protocol):
     """Told of each placement, eviction and fit error as a session makes it, for explanations
     (``authoring/tracing.py``).  A session has none unless one is attached: a plain run pays
@@ -349,7 +358,7 @@ class Session:
         for name, hooks in self._plugins:
             saved = hooks.get(PROCESS_STATE_HOOK)
             if saved is not None:
-                state.plugins[name] = saved()
+                state.plugins[name] = {key: _kept(value) for key, value in saved().items()}
 
     def plugin_state(self, plugin: str) -> dict[str, Any]:
         """A registered plugin's state as its hooks left it (e.g. proportion's ``deserved``),

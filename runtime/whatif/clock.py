@@ -6,7 +6,7 @@ its decisions: binds start tasks, evictions start terminations, pipelined tasks
 get their nominated node and bind when it frees (allocate's nominated-node
 path).  When no session can do anything -- nothing is waiting, or the last
 session changed nothing and the clock cannot change its mind before some
-instant (runtime/whatif/clock_reads.py) -- the clock jumps to the next event,
+instant (runtime/whatif/clock_flow.py, clock_reads.py) -- the clock jumps to the next event,
 task end or that instant, which is what makes a replay orders of magnitude
 faster than real time.  The sessions are one scheduler process's cycles: one
 ``ProcessState`` goes from each to the next.
@@ -26,7 +26,8 @@ from fumarole.runtime.framework.budget import StepBudget
 from fumarole.runtime.framework.lifecycle import new_session, run_session
 from fumarole.runtime.framework.process_state import ProcessState
 from fumarole.runtime.framework.session import CompiledBundle, Decisions, Session, policies_in_use
-from fumarole.runtime.whatif.clock_reads import LINEAR, NONE, ClockWatch, sources_use
+from fumarole.runtime.whatif.clock_flow import LINEAR, NONE, sources_use
+from fumarole.runtime.whatif.clock_reads import ClockWatch
 from fumarole.runtime.whatif.live import RESTART, LiveCluster
 from fumarole.runtime.whatif.metrics import Recorder, Recording
 from fumarole.runtime.whatif.trace import Trace
@@ -59,7 +60,7 @@ PLAYED_OUT, UNTIL, SETTLED, WALL = "played out", "until", "settled", "wall-time 
 
 
 def clock_use(bundle: CompiledBundle) -> str:
-    """How the bundle's policies read ``now`` (clock_reads: NONE, LINEAR or OPAQUE)."""
+    """How the bundle's policies read ``now`` (clock_flow: NONE, LINEAR or OPAQUE)."""
     tables = {"plugin": bundle.plugins, "action": bundle.actions}
     return sources_use(tables[kind][name].module.source for kind, name in policies_in_use(bundle))
 
@@ -70,9 +71,10 @@ def replay(trace: Trace, bundle: Bundle, options: ReplayOptions = ReplayOptions(
 
     A session is skipped only where running it could not change anything: nothing waits, every
     action needs a waiting task and a session already ran on this cluster, or the sessions since the
-    cluster last changed have come back to a scheduler state already seen (sessions are deterministic
-    in the cluster, that state and the outcomes of their clock comparisons) and no comparison they
-    made has flipped since.  The clock then jumps to the next event, task end or flip, rounded up to a
+    cluster last changed have come back to a scheduler state one of them started from (sessions are
+    deterministic in the cluster, that state and the outcomes of their clock comparisons; one that
+    keeps the clock in the process state starts the count again) and no comparison they made has
+    flipped since.  The clock then jumps to the next event, task end or flip, rounded up to a
     tick of the period, so decisions and metrics are those of a session every period."""
     wall = time.perf_counter()
     live = LiveCluster(trace, options.on_evict, options.grace)
@@ -83,9 +85,10 @@ def replay(trace: Trace, bundle: Bundle, options: ReplayOptions = ReplayOptions(
     end = math.inf if options.until is None else options.until
     process = ProcessState()  # a freshly started scheduler, carried through every session
     step = 0
-    # The process states sessions went through while the cluster stayed at one version, and the
+    # The process states sessions started from while the cluster stayed at one version, and the
     # instant until which none of their clock comparisons flips: sessions are deterministic, so once
-    # one comes back (the node scan's index cycles) nothing new can happen before that instant.
+    # the state is one of those again (the node scan's index cycles) the sessions from it repeat
+    # theirs, which changed nothing, and nothing new can happen before that instant.
     unchanged: tuple[int, set[str], float] = (-1, set(), math.inf)
     seen_version, last_change = live.version, 0.0
     last_session = -1  # the cluster's version when the last session ended
@@ -100,7 +103,7 @@ def replay(trace: Trace, bundle: Bundle, options: ReplayOptions = ReplayOptions(
         recorder.completed(live.advance(now))
         waiting = always or live.has_pending_work()
         # Idle: nothing waits and the last session already saw this cluster (its figures, proportion's
-        # deserved shares, are current), or the sessions on this cluster came back to a state seen.
+        # deserved shares, are current), or the sessions on this cluster came back to a state one started from.
         idle = (not waiting and live.version == last_session) or \
             (unchanged[0] == live.version and _key(process) in unchanged[1] and now < unchanged[2])
         session = decisions = None
@@ -116,16 +119,18 @@ def replay(trace: Trace, bundle: Bundle, options: ReplayOptions = ReplayOptions(
                 why = _why_evicted(explainer, live, trace, now, at_start, decisions, options.session_timeout)
             _apply(decisions, live, now, recorder, why)
             last_session = live.version
-            if live.version != version:
+            if live.version != version or (watch is not None and watch.kept):
+                # A changed cluster, or a process state that depends on this session's instant: the
+                # sessions seen so far no longer tell what the next ones do.
                 unchanged = (-1, set(), math.inf)
             else:
                 steady = math.inf if use == NONE else watch.steady_until() - trace.start if watch else now
                 if unchanged[0] != version or now >= unchanged[2]:
-                    unchanged = (version, {before}, steady)
+                    unchanged = (version, set(), steady)
                 else:
                     unchanged = (version, unchanged[1], min(unchanged[2], steady))
+                unchanged[1].add(before)
                 idle = idle or not waiting or (_key(process) in unchanged[1] and now < unchanged[2])
-                unchanged[1].add(_key(process))
         recorder.sample(now, session, decisions)
         if progress is not None:
             progress(now)
