@@ -8,8 +8,9 @@ second, idle time skipped) and prints the sessions run and skipped, the wall tim
 virtual seconds per wall second.
 
 `python benchmarks/replay_bench.py --examples` instead replays the example
-trace examples/traces/two-queues.yaml with each example bundle, one session
-per virtual second, skipping idle sessions and (for comparison) running every
+trace examples/traces/two-queues.yaml with each example bundle and with
+Volcano's configuration plus preempt or the standard library's other clock
+readers (tdm, usage, rescheduling), one session per virtual second, skipping idle sessions and (for comparison) running every
 period, and prints the CPU seconds of each replay in this process (the
 bundle's compile not included).
 """
@@ -26,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.session_bench import RECLAIM  # noqa: E402
 from benchmarks.synthetic import SIZES, cluster_objects  # noqa: E402
-from fumarole.runtime.bundles.bundle import build_bundle, bundle_from_volcano_conf, load_bundle  # noqa: E402
+from fumarole.runtime.bundles.bundle import build_bundle, bundle_from_conf_text, bundle_from_volcano_conf, load_bundle  # noqa: E402
 from fumarole.runtime.ingest.kube import cluster_from_objects  # noqa: E402
 from fumarole.runtime.ingest.scheduler_config import config_from_document  # noqa: E402
 from fumarole.runtime.whatif.clock import ReplayOptions, replay  # noqa: E402
@@ -65,10 +66,32 @@ def main() -> None:
               f"started, {summary['overall']['evictions']:,} evictions |")
 
 
+# Volcano's configuration with preempt (its victims ordered by their start through a lambda) and with
+# the standard library's other clock readers: tdm's revocable-zone window and evict period, usage's
+# metrics age, rescheduling's interval (shuffle runs their victims).
+PREEMPT = """actions: "enqueue, allocate, backfill, preempt"
+tiers:
+- plugins: [{name: priority}, {name: gang}, {name: conformance}]
+- plugins: [{name: drf}, {name: predicates}, {name: proportion}, {name: nodeorder}]
+"""
+CLOCK_READERS = """actions: "enqueue, allocate, backfill, preempt, shuffle"
+tiers:
+- plugins:
+  - {name: priority}
+  - {name: gang}
+  - {name: tdm, arguments: {tdm.revocable-zone.rz1: "09:00-17:00", tdm.evict.period: 1m}}
+  - {name: usage}
+  - {name: rescheduling, arguments: {strategies: [{name: lowNodeUtilization}]}}
+- plugins: [{name: drf}, {name: predicates}, {name: proportion}, {name: nodeorder}]
+"""
+
+
 def examples() -> None:
     trace = load_trace(ROOT / "examples/traces/two-queues.yaml")
     bundles = {"two-queues/volcano-scheduler.conf": bundle_from_volcano_conf(ROOT / "examples/two-queues/volcano-scheduler.conf"),
-               "site-min-runtime": load_bundle(ROOT / "examples/site-min-runtime")}
+               "site-min-runtime": load_bundle(ROOT / "examples/site-min-runtime"),
+               "preempt": bundle_from_conf_text(PREEMPT, "preempt.conf"),
+               "tdm, usage, rescheduling": bundle_from_conf_text(CLOCK_READERS, "clock-readers.conf")}
     print("| trace | bundle | mode | virtual time | sessions run | skipped | CPU | virtual s per CPU s |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for name, bundle in bundles.items():

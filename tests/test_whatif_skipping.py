@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from fumarole.runtime.bundles.bundle import bundle_from_conf_text, bundle_from_volcano_conf, default_bundle, load_bundle
 from fumarole.runtime.whatif.clock import SETTLED, ReplayOptions, clock_use, replay
-from fumarole.runtime.whatif.clock_flow import LINEAR
+from fumarole.runtime.whatif.clock_flow import LINEAR, OPAQUE
 from fumarole.runtime.whatif.metrics import summarise
 from fumarole.runtime.whatif.synth import SHAPES, synth_trace
 from fumarole.runtime.whatif.trace import load_trace, trace_from_document
@@ -30,8 +30,13 @@ tiers:
   - name: proportion
   - name: nodeorder
 """
-# Reads the clock in a way replay does not follow (the preempt action orders victims by their start).
-OPAQUE_CLOCK = """actions: "enqueue, allocate, preempt"
+# Reads the clock in a way replay does not follow (a remainder of it).
+OPAQUE_CLOCK = """plugin opaque_clock
+
+on node_order(task, node) = float(floor(now) % 2)
+"""
+# Orders preempt's victims by their start (a lambda to keep_best): followed.
+PREEMPT = """actions: "enqueue, allocate, preempt"
 tiers:
 - plugins:
   - name: priority
@@ -52,9 +57,9 @@ def _without_session_numbers(value):
     return value
 
 
-def _same_as_every_period(trace, bundle, period: float) -> tuple[int, int]:
-    skipping = replay(trace, bundle, ReplayOptions(period=period))
-    every = replay(trace, bundle, ReplayOptions(period=period, skip_idle=False))
+def _same_as_every_period(trace, bundle, period: float, until: float | None = None) -> tuple[int, int]:
+    skipping = replay(trace, bundle, ReplayOptions(period=period, until=until))
+    every = replay(trace, bundle, ReplayOptions(period=period, until=until, skip_idle=False))
     assert (skipping.end, skipping.stopped) == (every.end, every.stopped)
     assert skipping.jobs == every.jobs
     assert _without_session_numbers(skipping.evictions) == _without_session_numbers(every.evictions)
@@ -115,12 +120,15 @@ events:
 def test_a_pod_that_never_fits_ends_the_replay_of_a_bundle_that_reads_the_clock(tmp_path):
     trace = tmp_path / "never.yaml"
     trace.write_text(NEVER_FITS)
-    run = replay(load_trace(trace), bundle_from_conf_text(OPAQUE_CLOCK, "opaque.conf"),
-                 ReplayOptions(period=300.0, settle=3600.0))
+    opaque = _authored(tmp_path, "opaque_clock", OPAQUE_CLOCK)
+    assert clock_use(opaque) == OPAQUE
+    run = replay(load_trace(trace), opaque, ReplayOptions(period=300.0, settle=3600.0))
     assert (run.stopped, run.end, len(run.sessions)) == (SETTLED, 3600.0, 13)
-    # Volcano's configuration reads no clock, and site-min-runtime compares it only where there are
-    # victims to weigh: each ends once a session comes back to a scheduler state seen.
-    for bundle in (default_bundle(), load_bundle(ROOT / "examples/site-min-runtime")):
+    # Volcano's configuration reads no clock, site-min-runtime compares it only where there are
+    # victims to weigh, and preempt only to order victims: each ends once a session comes back to a
+    # scheduler state seen.
+    for bundle in (default_bundle(), load_bundle(ROOT / "examples/site-min-runtime"),
+                   bundle_from_conf_text(PREEMPT, "preempt.conf")):
         run = replay(load_trace(trace), bundle, ReplayOptions(period=300.0))
         assert (run.stopped, run.end, run.sessions) == ("played out", 300.0, [0.0, 300.0])
 
@@ -149,15 +157,20 @@ on preempt_candidate, reclaim_candidate(preemptor, task) = age(task) >= 20.0 and
 """
 
 
-def test_a_clock_through_division_min_and_max_is_followed_from_flip_to_flip(tmp_path):
-    bundle = tmp_path / "odd-clock"
+def _authored(tmp_path: Path, name: str, source: str):
+    """site-min-runtime with the plugin ``name`` (``source``) in min_runtime's place."""
+    bundle = tmp_path / name
     shutil.copytree(ROOT / "examples/site-min-runtime", bundle, ignore=shutil.ignore_patterns("tests", "*.policy"))
-    (bundle / "plugins" / "odd.policy").write_text(ODD_CLOCK)
+    (bundle / "plugins" / f"{name}.policy").write_text(source)
     (bundle / "bundle.yaml").write_text((bundle / "bundle.yaml").read_text()
-                                        .replace("- name: min_runtime\n    arguments: {minRuntime: 3h}", "- name: odd_clock"))
+                                        .replace("- name: min_runtime\n    arguments: {minRuntime: 3h}", f"- name: {name}"))
+    return load_bundle(bundle)
+
+
+def test_a_clock_through_division_min_and_max_is_followed_from_flip_to_flip(tmp_path):
     trace = tmp_path / "two-queues.yaml"
     trace.write_text((ROOT / "examples/traces/two-queues.yaml").read_text().replace("- at: 10m", "- at: 5m"))
-    loaded = load_bundle(bundle)
+    loaded = _authored(tmp_path, "odd_clock", ODD_CLOCK)
     assert clock_use(loaded) == LINEAR
     run, skipped = _same_as_every_period(load_trace(trace), loaded, 10.0)
     assert run < 20 and skipped > 300

@@ -40,11 +40,13 @@ class WatchedLanes(np.ndarray):
     @classmethod
     def combine(cls, clock: WatchedClock, column: np.ndarray, op: Callable[[Any, Any], Any], reflected: bool) -> Any:
         """``clock op column`` (or ``column op clock``) for the scalar clock's arithmetic."""
-        operands = [(float(clock), clock.slope), cls._lift(column, clock.watch)]
-        if operands[1] is None:
+        lifted = cls._lift(column, clock.watch)
+        if lifted is None:
             clock.watch.opaque = True
             return op(column, float(clock)) if reflected else op(float(clock), column)
-        return cls._arith(op, *(operands[::-1] if reflected else operands), clock.watch)  # type: ignore[arg-type]
+        mine = (float(clock), clock.slope)
+        left, right = (lifted, mine) if reflected else (mine, lifted)
+        return cls._arith(op, left, right, clock.watch)
 
     @classmethod
     def compare(cls, clock: WatchedClock, column: np.ndarray, op: Callable[[Any, Any], Any]) -> Any:
@@ -85,17 +87,18 @@ class WatchedLanes(np.ndarray):
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         watch = self.watch
         plain = [x.view(np.ndarray) if isinstance(x, WatchedLanes) else x for x in inputs]
-        lifted = [self._lift(x, watch) for x in inputs] if watch is not None else [None]
-        if method != "__call__" or kwargs or len(inputs) != 2 or None in lifted:
-            if watch is not None:
-                watch.opaque = True
+        if watch is None:
             return getattr(ufunc, method)(*plain, **kwargs)
-        left, right = lifted
+        lifted = [self._lift(x, watch) for x in inputs]
+        left, right = (lifted[0], lifted[1]) if len(lifted) == 2 else (None, None)
+        if method != "__call__" or kwargs or left is None or right is None:
+            watch.opaque = True
+            return getattr(ufunc, method)(*plain, **kwargs)
         if ufunc in _ARITHMETIC:
-            return self._arith(_ARITHMETIC[ufunc], left, right, watch)  # type: ignore[arg-type]
+            return self._arith(_ARITHMETIC[ufunc], left, right, watch)
         if ufunc in _ORDER:
-            _record_flips(watch, left, right)  # type: ignore[arg-type]
-            return ufunc(left[0], right[0])  # type: ignore[index]
+            _record_flips(watch, left, right)
+            return ufunc(left[0], right[0])
         watch.opaque = True
         return ufunc(*plain)
 
