@@ -12,11 +12,34 @@ opaque, as the scalar clock does for what it cannot follow.
 from __future__ import annotations
 
 import operator
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 import numpy as np
 
-from fumarole.runtime.whatif.clock_reads import ClockWatch, WatchedClock, linear_slope
+
+class Watch(Protocol):
+    """What the lanes record into (clock_reads.Watch; this module is below it, as it uses the lanes)."""
+
+    at: float
+    opaque: bool
+
+    def flips_at(self, instant: float) -> None: ...
+
+
+def linear_slope(op: Callable[[Any, Any], Any], left_slope: Any, right_slope: Any, left: Any, right: Any) -> Any:
+    """How fast ``left op right`` moves, given how fast its operands do (numbers, or lanes of a
+    column), or None where it is not linear in the clock (a product or quotient of moving values)."""
+    if op is operator.add or op is operator.sub:
+        return op(left_slope, right_slope)
+    if op is operator.mul and (_still(left_slope) or _still(right_slope)):
+        return left_slope * right + right_slope * left
+    if op is operator.truediv and _still(right_slope):
+        return left_slope / right
+    return None
+
+
+def _still(slope: Any) -> bool:
+    return bool(np.all(slope == 0.0))
 
 _ARITHMETIC: dict[Any, Callable[[Any, Any], Any]] = {
     np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul, np.true_divide: operator.truediv}
@@ -27,10 +50,10 @@ class WatchedLanes(np.ndarray):
     """Float lanes equal to ``slope * t + c`` each at the watch's instant."""
 
     slope: Any  # a number, or an array of one per lane
-    watch: ClockWatch | None
+    watch: Watch | None
 
     @classmethod
-    def of(cls, values: Any, slope: Any, watch: ClockWatch) -> Any:
+    def of(cls, values: Any, slope: Any, watch: Watch) -> Any:
         if bool(np.all(slope == 0.0)):
             return np.asarray(values, dtype=float)  # no longer moves with the clock
         lanes = np.asarray(values, dtype=float).view(cls)
@@ -38,7 +61,7 @@ class WatchedLanes(np.ndarray):
         return lanes
 
     @classmethod
-    def combine(cls, clock: WatchedClock, column: np.ndarray, op: Callable[[Any, Any], Any], reflected: bool) -> Any:
+    def combine(cls, clock: Any, column: np.ndarray, op: Callable[[Any, Any], Any], reflected: bool) -> Any:
         """``clock op column`` (or ``column op clock``) for the scalar clock's arithmetic."""
         lifted = cls._lift(column, clock.watch)
         if lifted is None:
@@ -49,7 +72,7 @@ class WatchedLanes(np.ndarray):
         return cls._arith(op, left, right, clock.watch)
 
     @classmethod
-    def compare(cls, clock: WatchedClock, column: np.ndarray, op: Callable[[Any, Any], Any]) -> Any:
+    def compare(cls, clock: Any, column: np.ndarray, op: Callable[[Any, Any], Any]) -> Any:
         """``clock op column`` for the scalar clock's comparisons: lane by lane."""
         lanes = cls.of(np.full(np.shape(column), float(clock)), clock.slope, clock.watch)
         return op(lanes, column)
@@ -59,12 +82,13 @@ class WatchedLanes(np.ndarray):
         self.watch = getattr(obj, "watch", None)
 
     @staticmethod
-    def _lift(operand: Any, watch: ClockWatch) -> tuple[Any, Any] | None:
+    def _lift(operand: Any, watch: Watch) -> tuple[Any, Any] | None:
         """``(value, slope)`` of an operand, or None for one not followed (objects, another watch)."""
         if isinstance(operand, WatchedLanes):
             return (operand.view(np.ndarray), operand.slope) if operand.watch is watch else None
-        if type(operand) is WatchedClock:
-            return (float(operand), operand.slope) if operand.watch is watch else None
+        if hasattr(operand, "watch"):  # a watched scalar: a clock (with its slope), or a step, not followed
+            slope = getattr(operand, "slope", None)
+            return (float(operand), slope) if slope is not None and operand.watch is watch else None
         if isinstance(operand, (int, float)) and not isinstance(operand, bool):
             return float(operand), 0.0
         if isinstance(operand, np.ndarray):
@@ -76,7 +100,7 @@ class WatchedLanes(np.ndarray):
 
     @classmethod
     def _arith(cls, op: Callable[[Any, Any], Any], left: tuple[Any, Any], right: tuple[Any, Any],
-               watch: ClockWatch) -> Any:
+               watch: Watch) -> Any:
         result = op(left[0], right[0])
         slope = linear_slope(op, left[1], right[1], left[0], right[0])
         if slope is None:
@@ -131,7 +155,7 @@ class WatchedLanes(np.ndarray):
             self.watch.opaque = True
 
 
-def _record_flips(watch: ClockWatch, left: tuple[Any, Any], right: tuple[Any, Any]) -> None:
+def _record_flips(watch: Watch, left: tuple[Any, Any], right: tuple[Any, Any]) -> None:
     """The earliest instant any lane of ``left`` compared with ``right`` comes out otherwise."""
     gap = np.broadcast_to(np.asarray(left[1] - right[1], dtype=float), np.broadcast(left[0], right[0]).shape)
     moving = gap != 0.0

@@ -31,6 +31,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from fumarole.runtime.whatif.clock_lanes import WatchedLanes, linear_slope
+
 class ClockWatch:
     """One session's record: the earliest instant after ``at`` at which a comparison it made would
     come out otherwise (``until``), or ``opaque`` when it used the clock in a way not followed;
@@ -135,7 +137,6 @@ class WatchedClock(_Watched):
 
     def _arith(self, other: Any, op: Callable[[Any, Any], Any], reflected: bool) -> Any:
         if isinstance(other, np.ndarray):
-            from fumarole.runtime.whatif.clock_lanes import WatchedLanes
             return WatchedLanes.combine(self, other, op, reflected)
         lifted = self._lift(other)
         mine = float(self)
@@ -182,7 +183,6 @@ class WatchedClock(_Watched):
 
     def _compare(self, other: object, op: Callable[[Any, Any], Any]) -> Any:
         if isinstance(other, np.ndarray):
-            from fumarole.runtime.whatif.clock_lanes import WatchedLanes
             return WatchedLanes.compare(self, other, op)
         lifted = self._lift(other)
         mine = float(self)
@@ -292,19 +292,3 @@ class WatchedStep(_Watched):
 
     def __neg__(self) -> Any:
         return self._opaque("__neg__")()
-
-
-def linear_slope(op: Callable[[Any, Any], Any], left_slope: Any, right_slope: Any, left: Any, right: Any) -> Any:
-    """How fast ``left op right`` moves, given how fast its operands do (numbers, or lanes of a
-    column), or None where it is not linear in the clock (a product or quotient of moving values)."""
-    if op is operator.add or op is operator.sub:
-        return op(left_slope, right_slope)
-    if op is operator.mul and (_still(left_slope) or _still(right_slope)):
-        return left_slope * right + right_slope * left
-    if op is operator.truediv and _still(right_slope):
-        return left_slope / right
-    return None
-
-
-def _still(slope: Any) -> bool:
-    return bool(np.all(slope == 0.0))
