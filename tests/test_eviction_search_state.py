@@ -13,7 +13,7 @@ from fumarole.runtime.api.model import BOUND, RUNNING, DryRunNode
 from fumarole.runtime.api.resource import ZERO, Resource, less_equal, less_equal_sum
 from fumarole.policy_lang.driver import compile_checked
 from fumarole.runtime.bundles.library import compile_sources
-from fumarole.runtime.framework.job_info import holding_jobs_in, holding_queues
+from fumarole.runtime.framework.job_info import holding_jobs_in, holding_queues, holding_tasks_in
 from fumarole.runtime.framework.lifecycle import new_session
 from fumarole.runtime.framework.statement import Statement
 from fumarole.runtime.ingest.kube import cluster_from_objects
@@ -102,5 +102,33 @@ def test_holding_jobs_by_queue_follow_evictions_and_rollbacks():
     for task in [t for t in node.tasks.values() if t.status == RUNNING]:
         stmt.evict(task, "reclaim")
     assert asked() == walked() == {}
+    stmt.discard()
+    assert asked() == walked() == before
+
+
+def test_holding_tasks_by_queue_follow_each_eviction_and_rollback_in_task_order():
+    """node.holding_tasks_in(queue): preempt gathers its victims there, so after every eviction,
+    pipeline and rollback it must be the node's Bound or Running tasks of the queue, in the order
+    of the node's tasks, as a walk over them finds."""
+    session = _session()
+    node = max(session.node_list, key=lambda n: len(n.tasks))
+    queues = [session.queues[name] for name in sorted({session.jobs[t.job_id].queue for t in node.tasks.values()})]
+
+    def walked() -> dict[str, list[str]]:
+        return {q.name: [t.key for t in node.tasks.values() if t.status in (RUNNING, BOUND)
+                         and session.jobs[t.job_id].queue == q.name] for q in queues}
+
+    def asked() -> dict[str, list[str]]:
+        return {q.name: [t.key for t in holding_tasks_in(session, node, q)] for q in queues}
+
+    before = walked()
+    assert asked() == before and sum(len(keys) for keys in before.values()) >= 2
+    stmt = Statement(session)
+    for task in [t for t in node.tasks.values() if t.status == RUNNING]:
+        stmt.evict(task, "preempt")
+        assert asked() == walked() != before
+    preemptor = next(t for job in session.jobs.values() for t in job.tasks.values() if t.status == "Pending")
+    stmt.pipeline(preemptor, node, True)
+    assert asked() == walked()
     stmt.discard()
     assert asked() == walked() == before

@@ -539,7 +539,7 @@ class Node:
     __slots__ = ("name", "allocatable", "capacity", "idle", "used", "releasing", "pipelined",
                  "tasks", "added_status", "labels", "annotations", "taints", "unschedulable",
                  "images", "raw", "view_pods", "view_cache", "revocable_zone", "numa", "holding_jobs",
-                 "holding_job_list", "holding_groups", "future_idle_known")
+                 "holding_job_list", "holding_groups", "holding_task_lists", "future_idle_known")
 
     def __init__(self, name: str, allocatable: Resource, capacity: Resource, raw: dict,
                  labels: dict, annotations: dict, taints: list, unschedulable: bool,
@@ -570,6 +570,9 @@ class Node:
         self.holding_jobs: dict[str, int] = {}
         self.holding_job_list: list | None = None  # those jobs, until holding_jobs changes (job_info.py)
         self.holding_groups: dict[str, tuple] | None = None  # those jobs by queue name, likewise
+        # queue name -> the node's Bound or Running tasks of that queue's jobs, in task order, until
+        # one of those tasks comes, goes or changes status (job_info.holding_tasks_in)
+        self.holding_task_lists: dict[str, list] | None = None
         # future_idle until the accounting changes: preempt and reclaim read it for every node they
         # consider, tens of times between two placements on the node.
         self.future_idle_known: Resource | None = None
@@ -625,7 +628,7 @@ class Node:
             elif status == RUNNING or status == BOUND:
                 holding = self.holding_jobs
                 holding[task.job_id] = holding.get(task.job_id, 0) + 1
-                self.holding_job_list = self.holding_groups = None
+                self.holding_job_list = self.holding_groups = self.holding_task_lists = None
             self.idle.sub(req)
             self.used.add(req)
 
@@ -649,6 +652,7 @@ class Node:
         else:
             if status == RUNNING or status == BOUND:
                 holding = self.holding_jobs
+                self.holding_task_lists = None
                 left = holding[task.job_id] - 1
                 if left:
                     holding[task.job_id] = left
@@ -695,6 +699,7 @@ class DryRunNode(Node):
         copy.releasing, copy.pipelined = node.releasing.clone(), node.pipelined.clone()
         copy.tasks, copy.added_status = dict(node.tasks), dict(node.added_status)
         copy.holding_jobs, copy.holding_job_list, copy.holding_groups = dict(node.holding_jobs), None, None
+        copy.holding_task_lists = None
         copy.future_idle_known = None
         copy.view_pods = dict(node.view_pods)
         copy.view_cache = {}

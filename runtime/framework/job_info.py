@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from fumarole.runtime.api.constraints import ResourceList
 from fumarole.runtime.api.fit import FitErrors
-from fumarole.runtime.api.model import Job, Node, Queue, SubJob, Task
+from fumarole.runtime.api.model import BOUND, RUNNING, Job, Node, Queue, SubJob, Task
 from fumarole.runtime.api.resource import Resource
 from fumarole.runtime.framework.queue_info import queue_of
 from fumarole.runtime.k8s.podspec import only_queue_allocation_gate
@@ -117,6 +117,24 @@ def holding_jobs_in(session: Session, node: Node, queue: Queue) -> list[Job]:
     only, and on most nodes most holding jobs belong to other queues."""
     group = _holding_groups(session, node).get(queue.name)
     return [] if group is None else list(group[1])
+
+
+def holding_tasks_in(session: Session, node: Node, queue: Queue) -> list[Task]:
+    """The node's Bound or Running tasks whose job is in the queue, in the node's task order:
+    preempt gathers its victims among them on every node it tries, where most of a node's tasks
+    belong to other queues.  Worked out for every queue at once and kept until one of the node's
+    Bound or Running tasks comes, goes or changes status."""
+    lists = node.holding_task_lists
+    if lists is None:
+        lists = node.holding_task_lists = {}
+        jobs = session.jobs
+        for task in node.tasks.values():
+            if task.status != BOUND and task.status != RUNNING:
+                continue
+            job = jobs.get(task.job_id)
+            if job is not None:
+                lists.setdefault(job.queue, []).append(task)
+    return list(lists.get(queue.name, ()))
 
 
 def holding_queues(session: Session, node: Node) -> list[Queue]:

@@ -202,7 +202,7 @@ def namespace() -> dict:
         "_go_sort": sort_slice,
         "_job": _library(_job_info_module, ("deduct_gated", "job_evicting", "min_resource_list", "min_resource_names",
                                             "record_fit_error", "record_fit_errors", "holding_jobs",
-                                            "holding_jobs_in", "holding_queues",
+                                            "holding_jobs_in", "holding_tasks_in", "holding_queues",
                                             "set_condition", "sub_job_of")),
         "_queue": _library(_queue_module, ("queue_allocated", "queue_evicting", "queue_jobs", "queue_of",
                                            "queue_of_task", "queue_tree")),
