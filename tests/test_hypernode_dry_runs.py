@@ -197,3 +197,95 @@ def test_dry_runs_best_first_leave_what_running_every_one_leaves(objects: list[d
         every_one, all_scans = _outcome(objects, start)
     assert best_first == every_one
     assert _in_order_within(scans, all_scans)
+
+
+def _binpack(request, used, capacity) -> float:
+    """Volcano's HyperNode binpacking for a request under the plugin's default weights (cpu and
+    memory, 1 each): the mean of (used + request) / allocatable, 0 when one overflows."""
+    total, weights = 0.0, 0
+    for name in request.resource_names():
+        if name not in ("cpu", "memory"):
+            continue
+        if used.get(name) + request.get(name) > capacity.get(name):
+            return 0.0
+        total += (used.get(name) + request.get(name)) / capacity.get(name)
+        weights += 1
+    return total / weights if weights else 0.0
+
+
+def _binpacking_checked(objects: list[dict], engine: str) -> tuple[int, dict]:
+    """Run a topology-aware session, checking after every placement and rollback (dry runs
+    included) that each binpacking value network-topology-aware keeps is the one worked out
+    afresh; how many kept values were checked after rollbacks, and the decisions."""
+    rolled_back = [0]
+    session = new_session(bundle("topology-aware"), cluster_from_objects(objects), now=1_800_000_000.0, engine=engine)
+
+    def check_kept() -> int:
+        state = session.plugin_state("network-topology-aware")
+        for hyper_node, kept in state["binpack_of"].items():
+            assert kept == _binpack(state["binpack_request"], state["used"][hyper_node], state["capacity"][hyper_node])
+        return len(state["binpack_of"])
+
+    with pytest.MonkeyPatch.context() as patch:
+        for name in ("place", "undo_placement"):
+            original = getattr(Session, name)
+
+            def checking(self, *args, _original=original, _name=name):
+                result = _original(self, *args)
+                kept = check_kept()
+                if _name == "undo_placement":
+                    rolled_back[0] += kept
+                return result
+            patch.setattr(Session, name, checking)
+        session.open()
+        session.run_actions()
+    check_kept()
+    return rolled_back[0], decisions_as_expect(session.close())
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(objects=hypernode_clusters(max_nodes=24), engine=st.sampled_from(["fast", "reference"]))
+def test_the_binpacking_kept_between_node_scores_is_what_each_hyper_node_holds_now(objects: list[dict], engine: str):
+    """network-topology-aware keeps each HyperNode's binpacking for the last normal pod's request
+    from one node scoring to the next and drops it when an allocation or a rollback changes the
+    HyperNode: every kept value is the one worked out afresh, all through the session."""
+    _binpacking_checked(objects, engine)
+
+
+def _pod(name: str, cpu: int, created: str, extra: dict) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "ns", "uid": f"u-{name}", "creationTimestamp": created,
+                         "annotations": {"scheduling.k8s.io/group-name": name.rsplit("-", 1)[0]}},
+            "spec": {"containers": [{"name": "c", "image": "img:1",
+                                     "resources": {"requests": {"cpu": str(cpu), "memory": "1Gi"}}}], **extra},
+            "status": {"phase": "Pending"}}
+
+
+def _rolled_back_gang() -> list[dict]:
+    """Leaf 0 of two empty 4-CPU nodes, leaf 1 of one 4-CPU node running a 2-CPU pod, and a gang
+    of three pods without a network topology: a 3-CPU pod, which fits leaf 0 only; a 1-CPU pod,
+    which leaf 1 (fuller with it) takes, its nodes scored with leaf 0's binpacking worked out with
+    the first pod there; and a 1-CPU pod whose node selector no node matches, so the gang is
+    rolled back."""
+    objects = _leaves([2, 1], [4, 4])[:-2]  # the nodes, the HyperNodes and the queue
+    group = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+             "metadata": {"name": "", "namespace": "ns", "creationTimestamp": "2025-01-01T00:00:00Z"},
+             "spec": {"queue": "q0", "minMember": 0}, "status": {"phase": "Pending"}}
+    running = _pod("busy-0", 2, "2025-01-01T00:00:00Z", {"nodeName": "n002"})
+    running["status"]["phase"] = "Running"
+    objects += [{**group, "metadata": {**group["metadata"], "name": "busy"},
+                 "spec": {"queue": "q0", "minMember": 1}, "status": {"phase": "Running"}}, running]
+    objects += [{**group, "metadata": {**group["metadata"], "name": "wide"}, "spec": {"queue": "q0", "minMember": 3}},
+                _pod("wide-0", 3, "2025-01-01T00:01:00Z", {}), _pod("wide-1", 1, "2025-01-01T00:02:00Z", {}),
+                _pod("wide-2", 1, "2025-01-01T00:03:00Z", {"nodeSelector": {"disk": "none"}})]
+    return objects
+
+
+@pytest.mark.parametrize("engine", ["fast", "reference"])
+def test_a_rolled_back_gang_drops_the_binpacking_its_placements_changed(engine):
+    """A gang rolled back (_rolled_back_gang): leaf 0's binpacking, kept from the second pod's
+    scores, was worked out with the first pod on leaf 0; a rollback that did not drop it would
+    leave it there when the first pod goes, and fail the check."""
+    rolled_back, placed = _binpacking_checked(_rolled_back_gang(), engine)
+    assert rolled_back > 0
+    assert not placed.get("binds")
