@@ -14,7 +14,10 @@ for a size, shape and seed):
   tolerated by a tenth of the jobs, and a few PreferNoSchedule) and node
   selectors (half the nodes have SSDs, a fifth of the jobs ask for one);
 - ``hypernodes`` is ``plain`` with a three-tier HyperNode tree (8 nodes per leaf,
-  4 leaves per spine) and a fifth of the jobs asking for tier-2 network topology.
+  4 leaves per spine) and a fifth of the jobs asking for tier-2 network topology;
+- ``racks`` is ``hypernodes`` with leaves of mixed sizes (RACK_SIZES in turn: 16 to
+  120 nodes, so some are larger than --minimum-feasible-nodes and a node scan there
+  samples), half the network-topology jobs held within a leaf (tier 1).
 
 10 pods per node on 32-CPU nodes, 40 % of the jobs already running.
 
@@ -35,11 +38,12 @@ import random
 
 from benchmarks.objects import container, gang_pod, queue_object, run_on
 
-SHAPES = ("plain", "affinity", "spread", "hypernodes", "overshare", "priority")
+SHAPES = ("plain", "affinity", "spread", "hypernodes", "racks", "overshare", "priority")
 EVICTION_SHAPES = ("overshare", "priority")
 ZONES = 3
 PODS_PER_JOB = 10
 LEAF_SIZE, SPINE_SIZE = 8, 4
+RACK_SIZES = (16, 120, 40, 104, 24)
 
 
 def _node(i: int, rng: random.Random, shape: str) -> dict:
@@ -97,14 +101,17 @@ def _pod_spec_extras(job: str, rng: random.Random, shape: str) -> dict:
     return extras
 
 
-def _hypernodes(nodes: int) -> list[dict]:
-    """Leaves of LEAF_SIZE nodes (tier 1), spines of SPINE_SIZE leaves (tier 2), one root (tier 3)."""
+def _hypernodes(nodes: int, sizes: tuple[int, ...] = (LEAF_SIZE,)) -> list[dict]:
+    """Leaves of ``sizes`` nodes in turn (tier 1), spines of SPINE_SIZE leaves (tier 2), one root
+    (tier 3)."""
     objects = []
-    leaves = (nodes + LEAF_SIZE - 1) // LEAF_SIZE
-    for leaf in range(leaves):
+    leaves, first = 0, 0
+    while first < nodes:
+        size = sizes[leaves % len(sizes)]
         members = [{"type": "Node", "selector": {"exactMatch": {"name": f"node-{i:04d}"}}}
-                   for i in range(leaf * LEAF_SIZE, min(nodes, (leaf + 1) * LEAF_SIZE))]
-        objects.append(_hypernode(f"leaf-{leaf}", 1, members))
+                   for i in range(first, min(nodes, first + size))]
+        objects.append(_hypernode(f"leaf-{leaves}", 1, members))
+        leaves, first = leaves + 1, first + size
     spines = (leaves + SPINE_SIZE - 1) // SPINE_SIZE
     for spine in range(spines):
         members = [{"type": "HyperNode", "selector": {"exactMatch": {"name": f"leaf-{leaf}"}}}
@@ -126,8 +133,8 @@ def cluster_objects(nodes: int, shape: str = "affinity", seed: int = 11) -> list
         return eviction_objects(nodes, shape, seed)
     rng = random.Random(seed)
     objects = [_node(i, rng, shape) for i in range(nodes)]
-    if shape == "hypernodes":
-        objects += _hypernodes(nodes)
+    if shape in ("hypernodes", "racks"):
+        objects += _hypernodes(nodes, RACK_SIZES if shape == "racks" else (LEAF_SIZE,))
     for q in range(4):
         objects.append(queue_object(f"queue-{q}", {"weight": 1 + q % 2, "reclaimable": True}))
     placed = 0
@@ -135,13 +142,14 @@ def cluster_objects(nodes: int, shape: str = "affinity", seed: int = 11) -> list
         ns, name = f"team-{j % 5}", f"job-{j:05d}"
         running = rng.random() < 0.4
         cpu = rng.choice([1, 2, 4])
-        extras = {} if shape in ("plain", "hypernodes") else _pod_spec_extras(name, rng, shape)
+        extras = {} if shape in ("plain", "hypernodes", "racks") else _pod_spec_extras(name, rng, shape)
         group: dict = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
                        "metadata": {"name": name, "namespace": ns},
                        "spec": {"queue": f"queue-{j % 4}", "minMember": PODS_PER_JOB},
                        "status": {"phase": "Running" if running else "Pending"}}
-        if shape == "hypernodes" and rng.random() < 0.2:
-            group["spec"]["networkTopology"] = {"mode": "hard", "highestTierAllowed": 2}
+        if shape in ("hypernodes", "racks") and rng.random() < 0.2:
+            tier = 2 if shape == "hypernodes" or rng.random() < 0.5 else 1
+            group["spec"]["networkTopology"] = {"mode": "hard", "highestTierAllowed": tier}
         objects.append(group)
         for p in range(PODS_PER_JOB):
             pod = gang_pod(f"{name}-{p}", ns, f"{ns}-{name}-{p}", name,

@@ -15,6 +15,7 @@ from fumarole.runtime.bundles.bundle import build_bundle, default_bundle
 from fumarole.runtime.framework.lifecycle import new_session, run_session
 from fumarole.runtime.ingest.kube import cluster_from_objects
 from fumarole.runtime.ingest.scheduler_config import config_from_document
+from fumarole.runtime.ingest.scheduler_options import SchedulerOptions
 
 _TIER1 = [{"name": "priority"}, {"name": "gang"}, {"name": "conformance"}]
 CONFIGS = {
@@ -238,8 +239,9 @@ def clusters(draw, max_nodes: int = 12, job_sizes: tuple[int, int] = (1, 4), pla
     return objects
 
 
-def decisions(objects: list[dict], config: str, engine: str) -> dict:
-    session = new_session(bundle(config), cluster_from_objects(objects), now=1_800_000_000.0, engine=engine)
+def decisions(objects: list[dict], config: str, engine: str, options: SchedulerOptions | None = None) -> dict:
+    session = new_session(bundle(config), cluster_from_objects(objects), now=1_800_000_000.0, engine=engine,
+                          options=options)
     return decisions_as_expect(run_session(session))
 
 
@@ -399,12 +401,13 @@ def decisions_and_questions(objects: list[dict], config: str, engine: str, hook:
 
 
 @st.composite
-def hypernode_clusters(draw, max_nodes: int = 14) -> list[dict]:
+def hypernode_clusters(draw, max_nodes: int = 14, nominated: bool = False) -> list[dict]:
     """A HyperNode tree over the nodes (leaves of one to four nodes at tier 1, spines of one to
     three leaves at tier 2, sometimes a root at tier 3; some nodes in no HyperNode), running and
     pending jobs of one to four pods, some with a hard or soft network topology up to a tier, so
     that allocate searches HyperNode gradients and network-topology-aware scores nodes and
-    HyperNodes from per-HyperNode allocations that each placement and rollback changes."""
+    HyperNodes from per-HyperNode allocations that each placement and rollback changes.  With
+    ``nominated``, some pending pods name a nominated node (status.nominatedNodeName)."""
     n_nodes = draw(st.integers(2, max_nodes))
     cpus = [draw(st.sampled_from([2, 4, 8])) for _ in range(n_nodes)]
     objects: list[dict] = [
@@ -459,6 +462,8 @@ def hypernode_clusters(draw, max_nodes: int = 14) -> list[dict]:
             if running:
                 pod["spec"]["nodeName"] = f"n{draw(st.integers(0, n_nodes - 1)):03d}"
                 pod["status"] = {"phase": "Running", "startTime": "2026-01-01T00:02:00Z"}
+            elif nominated and draw(st.integers(0, 2)) == 0:
+                pod["status"]["nominatedNodeName"] = f"n{draw(st.integers(0, n_nodes - 1)):03d}"
             objects.append(pod)
     return objects
 

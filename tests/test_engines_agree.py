@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from fumarole.runtime.ingest.scheduler_options import SchedulerOptions
 from tests.differential import (
     GENERIC_CONFIGS,
     clusters,
@@ -72,6 +74,18 @@ def test_hypernode_clusters_get_the_same_decisions(objects: list[dict]):
     network-topology-aware: allocate's gradient search, each HyperNode tried under a statement
     that is discarded, and the plugin's node and HyperNode scores."""
     assert decisions(objects, "topology-aware", "fast") == decisions(objects, "topology-aware", "reference")
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(objects=hypernode_clusters(nominated=True), minimum=st.integers(1, 4))
+def test_hypernode_clusters_with_sampled_scans_and_nominated_nodes_get_the_same_decisions(objects: list[dict],
+                                                                                         minimum: int):
+    """As above with --minimum-feasible-nodes of one to four, so that a scan of most HyperNodes
+    samples their nodes (where a dry run leaves the rotating start depends on what fits), and
+    pending pods with a nominated node (whose one-node scan puts the start at 0)."""
+    options = SchedulerOptions(minimum_feasible_nodes=minimum)
+    assert decisions(objects, "topology-aware", "fast", options) == decisions(objects, "topology-aware", "reference",
+                                                                              options)
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

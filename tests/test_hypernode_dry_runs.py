@@ -13,6 +13,7 @@ from fumarole.runtime.framework.predicate_helper import PredicateHelper
 from fumarole.runtime.framework.session import Session
 from fumarole.runtime.framework.statement import Statement
 from fumarole.runtime.ingest.kube import cluster_from_objects
+from fumarole.runtime.ingest.scheduler_options import SchedulerOptions
 from tests.differential import _hypernode, bundle, decisions_and_questions, hypernode_clusters
 
 
@@ -99,9 +100,10 @@ def _gang_all(objects: list[dict]) -> list[dict]:
     return objects
 
 
-def _outcome(objects: list[dict], start: int) -> tuple[tuple[dict, int, dict], list[tuple]]:
+def _outcome(objects: list[dict], start: int, minimum: int = 100) -> tuple[tuple[dict, int, dict], list[tuple]]:
     """Decisions, the rotating scan start the session leaves and each job's fit errors; and every
-    scan the session made: the task, the nodes and the rotating start it began at."""
+    scan the session made: the task, the nodes and the rotating start it began at (with
+    --minimum-feasible-nodes ``minimum``)."""
     scans: list[tuple] = []
     scan = PredicateHelper.predicate_nodes
 
@@ -110,7 +112,8 @@ def _outcome(objects: list[dict], start: int) -> tuple[tuple[dict, int, dict], l
         return scan(self, task, nodes, check, cache)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(PredicateHelper, "predicate_nodes", recording)
-        session = new_session(bundle("topology-aware"), cluster_from_objects(objects), now=1_800_000_000.0)
+        session = new_session(bundle("topology-aware"), cluster_from_objects(objects), now=1_800_000_000.0,
+                              options=SchedulerOptions(minimum_feasible_nodes=minimum))
         session.open()
         session.predicate_start_index = start
         session.run_actions()
@@ -126,9 +129,10 @@ def _in_order_within(part: list, whole: list) -> bool:
     return all(any(item == other for other in rest) for item in part)
 
 
-def _leaves(sizes: list[int], cpus: list[int]) -> list[dict]:
+def _leaves(sizes: list[int], cpus: list[int], nominated: str = "") -> list[dict]:
     """Leaves of these sizes, their nodes of these CPU counts (16 GiB), all under one spine, and
-    one pending one-pod job with a hard network topology within a leaf."""
+    one pending one-pod job with a hard network topology within a leaf (its pod nominated to the
+    node ``nominated``, if given)."""
     objects: list[dict] = []
     per_node = [cpu for size, cpu in zip(sizes, cpus) for _ in range(size)]
     objects += [{"apiVersion": "v1", "kind": "Node",
@@ -156,7 +160,7 @@ def _leaves(sizes: list[int], cpus: list[int]) -> list[dict]:
                                  "creationTimestamp": "2026-01-01T00:01:00Z"},
                     "spec": {"containers": [{"name": "c", "image": "img:1",
                                              "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}}]},
-                    "status": {"phase": "Pending"}})
+                    "status": {"phase": "Pending", **({"nominatedNodeName": nominated} if nominated else {})}})
     return objects
 
 
@@ -195,6 +199,53 @@ def test_dry_runs_best_first_leave_what_running_every_one_leaves(objects: list[d
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(PredicateHelper, "scans_every_node", lambda _self, _nodes: False)
         every_one, all_scans = _outcome(objects, start)
+    assert best_first == every_one
+    assert _in_order_within(scans, all_scans)
+
+
+@pytest.mark.parametrize("sizes, cpus, nominated, minimum, leaves_run", [
+    # leaf 1 (three nodes; a scan there stops at two that fit) is beaten by leaf 2, but leaf 2's
+    # turn starts where leaf 1's run leaves the start: leaf 1 runs, leaf 0 does not.
+    ([2, 3, 2, 2], [8, 8, 2, 8], "", 2, [1, 2, 3]),
+    # the best leaf comes before the sampled one, which the last's turn still needs.
+    ([2, 2, 3, 2], [8, 2, 8, 8], "", 2, [1, 2, 3]),
+    # the pod's nominated node is in the last leaf: the others' ends are foreseen.
+    ([2, 2, 2], [8, 2, 8], "n005", 100, [1, 2]),
+    # ... in the first leaf: its one-node scan puts the start at 0, so it runs before the best.
+    ([2, 2, 2], [8, 2, 8], "n000", 100, [0, 1, 2]),
+])
+def test_a_dry_run_whose_end_is_not_foreseen_runs_only_when_a_later_turn_needs_its_start(
+        sizes, cpus, nominated, minimum, leaves_run):
+    """A dry run in a HyperNode whose scans sample its nodes (more than --minimum-feasible-nodes)
+    or that holds a pending pod's nominated node leaves the rotating start where what fits puts
+    it: it is run (in gradient order) when a later turn's start needs it, and the dry runs whose
+    end is foreseen are still passed over once a better one found a solution.  Decisions, the
+    start left and the fit errors are those of running every dry run."""
+    objects = _leaves(sizes, cpus, nominated)
+    members = [{f"n{i:03d}" for i in range(sum(sizes[:leaf]), sum(sizes[:leaf + 1]))} for leaf in range(len(sizes))]
+    for start in range(7):
+        best_first, scans = _outcome(objects, start, minimum)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(PredicateHelper, "scans_every_node", lambda _self, _nodes: False)
+            every_one, all_scans = _outcome(objects, start, minimum)
+        assert best_first == every_one
+        assert _in_order_within(scans, all_scans)
+        run = [leaf for leaf, names in enumerate(members) if any(names & set(nodes) for _t, nodes, _s in scans)]
+        assert run == leaves_run
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(objects=hypernode_clusters(max_nodes=24, nominated=True), start=st.integers(0, 40), minimum=st.integers(1, 5))
+def test_dry_runs_best_first_with_sampled_scans_and_nominated_nodes_leave_what_running_every_one_leaves(
+        objects: list[dict], start: int, minimum: int):
+    """As above with --minimum-feasible-nodes of one to five (most HyperNodes' scans sample their
+    nodes) and pending pods with a nominated node: the dry runs whose end is not foreseen run
+    when a later turn needs their start, the rest best first."""
+    objects = _gang_all(objects)
+    best_first, scans = _outcome(objects, start, minimum)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(PredicateHelper, "scans_every_node", lambda _self, _nodes: False)
+        every_one, all_scans = _outcome(objects, start, minimum)
     assert best_first == every_one
     assert _in_order_within(scans, all_scans)
 
