@@ -51,6 +51,12 @@ CONFIGS = {
         "tiers": [{"plugins": [{"name": "priority"}, {"name": "proportion"}]},
                   {"plugins": [{"name": "conformance"}, {"name": "gang"}, {"name": "drf", "enableReclaimable": False},
                                {"name": "predicates"}, {"name": "nodeorder"}]}]},
+    # drf's hierarchical reclaim (HDRF) decides; proportion may not share its tier.
+    "reclaim-hdrf": {
+        "actions": "enqueue, allocate, backfill, reclaim",
+        "tiers": [{"plugins": _TIER1},
+                  {"plugins": [{"name": "drf", "enableHierarchy": True}, {"name": "predicates"},
+                               {"name": "nodeorder"}]}]},
     "topology-aware": {
         "actions": "enqueue, allocate, backfill",
         "tiers": [{"plugins": _TIER1},
@@ -312,12 +318,14 @@ def eviction_heavy_clusters(draw, max_nodes: int = 6) -> list[dict]:
 
 
 @st.composite
-def reclaim_clusters(draw, max_nodes: int = 8) -> list[dict]:
+def reclaim_clusters(draw, max_nodes: int = 8, hierarchy: bool = False) -> list[dict]:
     """Full nodes shared by every queue, so that reclaim's victims come now from a queue above its
     share (proportion), now from a job above its gang minimum (gang), now from neither: running
     jobs spread over two to four queues of various weights (some not reclaimable), each pod
     asking CPUs and a memory that varies (queues can be above their share in one dimension
-    only), gang minimums from one to the job's size, and pending jobs in every queue."""
+    only), gang minimums from one to the job's size, and pending jobs in every queue.  With
+    ``hierarchy`` the queues hang in an HDRF tree (drf's enableHierarchy): under one or two inner
+    nodes of various weights, at depth one or two."""
     n_nodes = draw(st.integers(2, max_nodes))
     objects: list[dict] = [
         {"apiVersion": "v1", "kind": "Node",
@@ -329,6 +337,11 @@ def reclaim_clusters(draw, max_nodes: int = 8) -> list[dict]:
     for q in range(n_queues):
         objects.append(queue_object(f"q{q}", {"weight": draw(st.integers(1, 3)),
                                               "reclaimable": draw(st.integers(0, 4)) > 0}))
+        if hierarchy:
+            path = f"root/{draw(st.sampled_from(['a', 'b']))}/q{q}" if draw(st.booleans()) else f"root/q{q}"
+            weights = "/".join(str(draw(st.integers(1, 4))) for _ in path.split("/"))
+            objects[-1]["metadata"]["annotations"] = {"volcano.sh/hierarchy": path,
+                                                      "volcano.sh/hierarchy-weights": weights}
     free = [4] * n_nodes
     jobs: list[tuple[list[int | None], int, int, str]] = []  # (node of each pod, CPUs, GiB, queue)
     while len(jobs) < 3 * n_nodes:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from benchmarks.objects import container, gang_pod, queue_object, run_on
 from benchmarks.shapes import eviction_objects
 from fumarole.runtime.api.model import BOUND, RUNNING
 from fumarole.runtime.bundles.bundle import build_bundle
@@ -32,6 +33,70 @@ def test_the_bound_never_passes_over_a_node_with_victims(config: str, objects: l
     fast = decisions(objects, config, "fast")
     assert fast == decisions_trying_every_node(objects, config, "fast")
     assert fast == decisions(objects, config, "reference")
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(objects=reclaim_clusters(hierarchy=True))
+def test_the_hierarchical_drf_bound_never_passes_over_a_node_with_victims(objects: list[dict]):
+    """drf with enableHierarchy bounds its `reclaimable` (a job gives way only if one of its
+    requests would): both engines decide what asking on every node decides."""
+    fast = decisions(objects, "reclaim-hdrf", "fast")
+    assert fast == decisions_trying_every_node(objects, "reclaim-hdrf", "fast")
+    assert fast == decisions(objects, "reclaim-hdrf", "reference")
+
+
+def _in_a_hierarchy(objects: list[dict]) -> list[dict]:
+    """The queues hung in an HDRF tree: two inner nodes of weights 1 and 2."""
+    for i, queue in enumerate(o for o in objects if o["kind"] == "Queue"):
+        name = queue["metadata"]["name"]
+        queue["metadata"]["annotations"] = {"volcano.sh/hierarchy": f"root/{'ab'[i % 2]}/{name}",
+                                            "volcano.sh/hierarchy-weights": f"1/{1 + i % 2}/1"}
+    return objects
+
+
+@pytest.mark.parametrize("engine", ["fast", "reference"])
+def test_hierarchical_drf_rules_out_nodes_where_no_job_gives_way(engine):
+    """Under HDRF most nodes hold no job whose task would leave the reclaimer's queue first:
+    `reclaimable` is asked on fewer than half of the nodes it was (without drf's bound its tier
+    may always name victims)."""
+    objects = _in_a_hierarchy(eviction_objects(40, "priority"))
+    bounded, asked = decisions_and_questions(objects, "reclaim-hdrf", engine, "reclaimable", "may_reclaim_from", True)
+    unbounded, asked_everywhere = decisions_and_questions(objects, "reclaim-hdrf", engine, "reclaimable",
+                                                          "may_reclaim_from", False)
+    assert bounded == unbounded
+    assert asked_everywhere > 300 and asked < asked_everywhere / 2
+
+
+def _nothing_to_reclaim(nodes: int, reclaimers: int) -> list[dict]:
+    """Full nodes, each running one 4-CPU task of a job held at its gang minimum (queue q0), and a
+    starving job of ``reclaimers`` identical 4-CPU tasks (queue q1): gang lets nothing go."""
+    objects: list[dict] = [queue_object(q, {"weight": 1, "reclaimable": True}) for q in ("q0", "q1")]
+    for i in range(nodes):
+        objects.append({"apiVersion": "v1", "kind": "Node",
+                        "metadata": {"name": f"n{i}", "labels": {"kubernetes.io/hostname": f"n{i}"}},
+                        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+                                   "capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}}})
+    for job, queue, size, minimum in (("held", "q0", nodes, nodes), ("starving", "q1", reclaimers, 1)):
+        objects.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+                        "metadata": {"name": job, "namespace": "ns", "creationTimestamp": "2026-01-01T00:00:00Z"},
+                        "spec": {"queue": queue, "minMember": minimum},
+                        "status": {"phase": "Running" if job == "held" else "Pending"}})
+        for p in range(size):
+            pod = gang_pod(f"{job}-{p}", "ns", f"u-{job}-{p}", job, {"containers": [container(4, "1Gi")]},
+                           created=f"2026-01-01T00:01:{p:02d}Z")
+            objects.append(run_on(pod, f"n{p}") if job == "held" else pod)
+    return objects
+
+
+@pytest.mark.parametrize("engine", ["fast", "reference"])
+def test_a_starving_jobs_tasks_ask_each_node_once_while_nothing_changes(engine):
+    """Reclaim keeps what each node answered for the reclaimer's job and request until it evicts,
+    places or rolls back: five identical tasks that find no victim ask each of three nodes once."""
+    objects = _nothing_to_reclaim(nodes=3, reclaimers=5)
+    made, asked = decisions_and_questions(objects, "reclaim-one-tier", engine, "may_reclaim_from",
+                                          "may_reclaim_from", True, phase="reclaim")
+    assert made == decisions_trying_every_node(objects, "reclaim-one-tier", engine)
+    assert not made["evicted"] and asked == 3
 
 
 def _asked(config: str, bounded: bool, engine: str = "fast") -> tuple[dict, int]:
