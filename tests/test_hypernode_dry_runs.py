@@ -129,6 +129,20 @@ def _in_order_within(part: list, whole: list) -> bool:
     return all(any(item == other for other in rest) for item in part)
 
 
+def _scans_match_running_every_dry_run(objects: list[dict], start: int,
+                                       minimum: int = 100) -> tuple[list[tuple], list[tuple]]:
+    """Run the session as allocate does, then with every HyperNode's scan treated as sampling (so
+    every dry run runs); assert the same outcome and that the scans made are those of running
+    every dry run with some left out.  Returns the scans made, and those of running every one."""
+    best_first, scans = _outcome(objects, start, minimum)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(PredicateHelper, "scans_every_node", lambda _self, _nodes: False)
+        every_one, all_scans = _outcome(objects, start, minimum)
+    assert best_first == every_one
+    assert _in_order_within(scans, all_scans)
+    return scans, all_scans
+
+
 def _leaves(sizes: list[int], cpus: list[int], nominated: str = "") -> list[dict]:
     """Leaves of these sizes, their nodes of these CPU counts (16 GiB), all under one spine, and
     one pending one-pod job with a hard network topology within a leaf (its pod nominated to the
@@ -175,15 +189,9 @@ def test_a_dry_run_begins_at_the_scan_start_of_its_turn_in_gradient_order(sizes,
     which runs last.  A dry run scans its leaf's nodes from start mod the leaf's size, so each run
     begins where the runs before it in gradient order leave the start (from 2, after two nodes:
     0; from 2, after four: 2; from 4, after three: 1), as when every dry run runs."""
-    objects = _leaves(sizes, cpus)
-    best_first, scans = _outcome(objects, start)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(PredicateHelper, "scans_every_node", lambda _self, _nodes: False)
-        every_one, all_scans = _outcome(objects, start)
-    assert best_first == every_one
+    scans, all_scans = _scans_match_running_every_dry_run(_leaves(sizes, cpus), start)
     assert [begun for _task, _nodes, begun in all_scans] == every_start
     assert [(nodes, begun) for _task, nodes, begun in scans] == [(all_scans[leaf][1], begun) for leaf, begun in runs]
-    assert _in_order_within(scans, all_scans)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -194,13 +202,7 @@ def test_dry_runs_best_first_leave_what_running_every_one_leaves(objects: list[d
     and keeps the fit errors of the session that runs every one in gradient order
     (scans_every_node answering no turns the shortcut off), and each scan it makes is one of that
     session's, begun at the same rotating start."""
-    objects = _gang_all(objects)
-    best_first, scans = _outcome(objects, start)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(PredicateHelper, "scans_every_node", lambda _self, _nodes: False)
-        every_one, all_scans = _outcome(objects, start)
-    assert best_first == every_one
-    assert _in_order_within(scans, all_scans)
+    _scans_match_running_every_dry_run(_gang_all(objects), start)
 
 
 @pytest.mark.parametrize("sizes, cpus, nominated, minimum, leaves_run", [
@@ -224,12 +226,7 @@ def test_a_dry_run_whose_end_is_not_foreseen_runs_only_when_a_later_turn_needs_i
     objects = _leaves(sizes, cpus, nominated)
     members = [{f"n{i:03d}" for i in range(sum(sizes[:leaf]), sum(sizes[:leaf + 1]))} for leaf in range(len(sizes))]
     for start in range(7):
-        best_first, scans = _outcome(objects, start, minimum)
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(PredicateHelper, "scans_every_node", lambda _self, _nodes: False)
-            every_one, all_scans = _outcome(objects, start, minimum)
-        assert best_first == every_one
-        assert _in_order_within(scans, all_scans)
+        scans, _all_scans = _scans_match_running_every_dry_run(objects, start, minimum)
         run = [leaf for leaf, names in enumerate(members) if any(names & set(nodes) for _t, nodes, _s in scans)]
         assert run == leaves_run
 
@@ -242,12 +239,7 @@ def test_dry_runs_best_first_with_sampled_scans_and_nominated_nodes_leave_what_r
     nodes) and pending pods with a nominated node: the dry runs whose end is not foreseen run
     when a later turn needs their start, the rest best first."""
     objects = _gang_all(objects)
-    best_first, scans = _outcome(objects, start, minimum)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(PredicateHelper, "scans_every_node", lambda _self, _nodes: False)
-        every_one, all_scans = _outcome(objects, start, minimum)
-    assert best_first == every_one
-    assert _in_order_within(scans, all_scans)
+    _scans_match_running_every_dry_run(objects, start, minimum)
 
 
 def _binpack(request, used, capacity) -> float:
