@@ -80,6 +80,57 @@ class _Watched(float):
         self.watch.kept = True
         return float(self)
 
+    def _compare(self, other: object, op: Callable[[Any, Any], Any]) -> Any:
+        """A comparison: each kind of watched number records where its outcome flips."""
+        raise NotImplementedError
+
+    def __lt__(self, other: object) -> Any:
+        return self._compare(other, operator.lt)
+
+    def __le__(self, other: object) -> Any:
+        return self._compare(other, operator.le)
+
+    def __gt__(self, other: object) -> Any:
+        return self._compare(other, operator.gt)
+
+    def __ge__(self, other: object) -> Any:
+        return self._compare(other, operator.ge)
+
+    def __eq__(self, other: object) -> Any:
+        return self._compare(other, operator.eq)
+
+    def __ne__(self, other: object) -> Any:
+        return self._compare(other, operator.ne)
+
+    __hash__ = float.__hash__
+
+    def __add__(self, other: object) -> Any:
+        return self._opaque("__add__")(other)
+
+    def __radd__(self, other: object) -> Any:
+        return self._opaque("__radd__")(other)
+
+    def __sub__(self, other: object) -> Any:
+        return self._opaque("__sub__")(other)
+
+    def __rsub__(self, other: object) -> Any:
+        return self._opaque("__rsub__")(other)
+
+    def __mul__(self, other: object) -> Any:
+        return self._opaque("__mul__")(other)
+
+    def __rmul__(self, other: object) -> Any:
+        return self._opaque("__rmul__")(other)
+
+    def __truediv__(self, other: object) -> Any:
+        return self._opaque("__truediv__")(other)
+
+    def __rtruediv__(self, other: object) -> Any:
+        return self._opaque("__rtruediv__")(other)
+
+    def __neg__(self) -> Any:
+        return self._opaque("__neg__")()
+
     def __floordiv__(self, other: object) -> Any:
         return self._opaque("__floordiv__")(other)
 
@@ -109,8 +160,6 @@ class _Watched(float):
 
     def __format__(self, spec: str) -> str:
         return self._opaque("__format__")(spec)
-
-    __hash__ = float.__hash__
 
 
 class WatchedClock(_Watched):
@@ -192,26 +241,6 @@ class WatchedClock(_Watched):
         self.watch.crossing(mine, self.slope - slope, value)
         return op(mine, value)
 
-    def __lt__(self, other: object) -> Any:
-        return self._compare(other, operator.lt)
-
-    def __le__(self, other: object) -> Any:
-        return self._compare(other, operator.le)
-
-    def __gt__(self, other: object) -> Any:
-        return self._compare(other, operator.gt)
-
-    def __ge__(self, other: object) -> Any:
-        return self._compare(other, operator.ge)
-
-    def __eq__(self, other: object) -> Any:
-        return self._compare(other, operator.eq)
-
-    def __ne__(self, other: object) -> Any:
-        return self._compare(other, operator.ne)
-
-    __hash__ = float.__hash__
-
     def __floor__(self) -> Any:
         return WatchedStep.of(self)
 
@@ -246,49 +275,3 @@ class WatchedStep(_Watched):
                 self.watch.crossing(float(clock), clock.slope, float(bound))
         return op(float(self), other)
 
-    def __lt__(self, other: object) -> Any:
-        return self._compare(other, operator.lt)
-
-    def __le__(self, other: object) -> Any:
-        return self._compare(other, operator.le)
-
-    def __gt__(self, other: object) -> Any:
-        return self._compare(other, operator.gt)
-
-    def __ge__(self, other: object) -> Any:
-        return self._compare(other, operator.ge)
-
-    def __eq__(self, other: object) -> Any:
-        return self._compare(other, operator.eq)
-
-    def __ne__(self, other: object) -> Any:
-        return self._compare(other, operator.ne)
-
-    __hash__ = float.__hash__
-
-    def __add__(self, other: object) -> Any:
-        return self._opaque("__add__")(other)
-
-    def __radd__(self, other: object) -> Any:
-        return self._opaque("__radd__")(other)
-
-    def __sub__(self, other: object) -> Any:
-        return self._opaque("__sub__")(other)
-
-    def __rsub__(self, other: object) -> Any:
-        return self._opaque("__rsub__")(other)
-
-    def __mul__(self, other: object) -> Any:
-        return self._opaque("__mul__")(other)
-
-    def __rmul__(self, other: object) -> Any:
-        return self._opaque("__rmul__")(other)
-
-    def __truediv__(self, other: object) -> Any:
-        return self._opaque("__truediv__")(other)
-
-    def __rtruediv__(self, other: object) -> Any:
-        return self._opaque("__rtruediv__")(other)
-
-    def __neg__(self) -> Any:
-        return self._opaque("__neg__")()
