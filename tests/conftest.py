@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -27,6 +28,13 @@ atexit.register(shutil.rmtree, _CACHE, True)
 # batch answers against the per-node ones: a disagreement fails the test (docs/language.md,
 # "Checking the engines against each other").
 os.environ["FUMAROLE_CHECK_ENGINES"] = "1"
+
+# The suite's hypothesis tests draw the same examples on every run, so a failure seen once (in CI,
+# say) is seen again on any machine.  FUMAROLE_FUZZ=explore draws new examples each run and keeps
+# failures in .hypothesis/ for the hunt (README, "Two commands").
+settings.register_profile("suite", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile("explore" if os.environ.get("FUMAROLE_FUZZ") == "explore" else "suite")
 
 
 @dataclass
