@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import NamedTuple
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -102,15 +103,23 @@ def _gang_all(objects: list[dict]) -> list[dict]:
     return objects
 
 
-def _outcome(objects: list[dict], start: int, minimum: int = 100) -> tuple[tuple[dict, int, dict], list[tuple]]:
+class Scan(NamedTuple):
+    """One node scan of a dry run: the job and task it placed, the nodes and the rotating start."""
+    job: str
+    task: str
+    nodes: tuple[str, ...]
+    start: int
+
+
+def _outcome(objects: list[dict], start: int, minimum: int = 100) -> tuple[tuple[dict, int, dict], list[Scan]]:
     """Decisions, the rotating scan start the session leaves and each job's fit errors; and every
     scan the session made: the task, the nodes and the rotating start it began at (with
     --minimum-feasible-nodes ``minimum``)."""
-    scans: list[tuple] = []
+    scans: list[Scan] = []
     scan = PredicateHelper.predicate_nodes
 
     def recording(self, task, nodes, check, cache):
-        scans.append((task.uid, tuple(node.name for node in nodes), self.ssn.predicate_start_index))
+        scans.append(Scan(task.job_id, task.uid, tuple(node.name for node in nodes), self.ssn.predicate_start_index))
         return scan(self, task, nodes, check, cache)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(PredicateHelper, "predicate_nodes", recording)
@@ -125,29 +134,30 @@ def _outcome(objects: list[dict], start: int, minimum: int = 100) -> tuple[tuple
     return (decisions_as_expect(session.close()), start_after, errors), scans
 
 
-def _turns(scans: list[tuple]) -> list[tuple[str, Counter]]:
-    """The scans grouped by task turn: each run of consecutive scans for one task, as a multiset."""
+def _turns(scans: list[Scan]) -> list[tuple[str, Counter]]:
+    """The scans grouped by job turn (each run of consecutive scans for one job's tasks), each
+    turn's scans as a multiset."""
     turns: list[tuple[str, Counter]] = []
     for scan in scans:
-        if not turns or turns[-1][0] != scan[0]:
-            turns.append((scan[0], Counter()))
+        if not turns or turns[-1][0] != scan.job:
+            turns.append((scan.job, Counter()))
         turns[-1][1][scan] += 1
     return turns
 
 
-def _each_within(part: list[tuple], whole: list[tuple]) -> bool:
-    """Whether ``part`` makes the task turns of ``whole`` in the same order, each turn's scans
-    among that turn's scans in ``whole`` (same nodes, same rotating start).  Within a turn the
+def _each_within(part: list[Scan], whole: list[Scan]) -> bool:
+    """Whether ``part`` makes the job turns of ``whole`` in the same order, each turn's scans
+    among that turn's scans in ``whole`` (same task, nodes and rotating start).  Within a turn the
     dry runs go best first, not in gradient order, so the order of scans inside a turn differs."""
     mine, theirs = _turns(part), _turns(whole)
-    return ([task for task, _ in mine] == [task for task, _ in theirs]
+    return ([job for job, _ in mine] == [job for job, _ in theirs]
             and all(made <= every for (_, made), (_, every) in zip(mine, theirs)))
 
 
 def _scans_match_running_every_dry_run(objects: list[dict], start: int,
-                                       minimum: int = 100) -> tuple[list[tuple], list[tuple]]:
+                                       minimum: int = 100) -> tuple[list[Scan], list[Scan]]:
     """Run the session as allocate does, then with every HyperNode's scan treated as sampling (so
-    every dry run runs); assert the same outcome and that each task turn's scans are among that
+    every dry run runs); assert the same outcome and that each job turn's scans are among that
     turn's scans when every dry run runs, begun at the same rotating start.  Returns the scans
     made, and those of running every one."""
     best_first, scans = _outcome(objects, start, minimum)
@@ -206,8 +216,8 @@ def test_a_dry_run_begins_at_the_scan_start_of_its_turn_in_gradient_order(sizes,
     begins where the runs before it in gradient order leave the start (from 2, after two nodes:
     0; from 2, after four: 2; from 4, after three: 1), as when every dry run runs."""
     scans, all_scans = _scans_match_running_every_dry_run(_leaves(sizes, cpus), start)
-    assert [begun for _task, _nodes, begun in all_scans] == every_start
-    assert [(nodes, begun) for _task, nodes, begun in scans] == [(all_scans[leaf][1], begun) for leaf, begun in runs]
+    assert [scan.start for scan in all_scans] == every_start
+    assert [(scan.nodes, scan.start) for scan in scans] == [(all_scans[leaf].nodes, begun) for leaf, begun in runs]
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -243,7 +253,7 @@ def test_a_dry_run_whose_end_is_not_foreseen_runs_only_when_a_later_turn_needs_i
     members = [{f"n{i:03d}" for i in range(sum(sizes[:leaf]), sum(sizes[:leaf + 1]))} for leaf in range(len(sizes))]
     for start in range(7):
         scans, _all_scans = _scans_match_running_every_dry_run(objects, start, minimum)
-        run = [leaf for leaf, names in enumerate(members) if any(names & set(nodes) for _t, nodes, _s in scans)]
+        run = [leaf for leaf, names in enumerate(members) if any(names & set(scan.nodes) for scan in scans)]
         assert run == leaves_run
 
 
