@@ -59,3 +59,41 @@ def test_names_of_one_line_rules_get_a_hint_elsewhere():
     assert found[1][0] == "unknown name 'self'" and "in a hook body use its parameter" in found[1][1]
     assert hints("plugin x\n\non job_order(l, r) = 1 if l.phase == Inqueue else 0\n")[0][1].startswith(
         "'Inqueue' is a PodGroupPhase value")
+
+
+HDRF_TIER = ("actions: allocate\ntiers:\n- plugins:\n  - {name: drf, enableHierarchy: true}\n"
+             "  - {name: proportion}\n")
+HDRF_CLUSTER = """\
+- {apiVersion: v1, kind: Node, metadata: {name: n1}, status: {allocatable: {cpu: '2', pods: '10'}}}
+- apiVersion: scheduling.volcano.sh/v1beta1
+  kind: Queue
+  metadata:
+    name: q1
+    annotations: {volcano.sh/hierarchy: root/q1, volcano.sh/hierarchy-weights: 1/1}
+  spec: {weight: 1}
+  status: {state: Open}
+- {apiVersion: scheduling.volcano.sh/v1beta1, kind: PodGroup, metadata: {name: pg1, namespace: ns},
+   spec: {queue: q1, minMember: 1}, status: {phase: Inqueue}}
+- {apiVersion: v1, kind: Pod, metadata: {name: p1, namespace: ns, annotations: {scheduling.k8s.io/group-name: pg1}},
+   spec: {containers: [{resources: {requests: {cpu: '1'}}}]}, status: {phase: Pending}}
+"""
+
+
+def test_an_inline_scheduler_is_the_tiers_a_session_opens_with_not_a_loaded_conf(cli, tmp_path):
+    """Volcano's loader refuses proportion beside drf with enableHierarchy (C022), but OpenSession
+    runs those tiers (hdrf_test.go TestHDRF): inline, the session runs; named as a file, it is refused."""
+    inline = tmp_path / "inline.yaml"
+    indented = "".join("  " + line + "\n" for line in HDRF_TIER.splitlines())
+    objects = "".join("  " + line + "\n" for line in HDRF_CLUSTER.splitlines())
+    inline.write_text(f"name: inline\nscheduler:\n{indented}objects:\n{objects}expect:\n  binds: {{ns/p1: n1}}\n")
+    assert cli("check", str(inline)).code == 0
+    result = cli("test", str(inline))
+    assert result.code == 0 and "1 passed, 0 failed" in result.out, result.out + result.err
+    (tmp_path / "volcano-scheduler.conf").write_text(HDRF_TIER)
+    named = tmp_path / "named.yaml"
+    named.write_text(f"name: named\nbundle: volcano-scheduler.conf\nobjects:\n{objects}expect:\n"
+                     "  binds: {ns/p1: n1}\n")
+    for command, code in (("check", 1), ("test", 2)):
+        result = cli(command, str(named))
+        assert result.code == code and "error[C022]: proportion and drf with enableHierarchy cannot share a tier" \
+            in result.out + result.err, (command, result.out + result.err)

@@ -291,7 +291,7 @@ class _Run:
                     self.diags += never_matching(checked.module)
 
     def _wiring(self, config: SchedulerConfig, checked: list[CheckedModule], unparsed: dict[str, set[str]],
-                file: str, name: str = "", revision: str = "", hooks: Any = None) -> None:
+                file: str, name: str = "", revision: str = "", hooks: Any = None, loaded: bool = True) -> None:
         """Actions, plugins, arguments and hook overrides, against the signatures of ``checked``.
 
         Entries naming a policy whose file does not parse are left out: its syntax
@@ -305,7 +305,7 @@ class _Run:
                                          if k not in unparsed["action"]})
         overrides = hooks if isinstance(hooks, dict) and all(isinstance(v, dict) for v in hooks.values()) else {}
         try:
-            build_bundle(config, library, name, revision, overrides, file)
+            build_bundle(config, library, name, revision, overrides, file, loaded=loaded)
         except FumaroleError as err:
             self.diags += err.diagnostics
         else:
@@ -375,12 +375,13 @@ class _Run:
             return
         self._scheduler(doc, file)
 
-    def _scheduler(self, doc: Any, file: str) -> None:
-        """A volcano-scheduler.conf document (on its own or in a scenario), over the standard library."""
+    def _scheduler(self, doc: Any, file: str, loaded: bool = True) -> None:
+        """A volcano-scheduler.conf document (on its own, or inline in a scenario: not ``loaded``,
+        as ``fumarole test`` builds it), over the standard library."""
         config, diags = read_config(doc, file)
         self.diags += diags
         base = _stdlib()
-        self._wiring(config, base.checked, {"plugin": set(), "action": set()}, file)
+        self._wiring(config, base.checked, {"plugin": set(), "action": set()}, file, loaded=loaded)
 
     def _scenario(self, path: Path) -> None:
         file = display_path(path)
@@ -405,7 +406,7 @@ class _Run:
             else:
                 self.diags.append(file_errors.no_such_bundle(file, Span(*position(doc, "bundle")), target))
         elif "scheduler" in doc:
-            self._scheduler(doc["scheduler"], file)
+            self._scheduler(doc["scheduler"], file, loaded=False)
         else:
             self.diags.append(scenario_errors.no_scheduler(file, Span(*position(doc))))
         if "schedulerOptions" in doc or "processState" in doc:

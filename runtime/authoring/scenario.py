@@ -90,7 +90,7 @@ def load_scenario(path: Path) -> Scenario:
             bundle = load_bundle(path.parent / str(doc["bundle"]))
         elif "scheduler" in doc:
             config = config_from_document(doc["scheduler"], file)
-            bundle = build_bundle(config)
+            bundle = build_bundle(config, loaded=False)
         else:
             raise FumaroleError([scenario_errors.no_scheduler(file, Span(*position(doc)))])
         if "cluster" in doc:

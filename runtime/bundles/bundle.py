@@ -118,8 +118,15 @@ def _veto_plugins(override: Mapping[str, Any], config: SchedulerConfig, library:
 
 def build_bundle(config: SchedulerConfig, library: Library | None = None, name: str = "volcano",
                  revision: str = "", hook_overrides: Mapping[str, Mapping[str, str]] | None = None,
-                 overrides_file: str = "", scheduler_options: SchedulerOptions = DEFAULT_OPTIONS) -> Bundle:
-    """Validate a configuration against a library and resolve it into a Bundle."""
+                 overrides_file: str = "", scheduler_options: SchedulerOptions = DEFAULT_OPTIONS,
+                 loaded: bool = True) -> Bundle:
+    """Validate a configuration against a library and resolve it into a Bundle.
+
+    ``loaded`` says the configuration reaches the session through Volcano's configuration loader
+    (a volcano-scheduler.conf, a bundle); False for the tiers a scenario's inline ``scheduler``
+    block hands the session directly, as upstream's tests hand them to ``OpenSession``: the
+    loader's own refusals (``refusals.refused_tiers``) then do not apply.
+    """
     library = library or standard_library()
     hooks_doc = hooks_document()
     file = config.file
@@ -143,7 +150,8 @@ def build_bundle(config: SchedulerConfig, library: Library | None = None, name: 
                 diags.append(refused)
             entries.append(replace(entry, arguments=args))
         tiers.append(tuple(entries))
-    diags.extend(refused_tiers(config.tiers, file))
+    if loaded:
+        diags.extend(refused_tiers(config.tiers, file))
     action_arguments: dict[str, dict[str, Any]] = {}
     for action in config.actions:
         policy = library.actions.get(action)

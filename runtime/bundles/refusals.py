@@ -4,7 +4,11 @@ Each rule restates one of upstream's own refusals, so that a configuration
 Volcano would die on is an error before fumarole decides anything with it,
 positioned where the configuration says the offending thing:
 
-- ``proportion`` and ``drf`` with ``enableHierarchy`` in one tier;
+- ``proportion`` and ``drf`` with ``enableHierarchy`` in one tier, refused by Volcano's
+  configuration loader (``UnmarshalSchedulerConf``, ``pkg/scheduler/util.go``) and by nothing
+  after it: ``framework.OpenSession`` runs such tiers (``plugins/drf/hdrf_test.go`` TestHDRF does),
+  so a scenario's inline ``scheduler`` block, which restates the tiers a session is opened with,
+  is not refused (``build_bundle(loaded=False)``);
 - deviceshare's ``klog.Fatal`` in ``enablePredicate`` (``plugins/deviceshare/
   deviceshare.go``), run by the plugin's builder, that is when the first session
   opens: GPU sharing together with GPU number, or either of them with vGPU.
