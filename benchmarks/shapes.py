@@ -17,7 +17,13 @@ for a size, shape and seed):
   4 leaves per spine) and a fifth of the jobs asking for tier-2 network topology;
 - ``racks`` is ``hypernodes`` with leaves of mixed sizes (RACK_SIZES in turn: 16 to
   120 nodes, so some are larger than --minimum-feasible-nodes and a node scan there
-  samples), half the network-topology jobs held within a leaf (tier 1).
+  samples), half the network-topology jobs held within a leaf (tier 1);
+- ``elastic`` is ``hypernodes`` whose network-topology jobs are not one gang: minMember
+  4 of their 10 pods, half of them hard (tier 2) and half soft, so allocate places the
+  first 4 in one search and each further pod in a search of its own;
+- ``subgroups`` is ``hypernodes`` whose network-topology jobs (hard, tier 2) split their
+  pods into two sub-groups of 5 (spec.subGroupPolicy on the volcano.sh/task-spec label),
+  each a gang held within a leaf (tier 1).
 
 10 pods per node on 32-CPU nodes, 40 % of the jobs already running.
 
@@ -38,7 +44,8 @@ import random
 
 from benchmarks.objects import container, gang_pod, queue_object, run_on
 
-SHAPES = ("plain", "affinity", "spread", "hypernodes", "racks", "overshare", "priority")
+SHAPES = ("plain", "affinity", "spread", "hypernodes", "racks", "elastic", "subgroups", "overshare", "priority")
+TOPOLOGY_SHAPES = ("hypernodes", "racks", "elastic", "subgroups")
 EVICTION_SHAPES = ("overshare", "priority")
 ZONES = 3
 PODS_PER_JOB = 10
@@ -133,7 +140,7 @@ def cluster_objects(nodes: int, shape: str = "affinity", seed: int = 11) -> list
         return eviction_objects(nodes, shape, seed)
     rng = random.Random(seed)
     objects = [_node(i, rng, shape) for i in range(nodes)]
-    if shape in ("hypernodes", "racks"):
+    if shape in TOPOLOGY_SHAPES:
         objects += _hypernodes(nodes, RACK_SIZES if shape == "racks" else (LEAF_SIZE,))
     for q in range(4):
         objects.append(queue_object(f"queue-{q}", {"weight": 1 + q % 2, "reclaimable": True}))
@@ -142,23 +149,40 @@ def cluster_objects(nodes: int, shape: str = "affinity", seed: int = 11) -> list
         ns, name = f"team-{j % 5}", f"job-{j:05d}"
         running = rng.random() < 0.4
         cpu = rng.choice([1, 2, 4])
-        extras = {} if shape in ("plain", "hypernodes", "racks") else _pod_spec_extras(name, rng, shape)
+        extras = {} if shape == "plain" or shape in TOPOLOGY_SHAPES else _pod_spec_extras(name, rng, shape)
         group: dict = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
                        "metadata": {"name": name, "namespace": ns},
                        "spec": {"queue": f"queue-{j % 4}", "minMember": PODS_PER_JOB},
                        "status": {"phase": "Running" if running else "Pending"}}
-        if shape in ("hypernodes", "racks") and rng.random() < 0.2:
-            tier = 2 if shape == "hypernodes" or rng.random() < 0.5 else 1
-            group["spec"]["networkTopology"] = {"mode": "hard", "highestTierAllowed": tier}
+        topology = shape in TOPOLOGY_SHAPES and rng.random() < 0.2
+        if topology:
+            group["spec"].update(_topology_spec(shape, rng))
         objects.append(group)
         for p in range(PODS_PER_JOB):
+            labels = {"job": name}
+            if topology and shape == "subgroups":
+                labels["volcano.sh/task-spec"] = f"part-{p * 2 // PODS_PER_JOB}"
             pod = gang_pod(f"{name}-{p}", ns, f"{ns}-{name}-{p}", name,
-                           {"containers": [container(cpu, "2Gi")], **extras}, labels={"job": name})
+                           {"containers": [container(cpu, "2Gi")], **extras}, labels=labels)
             if running:
                 run_on(pod, f"node-{(placed * 7) % nodes:04d}")
                 placed += 1
             objects.append(pod)
     return objects
+
+
+def _topology_spec(shape: str, rng: random.Random) -> dict:
+    """The PodGroup spec fields of a network-topology job of a HyperNode shape."""
+    if shape == "elastic":
+        mode = "hard" if rng.random() < 0.5 else "soft"
+        return {"minMember": 4, "networkTopology": {"mode": mode, "highestTierAllowed": 2}}
+    tier = 2 if shape != "racks" or rng.random() < 0.5 else 1
+    spec: dict = {"networkTopology": {"mode": "hard", "highestTierAllowed": tier}}
+    if shape == "subgroups":
+        spec["subGroupPolicy"] = [{"name": "part", "subGroupSize": PODS_PER_JOB // 2, "minSubGroups": 2,
+                                   "matchLabelKeys": ["volcano.sh/task-spec"],
+                                   "networkTopology": {"mode": "hard", "highestTierAllowed": 1}}]
+    return spec
 
 
 def eviction_objects(nodes: int, shape: str, seed: int = 11) -> list[dict]:

@@ -1,7 +1,7 @@
 """Sessions on production-like shapes: `python benchmarks/shapes_bench.py [--nodes 100 250 500]`.
 
 For each node count and shape of `benchmarks/shapes.py` (plain, affinity,
-spread; hypernodes and racks with `network-topology-aware` on and off; the eviction-heavy
+spread; hypernodes, racks, elastic and subgroups with `network-topology-aware` on and off; the eviction-heavy
 overshare and priority shapes with `enqueue, allocate, backfill, preempt,
 reclaim`): the CPU seconds of one in-process session under the fast engine
 (open, the actions and close; loading is not included), split per action, with
@@ -39,6 +39,8 @@ EVICTING = {"actions": "enqueue, allocate, backfill, preempt, reclaim", "tiers":
 RUNS = [("plain", "default"), ("affinity", "default"), ("spread", "default"),
         ("hypernodes", "without-topology"), ("hypernodes", "topology-aware"),
         ("racks", "without-topology"), ("racks", "topology-aware"),
+        ("elastic", "without-topology"), ("elastic", "topology-aware"),
+        ("subgroups", "without-topology"), ("subgroups", "topology-aware"),
         ("overshare", "evicting"), ("priority", "evicting")]
 
 
