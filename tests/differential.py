@@ -414,13 +414,18 @@ def decisions_and_questions(objects: list[dict], config: str, engine: str, hook:
 
 
 @st.composite
-def hypernode_clusters(draw, max_nodes: int = 14, nominated: bool = False) -> list[dict]:
+def hypernode_clusters(draw, max_nodes: int = 14, nominated: bool = False, releasing: bool = False,
+                       roles: bool = False) -> list[dict]:
     """A HyperNode tree over the nodes (leaves of one to four nodes at tier 1, spines of one to
     three leaves at tier 2, sometimes a root at tier 3; some nodes in no HyperNode), running and
     pending jobs of one to four pods, some with a hard or soft network topology up to a tier, so
     that allocate searches HyperNode gradients and network-topology-aware scores nodes and
     HyperNodes from per-HyperNode allocations that each placement and rollback changes.  With
-    ``nominated``, some pending pods name a nominated node (status.nominatedNodeName)."""
+    ``nominated``, some pending pods name a nominated node (status.nominatedNodeName); with
+    ``releasing``, some running pods are being deleted (metadata.deletionTimestamp: Releasing, so
+    their nodes' future idle exceeds their idle and allocate may pipeline a task there); with
+    ``roles``, a job's pods alternate between two task roles and some PodGroups give a role a
+    minimum (spec.minTaskMember)."""
     n_nodes = draw(st.integers(2, max_nodes))
     cpus = [draw(st.sampled_from([2, 4, 8])) for _ in range(n_nodes)]
     objects: list[dict] = [
@@ -456,6 +461,8 @@ def hypernode_clusters(draw, max_nodes: int = 14, nominated: bool = False) -> li
         size = draw(st.integers(1, 4))
         running = draw(st.integers(0, 2)) == 0
         pg_spec: dict = {"queue": "q0", "minMember": draw(st.integers(1, size))}
+        if roles and draw(st.booleans()):
+            pg_spec["minTaskMember"] = {"a": draw(st.integers(1, (size + 1) // 2))}
         if draw(st.integers(0, 2)) > 0:
             pg_spec["networkTopology"] = {"mode": draw(st.sampled_from(["hard", "soft"])),
                                           "highestTierAllowed": draw(st.integers(1, 3))}
@@ -467,7 +474,8 @@ def hypernode_clusters(draw, max_nodes: int = 14, nominated: bool = False) -> li
         for p in range(size):
             pod = {"apiVersion": "v1", "kind": "Pod",
                    "metadata": {"name": f"j{j}-{p}", "namespace": "ns", "uid": f"u-j{j}-{p}",
-                                "annotations": {"scheduling.k8s.io/group-name": f"j{j}"},
+                                "annotations": {"scheduling.k8s.io/group-name": f"j{j}",
+                                                **({"volcano.sh/task-spec": "ab"[p % 2]} if roles else {})},
                                 "creationTimestamp": f"2026-01-01T00:01:{p:02d}Z"},
                    "spec": {"containers": [{"name": "c", "image": "img:1",
                                             "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}]},
@@ -475,6 +483,8 @@ def hypernode_clusters(draw, max_nodes: int = 14, nominated: bool = False) -> li
             if running:
                 pod["spec"]["nodeName"] = f"n{draw(st.integers(0, n_nodes - 1)):03d}"
                 pod["status"] = {"phase": "Running", "startTime": "2026-01-01T00:02:00Z"}
+                if releasing and draw(st.booleans()):
+                    pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:03:00Z"
             elif nominated and draw(st.integers(0, 2)) == 0:
                 pod["status"]["nominatedNodeName"] = f"n{draw(st.integers(0, n_nodes - 1)):03d}"
             objects.append(pod)

@@ -268,6 +268,40 @@ def test_dry_runs_best_first_with_sampled_scans_and_nominated_nodes_leave_what_r
     _scans_match_running_every_dry_run(objects, start, minimum)
 
 
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(objects=hypernode_clusters(max_nodes=24, nominated=True, releasing=True, roles=True), start=st.integers(0, 40),
+       minimum=st.integers(1, 100))
+def test_dry_runs_of_jobs_that_are_not_one_gang_leave_what_running_every_one_leaves(
+        objects: list[dict], start: int, minimum: int):
+    """Generated HyperNode trees whose jobs need one to all of their pods (minMember), some with a
+    minimum for a task role (minTaskMember), some of them already running, some of their pods being deleted (their nodes' future idle exceeds the
+    idle, so a dry run may pipeline a task there), some pending pods with a nominated node, with
+    sampled scans or not: a job that needs fewer than all its pods and has no task-role minimum
+    makes each dry run in one pass (a failed task does not stop it), whether or not the job is
+    ready or pipelined now, so its dry runs too go best first (with a role minimum a failed task
+    of that role may stop a pass, and every dry run runs); decisions, the rotating start
+    left, the fit errors and each scan are those of running every dry run."""
+    _scans_match_running_every_dry_run(objects, start, minimum)
+
+
+@pytest.mark.parametrize("engine, made, every_one, binds", [
+    ("fast", (283, 73), (396, 186), 210),
+    ("reference", (283, 73), (396, 186), 210),
+])
+def test_dry_runs_of_jobs_placed_part_by_part_go_best_first(monkeypatch, engine, made, every_one, binds):
+    """The elastic shape's network-topology jobs need 4 of their 10 pods: a first search places 4,
+    then each further pod has a search of its own, the job being ready.  Each dry run makes one
+    pass, so they go best first: placements and rollbacks fall from ``every_one`` (every dry run
+    run, the shortcut off) to ``made``, with the same binds."""
+    objects = cluster_objects(30, "elastic")
+    assert _placements(monkeypatch, objects, engine)[:2] == made
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(PredicateHelper, "scans_every_node", lambda _self, _nodes: False)
+        placements, rollbacks, placed = _placements(patch, objects, engine)
+    assert (placements, rollbacks) == every_one
+    assert len(placed["binds"]) == binds
+
+
 def _binpack(request, used, capacity) -> float:
     """Volcano's HyperNode binpacking for a request under the plugin's default weights (cpu and
     memory, 1 each): the mean of (used + request) / allocatable, 0 when one overflows."""
