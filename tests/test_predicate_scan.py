@@ -101,3 +101,29 @@ def test_a_batch_form_failing_with_anything_but_a_policy_failure_is_not_retried_
     with pytest.raises(TypeError, match="a fast-engine bug"):
         _one_task_scan(set(), set(), checked=False, raises=TypeError("a fast-engine bug"))
     assert _one_task_scan(set(), {"n0"}, checked=True, raises=KeyError("zone")) == ["n1", "n2", "n3"]
+
+
+def test_the_nodes_a_task_without_fit_errors_may_use_are_the_session_rows_as_they_are():
+    """filter_out_unresolvable_nodes keeps every node of a task with no recorded fit errors: the
+    fast engine hands the scan its own rows (no conversion per attempt, the scan then reads them
+    as the run they are); a node whose recorded error is unresolvable is left out."""
+    from benchmarks.shapes import eviction_objects
+    from fumarole.runtime.api.fit import FitErrors
+    from fumarole.runtime.bundles.bundle import default_bundle
+    from fumarole.runtime.framework.lifecycle import new_session, open_session
+    from fumarole.runtime.framework.scheduler_helper import filter_out_unresolvable_nodes
+    from fumarole.runtime.ingest.kube import cluster_from_objects
+
+    for engine in ("fast", "reference"):
+        session = new_session(default_bundle(), cluster_from_objects(eviction_objects(8, "overshare")),
+                              now=1_800_000_000.0, engine=engine)
+        open_session(session, "test")
+        job = next(j for j in session.job_list if j.tasks_in("Pending"))
+        task = job.tasks_in("Pending")[0]
+        kept = filter_out_unresolvable_nodes(session, task)
+        assert list(kept) == list(session.node_list)
+        if engine == "fast":
+            assert kept.rows is session.columns.all_rows
+        first = session.node_list[0]
+        job.fit_errors[task.uid] = FitErrors({first.name: FitError([(UNRESOLVABLE, "node(s) were unschedulable")])})
+        assert list(filter_out_unresolvable_nodes(session, task)) == list(session.node_list)[1:]

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Sequence
 
+import numpy as np
+
 from fumarole.runtime.api.fit import UNSCHEDULABLE, FitError, FitErrors
 from fumarole.runtime.api.model import Node, Task
 
@@ -34,15 +36,15 @@ def filter_out_unresolvable_nodes(session: Session, task: Task) -> list[Node]:
     job = session.jobs.get(task.job_id)
     errors = job.fit_errors.get(task.uid) if job is not None else None
     nodes = session.node_list
-    kept: Sequence[int]
-    if errors is None:
-        kept = range(len(nodes))
+    columns = session.columns
+    kept: np.ndarray | Sequence[int]
+    if errors is None:  # every node: the fast engine's rows as they are, not converted again
+        kept = columns.all_rows if columns is not None else range(len(nodes))
     else:
         failed = errors.nodes
         kept = [i for i, n in enumerate(nodes)
                 if not (n.name in failed and failed[n.name].has_unresolvable_status)]
     # The fast engine's batches over them gather rows instead of looking each node up.
-    columns = session.columns
     return columns.nodes_of(kept, in_order=True) if columns is not None else [nodes[i] for i in kept]
 
 
