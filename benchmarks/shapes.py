@@ -238,6 +238,16 @@ def eviction_objects(nodes: int, shape: str, seed: int = 11) -> list[dict]:
     return objects
 
 
+def in_a_hierarchy(objects: list[dict]) -> list[dict]:
+    """The queues hung in an HDRF tree (drf's enableHierarchy): under two inner nodes, a and b,
+    of weights 1 and 2."""
+    for i, queue in enumerate(o for o in objects if o["kind"] == "Queue"):
+        name = queue["metadata"]["name"]
+        queue["metadata"]["annotations"] = {"volcano.sh/hierarchy": f"root/{'ab'[i % 2]}/{name}",
+                                            "volcano.sh/hierarchy-weights": f"1/{1 + i % 2}/1"}
+    return objects
+
+
 def _probe(nodes: int, rng: random.Random):
     """Node indexes from a random one on, wrapping around."""
     start = rng.randrange(nodes)

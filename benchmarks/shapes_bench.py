@@ -3,7 +3,8 @@
 For each node count and shape of `benchmarks/shapes.py` (plain, affinity,
 spread; hypernodes, racks, elastic and subgroups with `network-topology-aware` on and off; the eviction-heavy
 overshare and priority shapes with `enqueue, allocate, backfill, preempt,
-reclaim`): the CPU seconds of one in-process session under the fast engine
+reclaim`; `priority/hdrf`: the priority shape's queues in a tree, reclaim decided by drf's
+hierarchical shares): the CPU seconds of one in-process session under the fast engine
 (open, the actions and close; loading is not included), split per action, with
 the evictions each eviction action made, and, unless --no-reference, under the
 reference engine, with the speedup and whether both made the same binds and
@@ -21,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.session_bench import split  # noqa: E402
-from benchmarks.shapes import cluster_objects  # noqa: E402
+from benchmarks.shapes import cluster_objects, in_a_hierarchy  # noqa: E402
 from fumarole.runtime.bundles.bundle import build_bundle, default_bundle  # noqa: E402
 from fumarole.runtime.ingest.scheduler_config import config_from_document  # noqa: E402
 
@@ -36,6 +37,11 @@ WITHOUT_TOPOLOGY = {"actions": TOPOLOGY_AWARE["actions"],
                               {"plugins": TOPOLOGY_AWARE["tiers"][1]["plugins"][:-1]}]}
 # Volcano's default plugins with every eviction action.
 EVICTING = {"actions": "enqueue, allocate, backfill, preempt, reclaim", "tiers": WITHOUT_TOPOLOGY["tiers"]}
+# Reclaim decided by drf's hierarchical shares (HDRF; proportion may not share its tier), run on
+# the shape's queues hung in a tree (shapes.in_a_hierarchy).
+HDRF = {"actions": "enqueue, allocate, backfill, reclaim",
+        "tiers": [WITHOUT_TOPOLOGY["tiers"][0],
+                  {"plugins": [{"name": "drf", "enableHierarchy": True}, {"name": "predicates"}, {"name": "nodeorder"}]}]}
 RUNS = [("plain", "default"), ("affinity", "default"), ("spread", "default"),
         ("hypernodes", "without-topology"), ("hypernodes", "topology-aware"),
         ("racks", "without-topology"), ("racks", "topology-aware"),
@@ -48,7 +54,8 @@ def _bundles() -> dict:
     return {"default": default_bundle(),
             "without-topology": build_bundle(config_from_document(WITHOUT_TOPOLOGY)),
             "topology-aware": build_bundle(config_from_document(TOPOLOGY_AWARE)),
-            "evicting": build_bundle(config_from_document(EVICTING))}
+            "evicting": build_bundle(config_from_document(EVICTING)),
+            "hdrf": build_bundle(config_from_document(HDRF))}
 
 
 def session_cpu(bundle, text: str, engine: str, repeat: int):
@@ -85,6 +92,8 @@ def main() -> None:
     for nodes in args.nodes:
         for shape, config in runs:
             objects = cluster_objects(nodes, shape)
+            if config == "hdrf":
+                objects = in_a_hierarchy(objects)
             text = json.dumps({"apiVersion": "v1", "kind": "List", "items": objects})
             pods = sum(1 for o in objects if o["kind"] == "Pod")
             fast, parts, decisions = session_cpu(bundles[config], text, "fast", args.repeat)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from benchmarks.objects import container, gang_pod, queue_object, run_on
-from benchmarks.shapes import eviction_objects
+from benchmarks.shapes import eviction_objects, in_a_hierarchy
 from fumarole.runtime.api.model import BOUND, RUNNING
 from fumarole.runtime.bundles.bundle import build_bundle
 from fumarole.runtime.framework import dispatch
@@ -45,21 +45,12 @@ def test_the_hierarchical_drf_bound_never_passes_over_a_node_with_victims(object
     assert fast == decisions(objects, "reclaim-hdrf", "reference")
 
 
-def _in_a_hierarchy(objects: list[dict]) -> list[dict]:
-    """The queues hung in an HDRF tree: two inner nodes of weights 1 and 2."""
-    for i, queue in enumerate(o for o in objects if o["kind"] == "Queue"):
-        name = queue["metadata"]["name"]
-        queue["metadata"]["annotations"] = {"volcano.sh/hierarchy": f"root/{'ab'[i % 2]}/{name}",
-                                            "volcano.sh/hierarchy-weights": f"1/{1 + i % 2}/1"}
-    return objects
-
-
 @pytest.mark.parametrize("engine", ["fast", "reference"])
 def test_hierarchical_drf_rules_out_nodes_where_no_job_gives_way(engine):
     """Under HDRF most nodes hold no job whose task would leave the reclaimer's queue first:
     `reclaimable` is asked on fewer than half of the nodes it was (without drf's bound its tier
     may always name victims)."""
-    objects = _in_a_hierarchy(eviction_objects(40, "priority"))
+    objects = in_a_hierarchy(eviction_objects(40, "priority"))
     bounded, asked = decisions_and_questions(objects, "reclaim-hdrf", engine, "reclaimable", "may_reclaim_from", True)
     unbounded, asked_everywhere = decisions_and_questions(objects, "reclaim-hdrf", engine, "reclaimable",
                                                           "may_reclaim_from", False)

@@ -1,0 +1,86 @@
+"""drf's HDRF tree kept as allocations change (policies/volcano/plugins/drf.policy): an eviction, a
+placement or their rollback works out again only the changed job and the inner nodes on its
+queue's path (the whole tree when the resources the cluster is short of change), and the tree
+it keeps is the one worked out whole from the allocations, to the bit."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fumarole.runtime.api.model import PENDING, RUNNING
+from fumarole.runtime.api.resource import Resource, share
+from fumarole.runtime.framework.lifecycle import new_session, open_session
+from fumarole.runtime.framework.statement import Statement
+from fumarole.runtime.ingest.kube import cluster_from_objects
+from tests.differential import bundle, reclaim_clusters
+
+
+def _whole_tree(state: dict, total: Resource) -> dict[str, tuple]:
+    """updateHierarchicalShare over the whole tree from drf's allocations, children before
+    parents, in the order drf adds children up: each inner node's (allocation, share, saturated)."""
+    allocated = state["allocated"]
+    names = total.resource_names()
+    demanding = [n for n in names if state["total_allocated"].get(n) < total.get(n)]
+
+    def dominant(r: Resource) -> float:
+        return max([0.0] + [share(r.get(n), total.get(n)) for n in names])
+
+    def saturated(alloc: Resource, request: Resource) -> bool:
+        return any((alloc.get(n) != 0 and request.get(n) != 0 and alloc.get(n) >= request.get(n))
+                   or (n not in demanding and request.get(n) != 0) for n in alloc.resource_names())
+
+    tree: dict[str, tuple] = {}
+    for node in reversed(state["tree_nodes"]):
+        children = [(allocated[j], dominant(allocated[j]), saturated(allocated[j], j.total_request))
+                    for j in state["node_jobs"][node]] + [tree[sub] for sub in state["sub_nodes"][node]]
+        mdr = min([1.0] + [s for _a, s, sat in children if s != 0 and not sat])
+        alloc = Resource()
+        for a, s, sat in children:
+            if s != 0:
+                alloc = alloc + (a if sat else a * (mdr / s))
+        tree[node] = (alloc, dominant(alloc), all(sat for _a, _s, sat in children))
+    return tree
+
+
+def _kept_and_whole(session) -> tuple[dict, dict]:
+    """The tree drf keeps, and the one worked out whole from its allocations now."""
+    state = session.plugin_state("drf")  # the values now (a reassigned variable is a new value)
+    kept = {node: (state["node_alloc"][node], state["node_share"][node], state["node_saturated"][node])
+            for node in state["tree_nodes"]}
+    return _exact(kept), _exact(_whole_tree(state, session.total_resource))
+
+
+def _exact(tree: dict[str, tuple]) -> dict[str, tuple]:
+    """Every figure as its exact float (Resource's == allows an epsilon)."""
+    return {node: (a.milli_cpu, a.memory, sorted((a.scalars or {}).items()), s, sat)
+            for node, (a, s, sat) in tree.items()}
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(objects=reclaim_clusters(hierarchy=True), steps=st.lists(st.tuples(st.sampled_from(["evict", "place", "undo"]),
+                                                                          st.integers(0, 10_000)),
+                                                                min_size=1, max_size=12))
+def test_the_tree_kept_through_evictions_placements_and_rollbacks_is_the_whole_tree(objects, steps):
+    """Evictions and placements of tasks of any job and queue, and statements rolled back,
+    leave drf with the tree worked out whole from its allocations after every step."""
+    session = new_session(bundle("reclaim-hdrf"), cluster_from_objects(objects), now=1_800_000_000.0)
+    open_session(session, "test")
+    kept, whole = _kept_and_whole(session)
+    assert kept == whole
+    stmt = Statement(session)
+    for kind, pick in steps:
+        if kind == "undo":
+            stmt.discard()
+        else:
+            status = RUNNING if kind == "evict" else PENDING
+            tasks = [t for job in session.job_list for t in job.tasks_in(status)]
+            if not tasks:
+                continue
+            task = tasks[pick % len(tasks)]
+            if kind == "evict":
+                stmt.evict(task, "reclaim")
+            else:
+                stmt.pipeline(task, session.node_list[pick % len(session.node_list)], False)
+        kept, whole = _kept_and_whole(session)
+        assert kept == whole
