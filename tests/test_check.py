@@ -171,10 +171,10 @@ EXPECTED: dict[str, tuple[str, int | None, int | None, str]] = {
     "C003": ("volcano-scheduler.conf", 2, 8, "tiers must be a list of {plugins: [...]}"),
     "C004": ("volcano-scheduler.conf", 4, 18, "unknown plugin switch 'enabledReclaimable' on plugin 'gang'"),
     "C005": ("volcano-scheduler.conf", 4, 34, "switch 'enableJobOrder' must be true or false, not 1"),
-    "C010": ("volcano-scheduler.conf", 4, 33, "plugin 'binpack' has no argument 'binpack.wieght'"),
+    "C010": ("volcano-scheduler.conf", 4, 33, "plugin 'binpack' has no argument 'binpack.wieght'; it is ignored"),
     "C011": ("b/bundle.yaml", 8, 5, "plugin 'x' needs argument 'limit' (int)"),
     "C012": ("volcano-scheduler.conf", 4, 49, "argument 'binpack.weight' of plugin 'binpack' must be an int, not "
-        "'heavy'"),
+        "'heavy'; the default 1 is used"),
     "C020": ("volcano-scheduler.conf", 1, 10, "unknown action 'alocate'"),
     "C021": ("volcano-scheduler.conf", 4, 5, "unknown plugin 'gangg'"),
     "C022": ("volcano-scheduler.conf", 4, 5, "proportion and drf with enableHierarchy cannot share a tier (Volcano "
@@ -660,12 +660,15 @@ def test_an_argument_list_item_is_positioned_at_the_item(cli, tmp_path):
         "      - name: lowNodeUtilization\n      - 5\n  - name: resource-strategy-fit\n    arguments:\n"
         "      resources:\n      - type: cpu\n        weight: heavy\n")})
     status, report = check_json(cli, str(tmp_path / "volcano-scheduler.conf"))
-    assert status == 1
+    assert status == 0
     assert placed(report, tmp_path) == [
         ("C012", "volcano-scheduler.conf", 8, 9,
-         "argument 'strategies/1' of plugin 'rescheduling' must be a mapping, not 5"),
+         "argument 'strategies/1' of plugin 'rescheduling' must be a mapping, not 5; the entry is left out"),
         ("C012", "volcano-scheduler.conf", 13, 17,
-         "argument 'resources/0/weight' of plugin 'resource-strategy-fit' must be an int, not 'heavy'")]
+         "argument 'resources/0/weight' of plugin 'resource-strategy-fit' must be an int, not 'heavy'; the entry is "
+         "left out")]
+    assert {d["severity"] for d in report["diagnostics"]} == {"warning"}
+    assert check_json(cli, "--strict", str(tmp_path / "volcano-scheduler.conf"))[0] == 1
 
 
 def test_rules_that_can_never_match(tmp_path):

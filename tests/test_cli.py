@@ -78,7 +78,8 @@ def test_bad_configuration_reports_every_problem(cli, tmp_path):
     assert "bad.conf:1:10: error[C020]: unknown action 'alocate'" in result.err
     assert "hint: did you mean 'allocate'?" in result.err
     assert "bad.conf:4:5: error[C021]: unknown plugin 'priorty'" in result.err
-    assert "error[C012]: argument 'binpack.weight' of plugin 'binpack' must be an int, not 'ten'" in result.err
+    assert "bad.conf:6:33: warning[C012]: argument 'binpack.weight' of plugin 'binpack' must be an int, not " \
+           "'ten'; the default 1 is used" in result.err
 
 
 def test_misspelt_switch(cli, tmp_path):
@@ -230,10 +231,17 @@ def test_check_accepts_the_gang_actions_and_their_arguments(cli, tmp_path, root)
     assert result.code == 0, result.err
 
 
-def test_gang_action_argument_of_the_wrong_type_is_reported_at_its_place(cli, tmp_path):
-    conf = tmp_path / "volcano-scheduler.conf"
+def test_gang_action_argument_of_the_wrong_type_warns_at_its_place_and_keeps_the_default(cli, tmp_path, root):
+    """Volcano's GetBool logs 'maybe' and keeps allowWholeBundle's default (true): a warning, and
+    the same decisions as a configuration that sets the default."""
+    conf, default = tmp_path / "volcano-scheduler.conf", tmp_path / "default.conf"
     conf.write_text(GANG_CONF.format(whole="maybe"))
+    default.write_text(GANG_CONF.format(whole="true"))
     result = cli("check", str(conf))
-    assert result.code == 1
-    assert ("volcano-scheduler.conf:18:23: error[C012]: argument 'allowWholeBundle' of action 'gangreclaim' "
-            "must be a bool, not 'maybe'") in result.out
+    assert result.code == 0
+    assert ("volcano-scheduler.conf:18:23: warning[C012]: argument 'allowWholeBundle' of action 'gangreclaim' "
+            "must be a bool, not 'maybe'; the default true is used") in result.out
+    assert cli("check", "--strict", str(conf)).code == 1
+    run = cli("run", str(root / "examples/cluster.yaml"), "--config", str(conf), "-o", "json")
+    assert run.code == 0 and "warning[C012]" in run.err
+    assert run.out == cli("run", str(root / "examples/cluster.yaml"), "--config", str(default), "-o", "json").out

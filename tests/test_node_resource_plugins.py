@@ -54,18 +54,29 @@ def test_a_conf_enabling_resource_strategy_fit_runs_unchanged(cli, tmp_path, roo
     assert "binds" in json.loads(result.out)
 
 
-def test_nested_arguments_that_do_not_fit_are_positioned_errors(cli, tmp_path, root):
+def _run_json(cli, root, conf):
+    """``fumarole run`` of the example cluster under ``conf``: it runs (warnings allowed)."""
+    result = cli("run", str(root / "examples/cluster.yaml"), "--config", str(conf), "-o", "json")
+    assert result.code == 0, result.err
+    return result
+
+
+def test_nested_arguments_that_do_not_fit_are_positioned_warnings(cli, tmp_path, root):
+    """A field no key path reads is ignored, a weight that is not an int leaves its entry out, a section
+    that is not a mapping reads as absent: each a positioned warning, and the session runs."""
     conf = tmp_path / "volcano-scheduler.conf"
     conf.write_text(RSF_CONF.replace("enable: true", "enabel: true").replace("weight: 2\n", "weight: lots\n")
                     + "  - name: resource-strategy-fit\n    arguments:\n      sra: 3\n")
-    result = cli("run", str(root / "examples/cluster.yaml"), "--config", str(conf))
-    assert result.code == 2
-    assert f"{conf}:14:19: error[C012]: argument 'resources/nvidia.com/gpu/weight' of plugin " \
-           "'resource-strategy-fit' must be an int, not 'lots'" in result.err
-    assert f"{conf}:19:9: error[C010]: plugin 'resource-strategy-fit' has no argument 'sra/enabel'" in result.err
-    assert "did you mean 'enable'?" in result.err
-    assert result.err.count("argument 'sra' of plugin 'resource-strategy-fit' must be a mapping, not 3") == 1
-    assert "Traceback" not in result.err
+    result = _run_json(cli, root, conf)
+    assert f"{conf}:14:19: warning[C012]: argument 'resources/nvidia.com/gpu/weight' of plugin " \
+           "'resource-strategy-fit' must be an int, not 'lots'; the entry is left out" in result.err
+    assert f"{conf}:19:9: warning[C010]: plugin 'resource-strategy-fit' has no argument 'sra/enabel'; it is " \
+           "ignored" in result.err
+    assert result.err.count("argument 'sra' of plugin 'resource-strategy-fit' must be a mapping, not 3; it is read "
+                            "as absent") == 1
+    assert "binds" in json.loads(result.out)
+    check = cli("check", "--strict", str(conf))
+    assert check.code == 1 and "did you mean 'enable'?" in check.out
 
 
 def test_struct_fields_match_in_any_case_as_go_decodes_them(cli, tmp_path, root):
@@ -184,16 +195,18 @@ def test_a_conf_enabling_usage_runs_unchanged(cli, tmp_path, root):
     assert "binds" in json.loads(result.out)
 
 
-def test_usage_weights_of_the_wrong_type_are_refused(cli, tmp_path, root):
-    """usage_test.go TestUsageConfigKeepsDefaultForGenericStringValues: Volcano logs "7" and keeps the
-    default; fumarole, as for every plugin, refuses an argument it cannot read (C012), positioned."""
-    conf = tmp_path / "volcano-scheduler.conf"
+def test_usage_weights_of_the_wrong_type_keep_their_defaults(cli, tmp_path, root):
+    """usage_test.go TestUsageConfigKeepsDefaultForGenericStringValues: Volcano logs "7" and "85" and
+    keeps the defaults; fumarole warns at each value and decides as with the defaults."""
+    conf, default = tmp_path / "volcano-scheduler.conf", tmp_path / "default.conf"
     conf.write_text(USAGE_CONF.replace("usage.weight: 5", 'usage.weight: "7"').replace("cpu: 80", 'cpu: "85"'))
-    result = cli("run", str(root / "examples/cluster.yaml"), "--config", str(conf))
-    assert result.code == 2
-    assert f"{conf}:11:21: error[C012]: argument 'usage.weight' of plugin 'usage' must be an int, not '7'" in result.err
-    assert f"{conf}:15:14: error[C012]: argument 'thresholds/cpu' of plugin 'usage' must be an int, not '85'" \
-        in result.err
+    default.write_text(USAGE_CONF)
+    result = _run_json(cli, root, conf)
+    assert f"{conf}:11:21: warning[C012]: argument 'usage.weight' of plugin 'usage' must be an int, not '7'; " \
+           "the default 5 is used" in result.err
+    assert f"{conf}:15:14: warning[C012]: argument 'thresholds/cpu' of plugin 'usage' must be an int, not '85'; " \
+           "the default 80 is used" in result.err
+    assert result.out == _run_json(cli, root, default).out
 
 
 def test_node_metrics_that_do_not_fit_are_positioned(cli, tmp_path):

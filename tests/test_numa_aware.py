@@ -106,13 +106,18 @@ def test_a_pod_whose_policy_the_node_does_not_run_stays_pending(cli, tmp_path):
     assert json.loads(result.out)["binds"] == {}
 
 
-def test_an_unknown_weight_type_is_a_configuration_error(cli, tmp_path):
-    conf, cluster = tmp_path / "volcano-scheduler.conf", tmp_path / "c.yaml"
+def test_a_weight_of_the_wrong_type_warns_and_keeps_the_default(cli, tmp_path):
+    """Volcano's GetInt logs a value it cannot read and keeps the default weight (framework/arguments.go)."""
+    conf, default, cluster = tmp_path / "volcano-scheduler.conf", tmp_path / "default.conf", tmp_path / "c.yaml"
     conf.write_text(CONF.replace("weight: 10", "weight: heavy"))
+    default.write_text(CONF.replace("    arguments:\n      weight: 10\n", ""))
     cluster.write_text(CLUSTER)
-    result = cli("run", str(cluster), "--config", str(conf))
-    assert result.code == 2
-    assert "C012" in result.err and "Traceback" not in result.err
+    result = cli("run", str(cluster), "--config", str(conf), "-o", "json")
+    assert result.code == 0, result.err
+    assert f"{conf}:10:15: warning[C012]: argument 'weight' of plugin 'numa-aware' must be an int, not 'heavy'; " \
+           "the default 1 is used" in result.err
+    expected = cli("run", str(cluster), "--config", str(default), "-o", "json")
+    assert json.loads(result.out)["binds"] == json.loads(expected.out)["binds"] != {}
 
 
 @pytest.mark.parametrize("field, bad, where, message", [

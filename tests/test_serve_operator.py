@@ -56,3 +56,27 @@ def test_a_diagnostic_about_the_whole_request_has_no_position(bundles):  # noqa:
         assert diagnostic["code"] == "K001" and diagnostic["line"] is None and diagnostic["col"] is None
         none_left = client.post("/v1/bundles/rollback", headers=admin_headers())
         assert none_left.json()["diagnostics"][0]["line"] is None
+
+
+def test_a_bundle_whose_arguments_volcano_would_only_log_is_activated_and_its_warnings_logged(bundles, tmp_path,
+                                                                                              caplog):  # noqa: F811
+    """As Volcano's hot reload would load it: an ignored key and a value kept at its default are warnings."""
+    from serving_helpers import write_bundle
+
+    tiers = [{"plugins": [{"name": "priority"}, {"name": "gang"}]},
+             {"plugins": [{"name": "predicates"},
+                          {"name": "nodeorder", "arguments": {"leastrequested.weight": "heavy", "leastrequested": 2}},
+                          {"name": "namespace_gate", "arguments": {"allowed": []}}]}]
+    lenient = write_bundle(tmp_path / "lenient", "5", [], tiers=tiers)
+    caplog.set_level(logging.INFO, logger="fumarole")
+    service = make_service(archive(bundles["one"]))
+    with running(service) as url, httpx.Client(base_url=url) as client:
+        caplog.clear()
+        answer = client.put("/v1/bundles/active", content=archive(lenient), headers=admin_headers())
+        assert answer.status_code == 200, answer.text
+        assert session(client)["bundle"]["revision"] == "5"
+    logged = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("warning[C012]: argument 'leastrequested.weight' of plugin 'nodeorder' must be an int, not 'heavy'; "
+               "the default 1 is used" in line for line in logged), logged
+    assert any("warning[C010]: plugin 'nodeorder' has no argument 'leastrequested'; it is ignored" in line
+               for line in logged), logged

@@ -305,10 +305,11 @@ class _Run:
                                          if k not in unparsed["action"]})
         overrides = hooks if isinstance(hooks, dict) and all(isinstance(v, dict) for v in hooks.values()) else {}
         try:
-            build_bundle(config, library, name, revision, overrides, file, loaded=loaded)
+            bundle = build_bundle(config, library, name, revision, overrides, file, loaded=loaded)
         except FumaroleError as err:
             self.diags += err.diagnostics
         else:
+            self.diags += bundle.warnings
             volcano = {c.module.name for c in _stdlib().checked if c.module.kind == "plugin"}
             site = {c.module.name for c in checked if c.module.kind == "plugin" and c.module.name not in volcano}
             self.diags += victim_wiring(config, checked, site, overrides, hooks_document(), file)

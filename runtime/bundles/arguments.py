@@ -5,6 +5,13 @@ a ``volcano-scheduler.conf`` or a bundle manifest gives them as YAML.  Reading t
 the way Volcano's Go plugins do -- Go's bool spellings, duration texts, key paths
 decoded as ``mapstructure`` decodes a structure, Go's zero values for a missing
 field -- is a job of its own, with a positioned C010/C011/C012 for every problem.
+
+Volcano reads arguments leniently (``pkg/scheduler/framework/arguments.go``: ``GetInt``,
+``GetFloat64``, ``GetBool``, ``GetString`` log a wrongly typed value and keep the default;
+a key no plugin reads is never looked at; a section that is not a mapping or a list reads as
+absent), so an unknown key (C010) and a wrongly typed value (C012) are warnings here and the
+argument keeps its default -- a site's own configuration loads as Volcano would load it.  Only
+an argument with nothing to keep (no default) stays an error.
 """
 
 from __future__ import annotations
@@ -46,71 +53,104 @@ def convert_argument(value: Any, type_name: str) -> tuple[bool, Any]:
 
 def resolve_arguments(policy: CompiledPolicy, raw: Mapping[str, Any], file: str,
                       where: tuple[int, int], what: str) -> tuple[dict[str, Any], list[Diagnostic]]:
-    """Typed arguments for one plugin or action entry; every problem becomes a diagnostic."""
+    """Typed arguments for one plugin or action entry; every problem becomes a diagnostic: a
+    warning where the argument keeps its default (or a map leaves the entry out), an error where
+    there is nothing to keep."""
     diags: list[Diagnostic] = []
     out: dict[str, Any] = {}
     used: set[str] = set()
     for name, decl in policy.module.args.items():
         type_expr = decl.type
         key = decl.key or name
+        bad: list[Diagnostic] = []  # the argument's own value is unusable: default kept, or an error
         if decl.prefix:
             values = {}
             for raw_key, value in raw.items():
                 if isinstance(raw_key, str) and raw_key.startswith(key):
                     used.add(raw_key)
                     ok, converted = convert_argument(value, type_expr.args[1].name)
-                    if not ok:
-                        diags.append(argument_error(raw, raw_key, value, type_expr.args[1].name, file, what))
-                    values[raw_key[len(key):]] = converted
+                    if ok:
+                        values[raw_key[len(key):]] = converted
+                    else:
+                        diags.append(config_errors.entry_left_out(
+                            argument_error(raw, raw_key, value, type_expr.args[1].name, file, what)))
             out[name] = values
             continue
+        resolved: Any = _ABSENT
         if decl.path:
             if key in raw:
                 used.add(key)
-            found, value = _follow_path(raw, key, decl.path, type_expr, file, what, diags)
-            if found:
-                out[name] = value
-                continue
+            resolved = _follow_path(raw, key, decl.path, type_expr, file, what, diags, bad)
         elif key in raw:
             used.add(key)
-            out[name] = _converted(raw, key, type_expr, file, what, diags)
-            continue
-        if decl.default is not None:
+            resolved = _converted(raw, key, type_expr, file, what, diags, bad)
+        if resolved is not _ABSENT:
+            out[name] = resolved
+        elif decl.default is not None:
             out[name] = _literal_default(decl.default, type_expr.name)
-        else:
+            bad = [config_errors.default_kept(d, out[name]) if d.severity == "error" else d for d in bad]
+        elif not any(d.severity == "error" for d in bad):  # nothing to keep: read as absent, it is missing
             diags.append(config_errors.missing_argument(file, Span(*where), what, key, type_expr.name))
+        diags.extend(bad)
     _unknown_fields(policy, raw, file, what, diags)
     for raw_key in raw:
-        if raw_key not in used:
+        if raw_key in NOT_MODELLED.get(policy.module.name, ()):
+            diags.append(config_errors.argument_not_modelled(file, Span(*key_position(raw, raw_key)), what,
+                                                             str(raw_key)))
+        elif raw_key not in used:
             known = [d.key or n for n, d in policy.module.args.items()]
             diags.append(config_errors.unknown_argument(file, Span(*key_position(raw, raw_key)), what, str(raw_key),
                                                         did_you_mean(str(raw_key), known)))
     return out, list(dict.fromkeys(diags))  # several key paths through one bad mapping report it once
 
 
+# Keys Volcano's plugins read that fumarole does not model: ignoring one, as an unknown key is
+# ignored, would decide differently from a Volcano that reads it, so it stays an error.
+NOT_MODELLED: dict[str, frozenset[str]] = {
+    # deviceshare.go: GetBool(&vnpu.AscendMindClusterVNPUEnable, ...) switches to MindCluster's vNPU
+    "deviceshare": frozenset({"deviceshare.AscendMindClusterVNPUEnable"}),
+    # predicates/helper.go: the DRA filter's and the volume binder's timeouts, the volume binding score's weight
+    "predicates": frozenset({"dynamicresources.filterTimeoutSeconds", "volumebinding.bindTimeoutSeconds",
+                             "volumebinding.weight"}),
+}
+
+# An argument value that cannot be used: the argument keeps its default, a map leaves the entry out.
+_ABSENT = object()
+
+
 def _converted(container: Mapping | list, key: Any, type_expr: Any, file: str, what: str,
-               diags: list[Diagnostic], shown: str | None = None) -> Any:
-    """``container[key]`` as an argument of the declared type; a diagnostic when it is not one.
-    A ``map[string, T]`` argument reads a YAML mapping, each value a T."""
+               diags: list[Diagnostic], bad: list[Diagnostic], shown: str | None = None) -> Any:
+    """``container[key]`` as an argument of the declared type, or ``_ABSENT`` with its diagnostic in
+    ``bad`` when it is not one.  A ``map[string, T]`` argument reads a YAML mapping, each value a T;
+    an entry that is not a T is left out (a warning in ``diags``), as Volcano skips what it cannot read."""
     value = container[key]
     if type_expr.name == "map":
         if not isinstance(value, Mapping):
-            diags.append(argument_error(container, key, value, "mapping", file, what, shown))
-            return {}
+            bad.append(argument_error(container, key, value, "mapping", file, what, shown))
+            return _ABSENT
         inner = type_expr.args[1]
-        return {str(k): _converted(value, k, inner, file, what, diags, f"{shown or key}/{k}") for k in value}
+        entries = {}
+        for k in value:
+            entry_bad: list[Diagnostic] = []
+            entry = _converted(value, k, inner, file, what, diags, entry_bad, f"{shown or key}/{k}")
+            diags.extend(config_errors.entry_left_out(d) for d in entry_bad)
+            if entry is not _ABSENT:
+                entries[str(k)] = entry
+        return entries
     ok, converted = convert_argument(value, type_expr.name)
     if not ok:
-        diags.append(argument_error(container, key, value, str(type_expr.name), file, what, shown))
+        bad.append(argument_error(container, key, value, str(type_expr.name), file, what, shown))
+        return _ABSENT
     return converted
 
 
 def _follow_path(raw: Mapping, key: str, path: tuple[str | None, ...], type_expr: Any, file: str, what: str,
-                 diags: list[Diagnostic]) -> tuple[bool, Any]:
+                 diags: list[Diagnostic], bad: list[Diagnostic]) -> Any:
     """The value at a key path (``from "sra" / "weight"``, ``from "resources" / * / "type"``), as Go
-    decodes a structure (mapstructure): a missing field leaves the argument's default, a field of a
-    mapping that is not one is a configuration error; under ``*`` every entry of the mapping gives
-    one map entry, and an entry missing the rest of the path gives the zero value (Go's zero field)."""
+    decodes a structure (mapstructure): a missing field, or a section that is not a mapping (a
+    warning in ``bad``), gives ``_ABSENT`` and so the argument's default; under ``*`` every entry
+    of the mapping or list gives one map entry, and an entry missing the rest of the path gives the
+    zero value (Go's zero field)."""
     node: Any = raw
     parent: Any = raw
     last: Any = key
@@ -118,33 +158,33 @@ def _follow_path(raw: Mapping, key: str, path: tuple[str | None, ...], type_expr
     shown = ""
     for index, step in enumerate(steps):
         if step is None and isinstance(node, list):
-            return True, _each_entry(node, steps[index + 1:], type_expr.args[1], file, what, diags, shown)
+            return _each_entry(node, steps[index + 1:], type_expr.args[1], file, what, diags, shown)
         if not isinstance(node, Mapping):
             expected = "mapping or a list" if step is None else "mapping"
-            diags.append(argument_error(parent, last, node, expected, file, what, shown))
-            return True, {} if type_expr.name == "map" else None
+            bad.append(config_errors.section_absent(argument_error(parent, last, node, expected, file, what, shown)))
+            return _ABSENT
         if step is None:
-            return True, _each_entry(node, steps[index + 1:], type_expr.args[1], file, what, diags, shown)
+            return _each_entry(node, steps[index + 1:], type_expr.args[1], file, what, diags, shown)
         step = step if index == 0 else _field(node, step)
         if step is None or step not in node:
-            return False, None
+            return _ABSENT
         parent, last, node = node, step, node[step]
         shown = f"{shown}/{step}" if shown else str(step)
-    return True, _converted(parent, last, type_expr, file, what, diags, shown)
+    return _converted(parent, last, type_expr, file, what, diags, bad, shown)
 
 
 def _each_entry(entries: Mapping | list, rest: list[Any], type_expr: Any, file: str, what: str,
                 diags: list[Diagnostic], shown: str) -> dict[str, Any]:
     """One map entry per entry of a mapping, or per item of a list keyed by its index ("0", "1", ...);
-    an item is reported at its own place in the list."""
+    an item is reported at its own place in the list, and an item that cannot be read is left out."""
     out: dict[str, Any] = {}
     for entry_key, entry in (enumerate(entries) if isinstance(entries, list) else entries.items()):
         node, parent, last = entry, entries, entry_key
         where = f"{shown}/{entry_key}"
+        entry_bad: list[Diagnostic] = []
         for step in rest:
             if not isinstance(node, Mapping):
-                diags.append(argument_error(parent, last, node, "mapping", file, what, where))
-                node = None
+                entry_bad.append(argument_error(parent, last, node, "mapping", file, what, where))
                 break
             step = _field(node, step)
             if step is None:
@@ -152,8 +192,11 @@ def _each_entry(entries: Mapping | list, rest: list[Any], type_expr: Any, file: 
                 break
             parent, last, node = node, step, node[step]
             where = f"{where}/{step}"
-        out[str(entry_key)] = copy.copy(_ZERO.get(type_expr.name, {})) if node is None else \
-            _converted(parent, last, type_expr, file, what, diags, where)
+        value = _ABSENT if entry_bad else copy.copy(_ZERO.get(type_expr.name, {})) if node is None else \
+            _converted(parent, last, type_expr, file, what, diags, entry_bad, where)
+        diags.extend(config_errors.entry_left_out(d) for d in entry_bad)
+        if value is not _ABSENT:
+            out[str(entry_key)] = value
     return out
 
 

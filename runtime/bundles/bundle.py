@@ -61,6 +61,9 @@ class Bundle:
     hook_gates: Mapping[str, str | list[str] | None]  # a list: any of the switches (PluginEntry.enabled)
     action_arguments: Mapping[str, Mapping[str, Any]]
     scheduler_options: SchedulerOptions = DEFAULT_OPTIONS  # the manifest's schedulerOptions
+    # What loaded but Volcano would only log (C010 unknown argument, C012 value kept at its default);
+    # not in the digest: the configuration's text already is.
+    warnings: tuple[Diagnostic, ...] = ()
 
     @property
     def plugins(self) -> Mapping[str, CompiledPolicy]:
@@ -190,12 +193,12 @@ def build_bundle(config: SchedulerConfig, library: Library | None = None, name: 
             dispatch[function] = {**dispatch[function], **override}
             if combine == "veto":
                 dispatch[function]["vetoes"] = _veto_plugins(override, config, library, overrides_file or file, diags)
-    if diags:
+    if any(d.severity == "error" for d in diags):
         raise FumaroleError(diags)
     gates = {name: spec.get("gate") for name, spec in hooks_doc["hooks"].items()}
     digest = _digest(library.sources, config, hook_overrides or {}, scheduler_options)
     return Bundle(name, revision, digest, library, config, tuple(tiers), dispatch, gates, action_arguments,
-                  scheduler_options)
+                  scheduler_options, tuple(diags))
 
 
 def default_config() -> SchedulerConfig:

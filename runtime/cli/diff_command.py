@@ -7,7 +7,6 @@ with ``--fail-on-change`` when anything differs (for CI), 2 bad input.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,13 +37,13 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 def cmd_diff(args: argparse.Namespace) -> int:
     from fumarole.runtime.authoring.decision_diff import diff_decisions, diff_json
     from fumarole.runtime.cli.output import render_diff, render_document
-    from fumarole.runtime.cli.sessions import read_cluster
+    from fumarole.runtime.cli.sessions import read_cluster, show_warnings
 
     cluster, text = read_cluster(args.cluster)
     base = _side(args.base, args, cluster, text)
-    for warning in cluster.warnings_for(base.bundle.scheduler_options):
-        print(warning.headline(), file=sys.stderr)
+    show_warnings((*base.bundle.warnings, *cluster.warnings_for(base.bundle.scheduler_options)))
     candidate = _side(args.candidate, args, cluster, text)
+    show_warnings(candidate.bundle.warnings)
     diff = diff_decisions(base.decisions, candidate.decisions)
     if args.format == "table":
         print(render_diff(diff, base.heading, candidate.heading, base.explanations, candidate.explanations))

@@ -54,7 +54,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from fumarole.runtime.cli.output import render_document, render_explanations, render_table
     from fumarole.runtime.cli.progress import Progress
     from fumarole.runtime.cli.scheduler_flags import options_from_args
-    from fumarole.runtime.cli.sessions import read_cluster
+    from fumarole.runtime.cli.sessions import read_cluster, show_warnings
     from fumarole.runtime.framework.budget import StepBudget
     from fumarole.runtime.framework.lifecycle import new_session, run_session
     from fumarole.runtime.ingest.scheduler_options import with_overrides
@@ -77,8 +77,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         cluster, text = read_cluster(args.cluster)
     progress.done()
     options = with_overrides(bundle.scheduler_options, options_from_args(args, args.argv))
-    for warning in cluster.warnings_for(options):
-        print(warning.headline(), file=sys.stderr)
+    show_warnings((*bundle.warnings, *cluster.warnings_for(options)))
     progress("open")
     explainer = None
     if args.explain:

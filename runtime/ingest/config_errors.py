@@ -8,6 +8,7 @@ them (ingest) holds them; bundles and authoring report the rest from here.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Iterable
 
 from fumarole.policy_lang.diagnostics import Diagnostic, Span
@@ -75,8 +76,16 @@ def switch_not_a_bool(file: str, at: Span, key: object, value: object) -> Diagno
 # -- C010 .. C012 arguments ------------------------------------------------------------------------------
 
 def unknown_argument(file: str, at: Span, what: str, name: str, hint: str | None) -> Diagnostic:
-    """``what``: "plugin 'x'" or "action 'y'"; ``name`` the argument as written (a path for a field)."""
-    return Diagnostic("C010", f"{what} has no argument '{name}'", file, at, hint=hint)
+    """``what``: "plugin 'x'" or "action 'y'"; ``name`` the argument as written (a path for a field).
+    A warning: Volcano never looks a key up that no plugin reads, so the configuration loads."""
+    return Diagnostic("C010", f"{what} has no argument '{name}'; it is ignored", file, at, "warning",
+                      hint or "Volcano ignores a key its plugins do not read")
+
+
+def argument_not_modelled(file: str, at: Span, what: str, name: str) -> Diagnostic:
+    """C010 as an error: a key Volcano reads but fumarole does not model; ignoring it would diverge."""
+    return Diagnostic("C010", f"argument '{name}' of {what} is read by Volcano but not modelled by fumarole", file, at,
+                      hint="remove it to decide as Volcano does without it")
 
 
 def missing_argument(file: str, at: Span, what: str, key: str, type_name: str) -> Diagnostic:
@@ -84,8 +93,38 @@ def missing_argument(file: str, at: Span, what: str, key: str, type_name: str) -
 
 
 def argument_type(file: str, at: Span, what: str, name: str, type_name: str, value: object) -> Diagnostic:
+    """An error as made: a value given on the command line must be right; a configuration's value
+    becomes a warning by :func:`default_kept` or :func:`entry_left_out`."""
     article = "an" if type_name[0] in "aeiou" else "a"
     return Diagnostic("C012", f"argument '{name}' of {what} must be {article} {type_name}, not {value!r}", file, at)
+
+
+def default_kept(diagnostic: Diagnostic, default: object) -> Diagnostic:
+    """C012 as a warning: the argument keeps its default, as Volcano's GetInt/GetFloat64/GetBool/GetString
+    (pkg/scheduler/framework/arguments.go) log a wrongly typed value and keep the default."""
+    return replace(diagnostic, severity="warning", message=f"{diagnostic.message}; the default {_go_text(default)} "
+                   "is used", hint="Volcano's argument readers log a value they cannot read and keep the default")
+
+
+def entry_left_out(diagnostic: Diagnostic) -> Diagnostic:
+    """C012 as a warning for one entry of a map argument: the entry is read as absent, as Volcano
+    reads a section that is not a mapping or a list as none."""
+    return replace(diagnostic, severity="warning", message=f"{diagnostic.message}; the entry is left out",
+                   hint="Volcano reads a section that is not a mapping or a list as absent")
+
+
+def section_absent(diagnostic: Diagnostic) -> Diagnostic:
+    """C012 as a warning for a section (``sra: 3``) that is not a mapping or a list: read as absent,
+    so each argument under it keeps its default, as Volcano's plugins read such a section as none
+    (deviceshare's parseExclusiveRules: a GPUExclusiveRules that is not a list gives no rules)."""
+    return replace(diagnostic, severity="warning", message=f"{diagnostic.message}; it is read as absent",
+                   hint="Volcano reads a section that is not a mapping or a list as absent")
+
+
+def _go_text(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value) if isinstance(value, (str, list, dict)) else str(value)
 
 
 # -- C020 .. C022 actions and plugins the library has not, or Volcano refuses ----------------------------

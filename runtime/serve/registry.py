@@ -182,7 +182,9 @@ class BundleRegistry:
                 self._previous = (self._previous + [self.active])[-self._keep:]
             self.active = revision
             self.metrics.swaps.inc(kind="activate")
-            self._record(source, "activated", loaded.digest, origin=origin)
+            self._record(source, "activated", loaded.digest, loaded.bundle.warnings, origin)
+            for warning in loaded.bundle.warnings:  # activated as Volcano's hot reload would, and said
+                log.warning("bundle %s: %s", source, warning.headline())
             return "activated", revision
         finally:
             self.metrics.activation_seconds.observe(time.perf_counter() - started)

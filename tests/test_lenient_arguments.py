@@ -1,0 +1,139 @@
+"""Plugin and action arguments read as Volcano reads them: a value of the wrong type, an unknown key
+or a section that is not a mapping is a warning (C010, C012) and the argument keeps its default,
+as ``GetInt``/``GetFloat64``/``GetBool``/``GetString`` in ``pkg/scheduler/framework/arguments.go``
+keep it; only a value given outside a configuration (a sweep's, the command line's) is refused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fumarole.policy_lang.diagnostics import FumaroleError
+from fumarole.runtime.bundles.bundle import build_bundle, override_arguments
+from fumarole.runtime.bundles.library import standard_library
+from fumarole.runtime.framework.lifecycle import new_session, run_session
+from fumarole.runtime.ingest.kube import load_cluster
+from fumarole.runtime.ingest.scheduler_config import load_config
+
+ROOT = Path(__file__).resolve().parent.parent
+CLUSTER = ROOT / "examples" / "cluster.yaml"
+
+BINPACK = """actions: enqueue, allocate, backfill
+tiers:
+- plugins: [{{name: priority}}, {{name: gang}}]
+- plugins:
+  - {{name: predicates}}
+  - name: binpack
+    arguments:
+      binpack.weight: {weight}
+      binpack.cpu: 3
+"""
+
+
+def test_a_wrongly_typed_weight_warns_and_decides_as_the_default(cli, tmp_path):
+    conf, default = tmp_path / "volcano-scheduler.conf", tmp_path / "default.conf"
+    conf.write_text(BINPACK.format(weight="heavy") + "      binpack.wieght: 4\n")
+    default.write_text(BINPACK.format(weight=1))
+    run = cli("run", str(CLUSTER), "--config", str(conf), "-o", "json")
+    assert run.code == 0, run.err
+    assert run.err.splitlines() == [
+        f"{conf}:8:23: warning[C012]: argument 'binpack.weight' of plugin 'binpack' must be an int, not 'heavy'; "
+        "the default 1 is used",
+        f"{conf}:10:7: warning[C010]: plugin 'binpack' has no argument 'binpack.wieght'; it is ignored"]
+    binds = json.loads(run.out)["binds"]
+    assert binds and binds == json.loads(cli("run", str(CLUSTER), "--config", str(default), "-o", "json").out)["binds"]
+    assert cli("check", str(conf)).code == 0
+    assert cli("check", "--strict", str(conf)).code == 1
+    assert cli("check", "--fail-on", "warning", str(conf)).code == 1
+    strict = cli("check", "--strict", str(conf))
+    assert "error[C012]" in strict.out and "error[C010]" in strict.out
+
+
+def test_diff_shows_the_warnings_and_the_default_changes_nothing(cli, tmp_path):
+    conf, default = tmp_path / "a.conf", tmp_path / "b.conf"
+    conf.write_text(BINPACK.format(weight="heavy"))
+    default.write_text(BINPACK.format(weight=1))
+    result = cli("diff", str(CLUSTER), "--base", str(default), "--candidate", str(conf), "--fail-on-change")
+    assert result.code == 0, result.out + result.err
+    assert result.err == f"{conf}:8:23: warning[C012]: argument 'binpack.weight' of plugin 'binpack' must be an int, " \
+        "not 'heavy'; the default 1 is used\n"
+
+
+def test_the_warnings_travel_with_the_bundle():
+    config = load_config(BINPACK.format(weight="[1]"), "v.conf")
+    bundle = build_bundle(config)
+    assert [(d.code, d.severity, d.span.line) for d in bundle.warnings] == [("C012", "warning", 8)]
+    binpack = next(e for tier in bundle.tiers for e in tier if e.name == "binpack")
+    assert binpack.arguments["weight"] == 1 and binpack.arguments["cpu"] == 3
+
+
+def test_an_argument_with_nothing_to_keep_stays_an_error():
+    """Without a default there is no value to decide with (C011's case): a wrong value is refused."""
+    from fumarole.runtime.bundles.library import compile_sources
+
+    library = compile_sources([("p.policy", "plugin p\n\narg limit: int\n\non overused(queue) = queue.weight > limit\n")],
+                              base=standard_library())
+    config = load_config("actions: allocate\ntiers:\n- plugins:\n  - {name: p, arguments: {limit: x}}\n", "v.conf")
+    with pytest.raises(FumaroleError) as err:
+        build_bundle(config, library)
+    assert [(d.code, d.severity) for d in err.value.diagnostics] == [("C012", "error")]
+
+
+def test_a_value_given_outside_a_configuration_is_still_refused():
+    with pytest.raises(FumaroleError) as err:
+        override_arguments(build_bundle(load_config(BINPACK.format(weight=2), "v.conf")), {"binpack.weight": "heavy"})
+    assert [(d.code, d.severity) for d in err.value.diagnostics] == [("C012", "error")]
+
+
+# -- every argument of every standard plugin, given any YAML value ----------------------------------------
+
+_SCALARS = st.none() | st.booleans() | st.integers(-10**6, 10**6) | \
+    st.floats(allow_nan=False, allow_infinity=False, width=32) | st.text(max_size=6)
+_VALUES = st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=3) |
+                       st.dictionaries(st.text(max_size=6), inner, max_size=3), max_leaves=6)
+_LIBRARY = standard_library()
+_PLUGINS = sorted(_LIBRARY.plugins)
+
+
+def _placed(key: str, path: tuple, depth: int, value: object) -> dict:
+    """``value`` at ``key`` and the first ``depth`` steps of ``path`` (a ``*`` step is a one-item list)."""
+    for step in reversed(path[:depth]):
+        value = [value] if step is None else {step: value}
+    return {key: value}
+
+
+@st.composite
+def _plugin_arguments(draw) -> tuple[str, dict]:
+    plugin = draw(st.sampled_from(_PLUGINS))
+    declared = [(d.key or n, d.path or ()) for n, d in _LIBRARY.plugins[plugin].module.args.items()]
+    arguments: dict = {}
+    for key, path in draw(st.lists(st.sampled_from(declared), max_size=3, unique=True)) if declared else []:
+        arguments.update(_placed(key, path, draw(st.integers(0, len(path))), draw(_VALUES)))
+    arguments[draw(st.text(min_size=1, max_size=8))] = draw(_VALUES)
+    return plugin, arguments
+
+
+@settings(max_examples=40, deadline=None)
+@given(_plugin_arguments())
+def test_any_argument_value_loads_with_warnings_only_and_a_session_runs(drawn):
+    plugin, arguments = drawn
+    first = [{"name": "priority"}, {"name": "gang"}]
+    second = [{"name": "predicates"}] + ([{"name": plugin, "arguments": arguments}]
+                                         if plugin not in ("priority", "gang", "predicates") else [])
+    if plugin in ("priority", "gang", "predicates"):
+        next(e for e in first + second if e["name"] == plugin)["arguments"] = arguments
+    text = yaml.safe_dump({"actions": "enqueue, allocate, backfill", "tiers": [{"plugins": first},
+                                                                             {"plugins": second}]})
+    try:
+        bundle = build_bundle(load_config(text, "v.conf"))
+    except FumaroleError as err:
+        # deviceshare's switches Volcano dies on together (C022) are the one refusal left
+        assert {d.code for d in err.diagnostics if d.severity == "error"} == {"C022"}, err.render({"v.conf": text})
+        return
+    assert bundle.warnings and all(d.severity == "warning" and d.code in ("C010", "C012") for d in bundle.warnings)
+    run_session(new_session(bundle, load_cluster(CLUSTER.read_text(), str(CLUSTER)), now=0.0))
