@@ -415,7 +415,7 @@ def decisions_and_questions(objects: list[dict], config: str, engine: str, hook:
 
 @st.composite
 def hypernode_clusters(draw, max_nodes: int = 14, nominated: bool = False, releasing: bool = False,
-                       roles: bool = False) -> list[dict]:
+                       roles: bool = False, sub_groups: bool = False) -> list[dict]:
     """A HyperNode tree over the nodes (leaves of one to four nodes at tier 1, spines of one to
     three leaves at tier 2, sometimes a root at tier 3; some nodes in no HyperNode), running and
     pending jobs of one to four pods, some with a hard or soft network topology up to a tier, so
@@ -425,7 +425,10 @@ def hypernode_clusters(draw, max_nodes: int = 14, nominated: bool = False, relea
     ``releasing``, some running pods are being deleted (metadata.deletionTimestamp: Releasing, so
     their nodes' future idle exceeds their idle and allocate may pipeline a task there); with
     ``roles``, a job's pods alternate between two task roles and some PodGroups give a role a
-    minimum (spec.minTaskMember)."""
+    minimum (spec.minTaskMember); with ``sub_groups``, jobs have up to six pods and some PodGroups
+    split them into two or three sub-groups on a pod label (spec.subGroupPolicy: subGroupSize the
+    whole sub-group or less, minSubGroups zero to all, sometimes a hard or soft network topology
+    of its own), so that a job's dry run places sub-job after sub-job."""
     n_nodes = draw(st.integers(2, max_nodes))
     cpus = [draw(st.sampled_from([2, 4, 8])) for _ in range(n_nodes)]
     objects: list[dict] = [
@@ -458,9 +461,18 @@ def hypernode_clusters(draw, max_nodes: int = 14, nominated: bool = False, relea
     objects.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
                     "metadata": {"name": "q0"}, "spec": {"weight": 1}, "status": {"state": "Open"}})
     for j in range(draw(st.integers(1, 7))):
-        size = draw(st.integers(1, 4))
+        size = draw(st.integers(1, 6 if sub_groups else 4))
         running = draw(st.integers(0, 2)) == 0
         pg_spec: dict = {"queue": "q0", "minMember": draw(st.integers(1, size))}
+        parts = draw(st.integers(2, 3)) if sub_groups and size >= 2 and draw(st.booleans()) else 0
+        if parts:
+            per_part = (size + parts - 1) // parts
+            policy: dict = {"name": "part", "subGroupSize": draw(st.sampled_from([per_part, per_part, 1, 2])),
+                            "minSubGroups": draw(st.integers(0, parts)), "matchLabelKeys": ["part"]}
+            if draw(st.booleans()):
+                policy["networkTopology"] = {"mode": draw(st.sampled_from(["hard", "hard", "soft"])),
+                                             "highestTierAllowed": draw(st.integers(1, 2))}
+            pg_spec["subGroupPolicy"] = [policy]
         if roles and draw(st.booleans()):
             pg_spec["minTaskMember"] = {"a": draw(st.integers(1, (size + 1) // 2))}
         if draw(st.integers(0, 2)) > 0:
@@ -476,6 +488,7 @@ def hypernode_clusters(draw, max_nodes: int = 14, nominated: bool = False, relea
                    "metadata": {"name": f"j{j}-{p}", "namespace": "ns", "uid": f"u-j{j}-{p}",
                                 "annotations": {"scheduling.k8s.io/group-name": f"j{j}",
                                                 **({"volcano.sh/task-spec": "ab"[p % 2]} if roles else {})},
+                                **({"labels": {"part": f"p{p * parts // size}"}} if parts else {}),
                                 "creationTimestamp": f"2026-01-01T00:01:{p:02d}Z"},
                    "spec": {"containers": [{"name": "c", "image": "img:1",
                                             "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}]},

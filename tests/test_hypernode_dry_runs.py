@@ -284,6 +284,85 @@ def test_dry_runs_of_jobs_that_are_not_one_gang_leave_what_running_every_one_lea
     _scans_match_running_every_dry_run(objects, start, minimum)
 
 
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(objects=hypernode_clusters(max_nodes=24, nominated=True, releasing=True, roles=True, sub_groups=True),
+       start=st.integers(0, 40), minimum=st.integers(1, 100))
+def test_dry_runs_of_jobs_with_sub_groups_leave_what_running_every_one_leaves(
+        objects: list[dict], start: int, minimum: int):
+    """Generated HyperNode trees whose jobs split their pods into two or three sub-groups
+    (subGroupSize the whole sub-group or less, minSubGroups zero to all, a network topology of
+    their own or not), with minMember one to all of the pods, task-role minimums, pods being
+    deleted, nominated nodes and sampled scans or not: the dry runs go best first by their first
+    sub-job's score and one stops before its last sub-job when that sub-job cannot lift it above
+    the best solution found; decisions, the rotating start left, the fit errors and each scan are
+    those of running every dry run in full."""
+    _scans_match_running_every_dry_run(objects, start, minimum)
+
+
+def _sub_group_leaves(used_in_leaf1: int) -> list[dict]:
+    """Four leaves of two nodes under a spine: leaf 0 of 8-CPU nodes with 10 of its 16 CPUs in use,
+    leaf 1 of 4-CPU nodes with ``used_in_leaf1`` millicores in use, leaves 2 and 3 empty 8-CPU
+    nodes (memory in proportion, so a HyperNode's binpacking score is its CPU share); and a
+    pending job held within a leaf, of two sub-groups of two 1-CPU pods, every pod needed."""
+    cpus = [8, 8, 4, 4, 8, 8, 8, 8]
+    objects: list[dict] = [
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n{i}", "labels": {"kubernetes.io/hostname": f"n{i}"}},
+         "status": {"allocatable": {"cpu": str(cpu), "memory": f"{2 * cpu}Gi", "pods": "110"},
+                    "capacity": {"cpu": str(cpu), "memory": f"{2 * cpu}Gi", "pods": "110"}}}
+        for i, cpu in enumerate(cpus)]
+    objects += [_hypernode(f"leaf{leaf}", 1, [{"type": "Node", "selector": {"exactMatch": {"name": f"n{i}"}}}
+                                              for i in (2 * leaf, 2 * leaf + 1)]) for leaf in range(4)]
+    objects.append(_hypernode("spine", 2, [{"type": "HyperNode", "selector": {"exactMatch": {"name": f"leaf{leaf}"}}}
+                                           for leaf in range(4)]))
+    objects.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "q0"},
+                    "spec": {"weight": 1}, "status": {"state": "Open"}})
+    split = {"networkTopology": {"mode": "hard", "highestTierAllowed": 1},
+             "subGroupPolicy": [{"name": "part", "subGroupSize": 2, "minSubGroups": 2, "matchLabelKeys": ["part"]}]}
+    for name, spec, phase in [("running", {"minMember": 1}, "Running"), ("j0", {"minMember": 4, **split}, "Pending")]:
+        objects.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+                        "metadata": {"name": name, "namespace": "ns", "creationTimestamp": "2026-01-01T00:00:00Z"},
+                        "spec": {"queue": "q0", **spec}, "status": {"phase": phase}})
+    pods = [("r0", "running", 8000, {}, "n0"), ("r1", "running", 2000, {}, "n1"),
+            ("r2", "running", used_in_leaf1, {}, "n2")]
+    pods += [(f"j0-{p}", "j0", 1000, {"part": f"p{p // 2}"}, "") for p in range(4)]
+    for name, group, millis, labels, node in pods:
+        pod = {"apiVersion": "v1", "kind": "Pod",
+               "metadata": {"name": name, "namespace": "ns", "uid": f"u-{name}", "labels": labels,
+                            "annotations": {"scheduling.k8s.io/group-name": group},
+                            "creationTimestamp": "2026-01-01T00:01:00Z"},
+               "spec": {"containers": [{"name": "c", "image": "img:1",
+                                        "resources": {"requests": {"cpu": f"{millis}m", "memory": f"{2 * millis}Mi"}}}]},
+               "status": {"phase": "Pending"}}
+        if node:
+            pod["spec"]["nodeName"] = node
+            pod["status"] = {"phase": "Running", "startTime": "2026-01-01T00:02:00Z"}
+        objects.append(pod)
+    return objects
+
+
+@pytest.mark.parametrize("used_in_leaf1, winner, scans_per_leaf", [
+    # leaf 0's first sub-group scores 12/16, leaf 1's 5/8: leaf 0 wins (1.625 against 1.5), and
+    # the runs in leaves 1 and 2 stop after their first sub-group, beaten by leaf 0 already.
+    (3000, ("n1",), [4, 2, 2, 4]),
+    # leaf 1's first sub-group scores 5.6/8, below leaf 0's, but its second adds 2/8 where leaf
+    # 0's adds 2/16: leaf 1 wins (1.65 against 1.625), so its run goes on; leaf 2's stops.
+    (3600, ("n3",), [4, 4, 2, 4]),
+])
+def test_a_sub_group_job_dry_run_stops_before_its_last_sub_group_only_when_that_cannot_make_it_win(
+        used_in_leaf1, winner, scans_per_leaf):
+    """A job of two sub-groups within a leaf: the dry runs go best first by the first sub-group's
+    HyperNode score, and before the last sub-group runs, its score (hyper_node_order on the leaf
+    as the first left it) is added to the run's: a run that cannot reach the best solution found
+    stops there.  A run whose first sub-group scores lower but whose second lifts it above the
+    best goes on and wins.  The gradient's last (leaf 3) always runs in full; decisions, the start
+    left and the fit errors are those of running every dry run."""
+    scans, _all_scans = _scans_match_running_every_dry_run(_sub_group_leaves(used_in_leaf1), 0)
+    placed, _ = _outcome(_sub_group_leaves(used_in_leaf1), 0)
+    assert set(placed[0]["binds"].values()) == set(winner)
+    assert [sum(1 for scan in scans if scan.nodes == (f"n{2 * leaf}", f"n{2 * leaf + 1}")) for leaf in range(4)] \
+        == scans_per_leaf
+
+
 @pytest.mark.parametrize("engine, made, every_one, binds", [
     ("fast", (283, 73), (396, 186), 210),
     ("reference", (283, 73), (396, 186), 210),
