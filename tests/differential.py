@@ -252,11 +252,12 @@ def decisions(objects: list[dict], config: str, engine: str, options: SchedulerO
 
 
 @st.composite
-def eviction_heavy_clusters(draw, max_nodes: int = 6) -> list[dict]:
+def eviction_heavy_clusters(draw, max_nodes: int = 6, mixed_requests: bool = False) -> list[dict]:
     """Full nodes and starving jobs: running jobs (gang minimum below their size, some of low
     priority) fill every node's CPUs, most of them in one queue, and pending jobs (some of high
     priority) wait in every queue, so preempt tries victims on node after node and reclaim takes
-    from over-share queues."""
+    from over-share queues.  With ``mixed_requests`` a job's pods ask for different memory (at
+    most a node's per CPU), so that its dominant share moves by different amounts per task."""
     n_nodes = draw(st.integers(1, max_nodes))
     cpus = [draw(st.sampled_from([2, 4, 8])) for _ in range(n_nodes)]
     objects: list[dict] = [
@@ -305,7 +306,8 @@ def eviction_heavy_clusters(draw, max_nodes: int = 6) -> list[dict]:
                                      "creationTimestamp": f"2026-01-01T00:00:{j:02d}Z"},
                         "spec": pg_spec, "status": {"phase": "Running" if running else "Pending"}})
         for p, node in enumerate(placement):
-            spec: dict = {"containers": [container(cpu, "1Gi", "c", "img:1")]}
+            memory = draw(st.sampled_from(["512Mi", "1Gi", "2Gi"])) if mixed_requests else "1Gi"
+            spec: dict = {"containers": [container(cpu, memory, "c", "img:1")]}
             if priority:
                 spec["priorityClassName"] = priority
                 spec["priority"] = 1000 if priority == "high" else 10
