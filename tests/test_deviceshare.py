@@ -118,7 +118,7 @@ def test_an_unmodelled_device_argument_is_refused(cli, tmp_path):
     result = cli("run", str(cluster), "--config", str(conf))
     assert result.code == 2
     assert f"{conf}:10:7: error[C010]: argument 'deviceshare.AscendMindClusterVNPUEnable' of plugin 'deviceshare' is " \
-           "read by Volcano but not modelled by fumarole" in result.err
+           "read by Volcano but not modelled by fumarole beyond its default false" in result.err
 
 
 @pytest.mark.parametrize("switches, line, message", [

@@ -90,6 +90,55 @@ def test_a_value_given_outside_a_configuration_is_still_refused():
     assert [(d.code, d.severity) for d in err.value.diagnostics] == [("C012", "error")]
 
 
+# -- keys Volcano reads that fumarole models only at their default ------------------------------------------
+
+UNMODELLED = """actions: enqueue, allocate
+tiers:
+- plugins: [{{name: priority}}, {{name: gang}}]
+- plugins:
+  - name: {plugin}
+    arguments: {{{key}: {value}}}
+"""
+
+
+@pytest.mark.parametrize("plugin, key, value", [
+    ("deviceshare", "deviceshare.AscendMindClusterVNPUEnable", "false"),
+    ("deviceshare", "deviceshare.AscendMindClusterVNPUEnable", "'F'"),  # strconv.ParseBool
+    ("predicates", "volumebinding.weight", "1"),
+    ("predicates", "volumebinding.weight", "1.9"),  # mapstructure truncates a float
+    ("predicates", "volumebinding.bindTimeoutSeconds", "600"),
+    ("predicates", "dynamicresources.filterTimeoutSeconds", "10"),
+    ("predicates", "dynamicresources.filterTimeoutSeconds", "-3"),  # helper.go: a negative keeps the default
+])
+def test_an_unmodelled_key_at_volcanos_default_is_accepted(plugin, key, value):
+    bundle = build_bundle(load_config(UNMODELLED.format(plugin=plugin, key=key, value=value), "v.conf"))
+    assert bundle.warnings == ()
+
+
+@pytest.mark.parametrize("plugin, key, value, default", [
+    ("deviceshare", "deviceshare.AscendMindClusterVNPUEnable", "'true'", "false"),
+    ("predicates", "volumebinding.weight", "2", "1"),
+    ("predicates", "volumebinding.weight", "null", "1"),  # mapstructure decodes null as Go's zero
+    ("predicates", "volumebinding.bindTimeoutSeconds", "30", "600"),
+    ("predicates", "dynamicresources.filterTimeoutSeconds", "0", "10"),
+    ("predicates", "dynamicresources.filterTimeoutSeconds", "-0.5", "10"),  # truncated to 0, not negative
+])
+def test_an_unmodelled_key_away_from_volcanos_default_is_refused(plugin, key, value, default):
+    with pytest.raises(FumaroleError) as err:
+        build_bundle(load_config(UNMODELLED.format(plugin=plugin, key=key, value=value), "v.conf"))
+    assert [(d.code, d.severity, d.message) for d in err.value.diagnostics] == [
+        ("C010", "error", f"argument '{key}' of plugin '{plugin}' is read by Volcano but not modelled by fumarole "
+                          f"beyond its default {default}")]
+
+
+def test_an_unreadable_unmodelled_value_keeps_the_default_with_a_warning():
+    bundle = build_bundle(load_config(UNMODELLED.format(plugin="predicates", key="volumebinding.weight",
+                                                        value="heavy"), "v.conf"))
+    assert [(d.code, d.severity, d.message) for d in bundle.warnings] == [
+        ("C012", "warning", "argument 'volumebinding.weight' of plugin 'predicates' must be an int, not 'heavy'; "
+                            "the default 1 is used")]
+
+
 # -- every argument of every standard plugin, given any YAML value ----------------------------------------
 
 _SCALARS = st.none() | st.booleans() | st.integers(-10**6, 10**6) | \

@@ -17,7 +17,9 @@ an argument with nothing to keep (no default) stays an error.
 from __future__ import annotations
 
 import copy
-from typing import Any, Iterable, Mapping
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping
 
 from fumarole.policy_lang.diagnostics import Diagnostic, Span, did_you_mean
 from fumarole.policy_lang.durations import duration_seconds
@@ -94,9 +96,9 @@ def resolve_arguments(policy: CompiledPolicy, raw: Mapping[str, Any], file: str,
         diags.extend(bad)
     _unknown_fields(policy, raw, file, what, diags)
     for raw_key in raw:
-        if raw_key in NOT_MODELLED.get(policy.module.name, ()):
-            diags.append(config_errors.argument_not_modelled(file, Span(*key_position(raw, raw_key)), what,
-                                                             str(raw_key)))
+        unmodelled = NOT_MODELLED.get(policy.module.name, {}).get(raw_key)
+        if unmodelled is not None:
+            diags.extend(_unmodelled_value(unmodelled, raw, raw_key, file, what))
         elif raw_key not in used:
             known = [d.key or n for n, d in policy.module.args.items()]
             diags.append(config_errors.unknown_argument(file, Span(*key_position(raw, raw_key)), what, str(raw_key),
@@ -104,15 +106,69 @@ def resolve_arguments(policy: CompiledPolicy, raw: Mapping[str, Any], file: str,
     return out, list(dict.fromkeys(diags))  # several key paths through one bad mapping report it once
 
 
-# Keys Volcano's plugins read that fumarole does not model: ignoring one, as an unknown key is
-# ignored, would decide differently from a Volcano that reads it, so it stays an error.
-NOT_MODELLED: dict[str, frozenset[str]] = {
-    # deviceshare.go: GetBool(&vnpu.AscendMindClusterVNPUEnable, ...) switches to MindCluster's vNPU
-    "deviceshare": frozenset({"deviceshare.AscendMindClusterVNPUEnable"}),
-    # predicates/helper.go: the DRA filter's and the volume binder's timeouts, the volume binding score's weight
-    "predicates": frozenset({"dynamicresources.filterTimeoutSeconds", "volumebinding.bindTimeoutSeconds",
-                             "volumebinding.weight"}),
+@dataclass(frozen=True)
+class Unmodelled:
+    """A key Volcano's plugins read that fumarole does not model.  Only its default is modelled:
+    ``reads_as`` gives what Volcano makes of a configuration value (``_UNREADABLE`` where its reader
+    gives up), so a value Volcano reads as ``default`` decides as fumarole does and is accepted,
+    and any other is refused -- ignoring it, as an unknown key is ignored, would decide
+    differently from a Volcano that reads it."""
+
+    default: Any
+    reads_as: Callable[[Any], Any]
+    type_name: str
+
+
+def _go_get_bool(value: Any) -> Any:
+    """What ``Arguments.GetBool`` stores: a bool, or a string strconv.ParseBool reads."""
+    parsed = parse_go_bool(value) if isinstance(value, (bool, str)) else None
+    return _UNREADABLE if parsed is None else parsed
+
+
+def _mapstructure_int(value: Any) -> Any:
+    """What ``framework.Get[int]`` decodes (mapstructure, not weakly typed): an int, a float
+    truncated toward zero, Go's zero for a null; a bool or a string it cannot decode."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return _UNREADABLE
+    return math.trunc(value) if math.isfinite(value) else _UNREADABLE
+
+
+def _filter_timeout_seconds(value: Any) -> Any:
+    """predicates/helper.go setUpDynamicResourcesArgs: a negative count of seconds keeps the default."""
+    seconds = _mapstructure_int(value)
+    return 10 if seconds is not _UNREADABLE and seconds < 0 else seconds
+
+
+NOT_MODELLED: dict[str, dict[str, Unmodelled]] = {
+    # deviceshare.go enablePredicate: GetBool(&vnpu.AscendMindClusterVNPUEnable, ...) switches to MindCluster's vNPU
+    "deviceshare": {"deviceshare.AscendMindClusterVNPUEnable": Unmodelled(False, _go_get_bool, "bool")},
+    # predicates/helper.go (the VolumeBinding and DynamicResources filters are on under the default
+    # feature gates): framework.Get of the volume binding score's weight, the volume binder's and
+    # the DRA filter's timeouts
+    "predicates": {
+        "volumebinding.weight": Unmodelled(1, _mapstructure_int, "int"),
+        "volumebinding.bindTimeoutSeconds": Unmodelled(600, _mapstructure_int, "int"),
+        "dynamicresources.filterTimeoutSeconds": Unmodelled(10, _filter_timeout_seconds, "int"),
+    },
 }
+
+_UNREADABLE = object()
+
+
+def _unmodelled_value(key: Unmodelled, raw: Mapping, raw_key: str, file: str, what: str) -> list[Diagnostic]:
+    """Nothing for a value Volcano reads as the key's default; a C012 warning for one its reader
+    cannot read (GetBool keeps the default; framework.Get stops the scheduler, so no Volcano
+    decision exists and keeping the default contradicts none); the C010 error for any other."""
+    value = key.reads_as(raw[raw_key])
+    if value is _UNREADABLE:
+        return [config_errors.default_kept(argument_error(raw, raw_key, raw[raw_key], key.type_name, file, what),
+                                           key.default)]
+    if value == key.default:
+        return []
+    return [config_errors.argument_not_modelled(file, Span(*key_position(raw, raw_key)), what, raw_key, key.default)]
+
 
 # An argument value that cannot be used: the argument keeps its default, a map leaves the entry out.
 _ABSENT = object()

@@ -82,10 +82,12 @@ def unknown_argument(file: str, at: Span, what: str, name: str, hint: str | None
                       hint or "Volcano ignores a key its plugins do not read")
 
 
-def argument_not_modelled(file: str, at: Span, what: str, name: str) -> Diagnostic:
-    """C010 as an error: a key Volcano reads but fumarole does not model; ignoring it would diverge."""
-    return Diagnostic("C010", f"argument '{name}' of {what} is read by Volcano but not modelled by fumarole", file, at,
-                      hint="remove it to decide as Volcano does without it")
+def argument_not_modelled(file: str, at: Span, what: str, name: str, default: object) -> Diagnostic:
+    """C010 as an error: a key Volcano reads but fumarole does not model, given a value other than
+    Volcano's default (the one value fumarole models); ignoring it would diverge."""
+    return Diagnostic("C010", f"argument '{name}' of {what} is read by Volcano but not modelled by fumarole "
+                      f"beyond its default {_go_text(default)}", file, at,
+                      hint="remove it, or give Volcano's default, to decide as Volcano does")
 
 
 def missing_argument(file: str, at: Span, what: str, key: str, type_name: str) -> Diagnostic:
