@@ -90,6 +90,53 @@ def test_a_value_given_outside_a_configuration_is_still_refused():
     assert [(d.code, d.severity) for d in err.value.diagnostics] == [("C012", "error")]
 
 
+USAGE = """actions: enqueue, allocate
+tiers:
+- plugins: [{{name: priority}}, {{name: gang}}]
+- plugins:
+  - name: usage
+    arguments:
+      estimator: {{be_cpu: {value}}}
+"""
+
+
+def _usage_arguments(value: str) -> tuple[dict, list]:
+    bundle = build_bundle(load_config(USAGE.format(value=value), "v.conf"))
+    usage = next(e for tier in bundle.tiers for e in tier if e.name == "usage")
+    return usage.arguments, [(d.code, d.message) for d in bundle.warnings]
+
+
+@pytest.mark.parametrize("value, text, millis", [("500", "250m", 500), ("'500'", "500", -1), ("-5", "250m", -5)])
+def test_a_key_two_arguments_read_is_taken_by_the_one_of_its_type(value, text, millis):
+    """usage.go parseBestEffortCPU: an int is millicores, a string a quantity; both read estimator.be_cpu."""
+    arguments, warnings = _usage_arguments(value)
+    assert (arguments["be_cpu"], arguments["be_cpu_millis"], warnings) == (text, millis, [])
+
+
+def test_a_key_no_argument_reads_warns_once():
+    arguments, warnings = _usage_arguments("0.5")
+    assert (arguments["be_cpu"], arguments["be_cpu_millis"]) == ("250m", -1)
+    assert warnings == [("C012", "argument 'estimator/be_cpu' of plugin 'usage' must be a string, not 0.5; "
+                                 "the default '250m' is used")]
+
+
+def test_a_string_argument_takes_no_number_and_a_map_no_key_that_is_not_a_string():
+    """gpuexclusive.go parseExclusiveRules keeps a label only when its key and value are strings."""
+    text = UNMODELLED.format(plugin="deviceshare", key="deviceshare.GPUExclusiveRules",
+                             value="[{app: training, team: 1, 7: x}], deviceshare.SchedulePolicy: 3")
+    bundle = build_bundle(load_config(text, "v.conf"))
+    deviceshare = next(e for tier in bundle.tiers for e in tier if e.name == "deviceshare")
+    assert deviceshare.arguments["exclusive_rules"] == {"0": {"app": "training"}}
+    assert deviceshare.arguments["schedule_policy"] == ""
+    assert sorted(d.message for d in bundle.warnings) == [
+        "argument 'deviceshare.GPUExclusiveRules/0/7' of plugin 'deviceshare' must be a text key, not 7; "
+        "the entry is left out",
+        "argument 'deviceshare.GPUExclusiveRules/0/team' of plugin 'deviceshare' must be a string, not 1; "
+        "the entry is left out",
+        "argument 'deviceshare.SchedulePolicy' of plugin 'deviceshare' must be a string, not 3; the default '' "
+        "is used"]
+
+
 # -- keys Volcano reads that fumarole models only at their default ------------------------------------------
 
 UNMODELLED = """actions: enqueue, allocate

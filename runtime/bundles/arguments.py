@@ -38,9 +38,8 @@ def convert_argument(value: Any, type_name: str) -> tuple[bool, Any]:
     if type_name == "bool":
         parsed = parse_go_bool(value) if isinstance(value, (bool, str)) else None
         return parsed is not None, parsed
-    if type_name == "string":
-        ok = isinstance(value, (str, int, float)) and not isinstance(value, bool)
-        return ok, str(value) if ok else value
+    if type_name == "string":  # Go's readers take a text only (GetString, `.(string)`, mapstructure)
+        return isinstance(value, str), value
     if type_name == "duration":
         if isinstance(value, str) and duration_seconds(value) > 0 or value in ("0", "0s"):
             return True, duration_seconds(value)
@@ -61,6 +60,10 @@ def resolve_arguments(policy: CompiledPolicy, raw: Mapping[str, Any], file: str,
     diags: list[Diagnostic] = []
     out: dict[str, Any] = {}
     used: set[str] = set()
+    # A place several arguments read, one per type a Go reader takes there (usage's be_cpu: an int
+    # or a text): its value is wrong only when none of them reads it, and then said once.
+    read_at: set[tuple] = set()
+    bad_at: dict[tuple, list[Diagnostic]] = {}
     for name, decl in policy.module.args.items():
         type_expr = decl.type
         key = decl.key or name
@@ -86,14 +89,17 @@ def resolve_arguments(policy: CompiledPolicy, raw: Mapping[str, Any], file: str,
         elif key in raw:
             used.add(key)
             resolved = _converted(raw, key, type_expr, file, what, diags, bad)
+        place = (key, decl.path)
         if resolved is not _ABSENT:
             out[name] = resolved
+            read_at.add(place)
         elif decl.default is not None:
             out[name] = _literal_default(decl.default, type_expr.name)
             bad = [config_errors.default_kept(d, out[name]) if d.severity == "error" else d for d in bad]
         elif not any(d.severity == "error" for d in bad):  # nothing to keep: read as absent, it is missing
             diags.append(config_errors.missing_argument(file, Span(*where), what, key, type_expr.name))
-        diags.extend(bad)
+        bad_at.setdefault(place, bad)
+    diags.extend(d for place, bad in bad_at.items() if place not in read_at for d in bad)
     _unknown_fields(policy, raw, file, what, diags)
     for raw_key in raw:
         unmodelled = NOT_MODELLED.get(policy.module.name, {}).get(raw_key)
@@ -188,6 +194,10 @@ def _converted(container: Mapping | list, key: Any, type_expr: Any, file: str, w
         entries = {}
         for k in value:
             entry_bad: list[Diagnostic] = []
+            if not isinstance(k, str):  # Go's readers skip (gpuexclusive.go) or stop on a key that is not a text
+                diags.append(config_errors.entry_left_out(argument_error(value, k, k, "text key", file, what,
+                                                                         f"{shown or key}/{k}")))
+                continue
             entry = _converted(value, k, inner, file, what, diags, entry_bad, f"{shown or key}/{k}")
             diags.extend(config_errors.entry_left_out(d) for d in entry_bad)
             if entry is not _ABSENT:

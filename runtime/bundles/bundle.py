@@ -92,8 +92,19 @@ def _digest(sources: Mapping[str, str], config: SchedulerConfig, overrides: Mapp
         wiring["metrics"] = dict(config.metrics)
     if options != DEFAULT_OPTIONS:  # options change decisions; the defaults keep older digests
         wiring["schedulerOptions"] = options.to_dict()
-    h.update(json.dumps(wiring, sort_keys=True, default=str).encode())
+    h.update(json.dumps(_text_keys(wiring), sort_keys=True, default=str).encode())
     return "sha256:" + h.hexdigest()
+
+
+def _text_keys(value: Any) -> Any:
+    """``value`` with every mapping key a string, so the digest can sort them: a YAML key that is not
+    a string (``7: x`` in a label set, which Volcano's readers skip) is written with its type, apart
+    from the string "7"; string keys, and so the digests of every other configuration, are unchanged."""
+    if isinstance(value, Mapping):
+        return {k if isinstance(k, str) else f"{type(k).__name__}:{k!r}": _text_keys(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_text_keys(v) for v in value]
+    return value
 
 
 def _unknown_plugin(entry: PluginEntry, library: Library, file: str) -> Diagnostic:
