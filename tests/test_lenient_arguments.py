@@ -155,7 +155,8 @@ tiers:
     ("predicates", "volumebinding.weight", "1.9"),  # mapstructure truncates a float
     ("predicates", "volumebinding.bindTimeoutSeconds", "600"),
     ("predicates", "dynamicresources.filterTimeoutSeconds", "10"),
-    ("predicates", "dynamicresources.filterTimeoutSeconds", "-3"),  # helper.go: a negative keeps the default
+    # predicates_test.go TestSetUpDynamicResourcesArgs_OverideSeconds "ignore negative seconds"
+    ("predicates", "dynamicresources.filterTimeoutSeconds", "-5"),
 ])
 def test_an_unmodelled_key_at_volcanos_default_is_accepted(plugin, key, value):
     bundle = build_bundle(load_config(UNMODELLED.format(plugin=plugin, key=key, value=value), "v.conf"))
@@ -167,6 +168,7 @@ def test_an_unmodelled_key_at_volcanos_default_is_accepted(plugin, key, value):
     ("predicates", "volumebinding.weight", "2", "1"),
     ("predicates", "volumebinding.weight", "null", "1"),  # mapstructure decodes null as Go's zero
     ("predicates", "volumebinding.bindTimeoutSeconds", "30", "600"),
+    ("predicates", "dynamicresources.filterTimeoutSeconds", "3", "10"),  # ..._OverideSeconds "override with seconds"
     ("predicates", "dynamicresources.filterTimeoutSeconds", "0", "10"),
     ("predicates", "dynamicresources.filterTimeoutSeconds", "-0.5", "10"),  # truncated to 0, not negative
 ])
