@@ -121,7 +121,7 @@ def dispatch_signature(hook: HookSig, combine: str) -> Type:
         return list_of(TASK)
     if combine == "first-failure":
         return Type("FitError", (), True)
-    if combine == "sum":
+    if combine in ("sum", "sum-bound"):
         return FLOAT
     if combine == "sum-by-key":
         return map_of(Type("HyperNode") if hook.kind == "hyper-scores" else NODE, FLOAT).maybe()

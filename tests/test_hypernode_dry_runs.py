@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from benchmarks.shapes import cluster_objects
 from fumarole.runtime.authoring.scenario import decisions_as_expect
+from fumarole.runtime.framework import dispatch
 from fumarole.runtime.framework.lifecycle import new_session
 from fumarole.runtime.framework.predicate_helper import PredicateHelper
 from fumarole.runtime.framework.session import Session
@@ -293,8 +294,9 @@ def test_dry_runs_of_jobs_with_sub_groups_leave_what_running_every_one_leaves(
     (subGroupSize the whole sub-group or less, minSubGroups zero to all, a network topology of
     their own or not), with minMember one to all of the pods, task-role minimums, pods being
     deleted, nominated nodes and sampled scans or not: the dry runs go best first by their first
-    sub-job's score and one stops before its last sub-job when that sub-job cannot lift it above
-    the best solution found; decisions, the rotating start left, the fit errors and each scan are
+    sub-job's score, one whose ceiling (hyper_node_order_bound) cannot reach the best solution
+    found is passed over, and one made stops before its last sub-job when that sub-job cannot
+    lift it there; decisions, the rotating start left, the fit errors and each scan are
     those of running every dry run in full."""
     _scans_match_running_every_dry_run(objects, start, minimum)
 
@@ -340,22 +342,30 @@ def _sub_group_leaves(used_in_leaf1: int) -> list[dict]:
     return objects
 
 
-@pytest.mark.parametrize("used_in_leaf1, winner, scans_per_leaf", [
-    # leaf 0's first sub-group scores 12/16, leaf 1's 5/8: leaf 0 wins (1.625 against 1.5), and
-    # the runs in leaves 1 and 2 stop after their first sub-group, beaten by leaf 0 already.
-    (3000, ("n1",), [4, 2, 2, 4]),
+@pytest.mark.parametrize("used_in_leaf1, bounded, winner, scans_per_leaf", [
+    # leaf 0's first sub-group scores 12/16, leaf 1's 5/8: leaf 0 wins (1.625 against 1.5).  The
+    # runs in leaves 1 and 2 cannot reach it (ceilings 5/8 + 7/8 and 2/16 + 4/16): passed over.
+    (3000, True, ("n1",), [4, 0, 0, 4]),
     # leaf 1's first sub-group scores 5.6/8, below leaf 0's, but its second adds 2/8 where leaf
-    # 0's adds 2/16: leaf 1 wins (1.65 against 1.625), so its run goes on; leaf 2's stops.
-    (3600, ("n3",), [4, 4, 2, 4]),
+    # 0's adds 2/16: leaf 1 wins (1.65 against 1.625), so its run is made; leaf 2's is not.
+    (3600, True, ("n3",), [4, 4, 0, 4]),
+    # Without the plugin's bound, a run is made up to its last sub-group, whose score then says
+    # whether it may still win: leaves 1 and 2 stop there (3000), leaf 2 only (3600).
+    (3000, False, ("n1",), [4, 2, 2, 4]),
+    (3600, False, ("n3",), [4, 4, 2, 4]),
 ])
-def test_a_sub_group_job_dry_run_stops_before_its_last_sub_group_only_when_that_cannot_make_it_win(
-        used_in_leaf1, winner, scans_per_leaf):
+def test_a_sub_group_job_dry_run_is_cut_short_only_when_it_cannot_win(
+        monkeypatch, used_in_leaf1, bounded, winner, scans_per_leaf):
     """A job of two sub-groups within a leaf: the dry runs go best first by the first sub-group's
-    HyperNode score, and before the last sub-group runs, its score (hyper_node_order on the leaf
-    as the first left it) is added to the run's: a run that cannot reach the best solution found
-    stops there.  A run whose first sub-group scores lower but whose second lifts it above the
-    best goes on and wins.  The gradient's last (leaf 3) always runs in full; decisions, the start
-    left and the fit errors are those of running every dry run."""
+    HyperNode score.  A run whose ceiling (that score plus hyper_node_order_bound of the second
+    with the first's requests added) cannot reach the best solution found is passed over; else,
+    before the last sub-group runs, its score (hyper_node_order on the leaf as the first left it)
+    is added to the run's, and a run that cannot reach the best stops there.  A run whose first
+    sub-group scores lower but whose second lifts it above the best is made and wins.  The
+    gradient's last (leaf 3) always runs in full; decisions, the start left and the fit errors
+    are those of running every dry run."""
+    if not bounded:
+        monkeypatch.setitem(dispatch.COMBINATORS, "sum-bound", (lambda _tiers: dispatch.unbounded, frozenset({"score"})))
     scans, _all_scans = _scans_match_running_every_dry_run(_sub_group_leaves(used_in_leaf1), 0)
     placed, _ = _outcome(_sub_group_leaves(used_in_leaf1), 0)
     assert set(placed[0]["binds"].values()) == set(winner)

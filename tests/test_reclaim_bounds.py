@@ -5,6 +5,8 @@ Volcano's tiered intersection."""
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 
@@ -131,6 +133,16 @@ def test_tier_bound_follows_the_tiers():
     assert dispatch.tier_bound([[no], [None]])() is True
     assert dispatch.tier_bound([[], [no]])() is False
     assert dispatch.tier_bound([[], []])() is False
+
+
+def test_sum_bound_adds_the_bounds_of_every_plugin_of_the_bounded_hook():
+    """One key's bound under a per-key sum: the sum of every taking-part plugin's bound, unbounded
+    (the largest float) when one of them has no bound or answers none."""
+    two, three = (lambda *_a: 2.0), (lambda *_a: 3.0)
+    assert dispatch.sum_bound([[two], [three]])() == 5.0
+    assert dispatch.sum_bound([[two], [None]])() == sys.float_info.max
+    assert dispatch.sum_bound([[two, lambda *_a: None]])() == sys.float_info.max
+    assert dispatch.sum_bound([[], []])() == 0.0
 
 
 def test_tier_bound_combines_only_a_bound(cli, tmp_path):

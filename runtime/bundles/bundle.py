@@ -197,9 +197,9 @@ def build_bundle(config: SchedulerConfig, library: Library | None = None, name: 
         elif kind not in COMBINATORS[combine][1]:
             diags.append(bundle_errors.combinator_kind(overrides_file or file, Span(*position(override, "combine")),
                                                        combine, function, kind))
-        elif combine == "tier-bound" and "bounds" not in dispatch[function]:
+        elif combine in ("tier-bound", "sum-bound") and "bounds" not in dispatch[function]:
             diags.append(bundle_errors.bounds_nothing(overrides_file or file, Span(*position(override, "combine")),
-                                                      function))
+                                                      combine, function))
         else:
             dispatch[function] = {**dispatch[function], **override}
             if combine == "veto":

@@ -39,8 +39,8 @@ def combinator_kind(file: str, at: Span, combine: str, function: str, kind: str)
     return Diagnostic("B012", f"combinator '{combine}' cannot combine '{function}' ({kind} hook)", file, at)
 
 
-def bounds_nothing(file: str, at: Span, function: str) -> Diagnostic:
-    return Diagnostic("B012", f"combinator 'tier-bound' cannot combine '{function}' (it bounds no other session "
+def bounds_nothing(file: str, at: Span, combine: str, function: str) -> Diagnostic:
+    return Diagnostic("B012", f"combinator '{combine}' cannot combine '{function}' (it bounds no other session "
                       "function)", file, at)
 
 

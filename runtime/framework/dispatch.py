@@ -8,6 +8,7 @@ in ``framework/session_plugins.go`` (docs/hooks.md restates them).
 
 from __future__ import annotations
 
+import sys
 from typing import Callable
 
 Tiers = list[list[Callable]]  # enabled plugin functions, tier by tier, in configuration order
@@ -163,9 +164,37 @@ def tier_bound(tiers: list[list[Callable | None]]) -> Callable:
     return may
 
 
-BOUNDED_COMBINE = {"all": "all", "tier-bound": "intersect"}
+def sum_bound(tiers: list[list[Callable | None]]) -> Callable:
+    """A bound of one key's score under a per-key sum (``sum-by-key``) from its plugins' own
+    bounds: the sum of the bounds of every plugin taking part in the bounded hook; unbounded
+    (the largest float) when one of them has no bound or answers none.
+
+    ``tiers`` is as for ``tier_bound``."""
+    taking_part = [fn for tier in tiers for fn in tier]
+    bounds = [fn for fn in taking_part if fn is not None]
+    if len(bounds) < len(taking_part):
+        return unbounded
+
+    def most(*args) -> float:
+        total = 0.0
+        for fn in bounds:
+            part = fn(*args)
+            if part is None:
+                return sys.float_info.max
+            total += part
+        return total
+    return most
+
+
+def unbounded(*_args) -> float:
+    """A ``sum-bound`` that bounds nothing."""
+    return sys.float_info.max
+
+
+BOUNDED_COMBINE = {"all": "all", "tier-bound": "intersect", "sum-bound": "sum-by-key"}
 """A bound's combinator -> the combinator the hook it bounds must have for the bound to hold
-(a dispatcher's ``bounds`` in hooks.yaml); under any other the bound answers true."""
+(a dispatcher's ``bounds`` in hooks.yaml); under any other a bool bound answers true and a
+``sum-bound`` the largest float."""
 
 
 def vote(tiers: Tiers) -> Callable:
@@ -316,6 +345,7 @@ COMBINATORS: dict[str, tuple[Callable, frozenset]] = {
     "any": (any_, frozenset({"bool"})),
     "all": (all_, frozenset({"bool"})),
     "tier-bound": (tier_bound, frozenset({"bool"})),
+    "sum-bound": (sum_bound, frozenset({"score"})),
     "first-tier-all": (first_tier_all, frozenset({"bool"})),
     "first-failure": (first_failure, frozenset({"failure"})),
     "sum": (sum_, frozenset({"score"})),

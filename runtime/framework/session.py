@@ -264,8 +264,9 @@ class Session:
             elif spec["combine"] == "veto":
                 fn = builder(*self._split_vetoes(spec, registered))
             elif "bounds" in spec and bundle.dispatch[spec["bounds"]]["combine"] != C.BOUNDED_COMBINE.get(spec["combine"]):
-                fn = C.all_([])  # one plugin's "never" holds only under the combination it was written for
-            elif spec["combine"] == "tier-bound":
+                # one plugin's bound holds only under the combination it was written for
+                fn = C.unbounded if spec["combine"] == "sum-bound" else C.all_([])
+            elif spec["combine"] in ("tier-bound", "sum-bound"):
                 fn = builder(self._bound_tiers(spec, registered))
             else:
                 fn = builder(tiers)
@@ -279,7 +280,7 @@ class Session:
 
     def _bound_tiers(self, spec: Mapping[str, Any], registered: dict[str, dict[str, Callable]]
                      ) -> list[list[Callable | None]]:
-        """A ``tier-bound`` dispatcher's plugins: tier by tier, every plugin taking part in the hook
+        """A ``tier-bound`` or ``sum-bound`` dispatcher's plugins: tier by tier, every plugin taking part in the hook
         it bounds, with its own bound, or None when it has none (or its entry turns the bound off)."""
         bounded = self.bundle.dispatch[spec["bounds"]]["hook"]
         bounded_gate, gate = self.bundle.hook_gates[bounded], self.bundle.hook_gates[spec["hook"]]
