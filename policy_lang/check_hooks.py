@@ -11,6 +11,11 @@ from .check_core import Context, Scope
 from .check_statements import StatementChecks, hook_result
 from .checked import HookInfo
 from .env import HookSig
+from .walk import children
+
+# A declaration hook -> the bound it speaks for: true means the bound reads, of its first
+# parameter (the reclaimer), only the queue (docs/hooks.md, "Victim bounds").
+BOUND_DECLARATIONS = {"may_reclaim_from_reads_queue": "may_reclaim_from"}
 
 
 class BodyChecks(StatementChecks):
@@ -89,6 +94,27 @@ class BodyChecks(StatementChecks):
             got = self.expr(decl.body, scope, want)
             self.expect(got, want, decl.body.span, f"the result of hook '{first.name}'", decl.body)
 
+    def _check_bound_declarations(self) -> None:
+        """A plugin that declares, always, that its bound reads of the actor only its queue
+        (``BOUND_DECLARATIONS``) has a bound whose first parameter is read as ``.queue`` or
+        ``.queue_name`` only, and never handed on whole (to a definition, a map, a comparison):
+        what reclaim relies on to share the bound's answers among a queue's jobs.  A declaration
+        that depends on the plugin's state (drf's, true without the hierarchy) is not checked."""
+        hooks = [d for d in self.module.decls if isinstance(d, A.HookDef)]
+        for declaration, bound in BOUND_DECLARATIONS.items():
+            declares = [d for d in hooks if declaration in d.names]
+            if not (declares and _always_true(declares[0].body)):
+                continue
+            for decl in hooks:
+                if bound not in decl.names or not decl.params:
+                    continue
+                actor = decl.params[0][0]
+                for node, parent in _with_parents(decl.body):
+                    if (isinstance(node, A.Name) and node.id == actor
+                            and not (isinstance(parent, A.Attr) and parent.name in ("queue", "queue_name"))):
+                        self.report(declaration_errors.bound_reads_more(self.file, node.span, bound, declaration,
+                                                                        actor))
+
     def _check_key_order(self, decl: A.HookDef, scope: Scope) -> None:
         body = decl.body
         if not (isinstance(body, tuple) and len(body) == 1 and isinstance(body[0], A.OrderBy)):
@@ -98,3 +124,21 @@ class BodyChecks(StatementChecks):
             t = self.expr(key, scope)
             if t.name not in ("int", "float", "bool", "string", "unknown") or t.optional:
                 self.report(type_errors.order_key_type(self.file, key.span, t))
+
+
+def _always_true(body: tuple[A.Stmt, ...] | A.Expr) -> bool:
+    """A declaration's body that is the literal ``true`` (``on h = true``, or ``return true``)."""
+    if isinstance(body, tuple):
+        if len(body) != 1 or not isinstance(body[0], A.Return):
+            return False
+        body = body[0].value
+    return isinstance(body, A.Literal) and body.value is True
+
+
+def _with_parents(body: tuple[A.Stmt, ...] | A.Expr):
+    """Every node under ``body`` with the node directly above it (None at the top)."""
+    stack: list[tuple[A.Node, A.Node | None]] = [(n, None) for n in (body if isinstance(body, tuple) else (body,))]
+    while stack:
+        node, parent = stack.pop()
+        yield node, parent
+        stack.extend((child, node) for child in children(node))

@@ -52,6 +52,7 @@ class Checker(DeclarationChecks):
                 self._check_def(decl)
             elif isinstance(decl, A.HookDef):
                 self._check_hook(decl)
+        self._check_bound_declarations()
         self._check_recursion()
         self._check_evaluation_order()
         self._check_unused()

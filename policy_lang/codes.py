@@ -45,6 +45,7 @@ _CODES = (
     Code("E121", "hook signature mismatch"),
     Code("E122", "missing return"),
     Code("E123", "wrong kind of return"),
+    Code("E124", "a bound reads more than its plugin declares"),
     Code("E130", "name defined twice"),
     Code("E131", "cannot assign"),
     Code("E132", "recursion"),

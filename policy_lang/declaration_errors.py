@@ -70,6 +70,12 @@ def hooks_cannot_share_a_body(file: str, at: Span, first: str, other: str) -> Di
                       file, at)
 
 
+def bound_reads_more(file: str, at: Span, hook: str, declaration: str, param: str) -> Diagnostic:
+    return Diagnostic("E124", f"'{declaration}' is always true, but '{hook}' reads '{param}' beyond its queue",
+                      file, at, hint=f"read only `{param}.queue` or `{param}.queue_name`, or declare it false "
+                                     "where the bound reads more")
+
+
 def hook_parameter_count(file: str, at: Span, hook: str, params: Iterable[object], got: int) -> Diagnostic:
     """``params``: the types the hook takes."""
     listed = [str(p) for p in params]

@@ -67,6 +67,8 @@ TRIGGERS: dict[str, dict[str, str | bytes]] = {
     "E121": {"a.policy": PLUGIN + "on job_order(a, b, c):\n    return 0\n"},
     "E122": {"a.policy": PLUGIN + "def f(x: int) -> int:\n    let y = x\n"},
     "E123": {"a.policy": PLUGIN + "on job_pipelined(job):\n    return 1\n"},
+    "E124": {"a.policy": PLUGIN + "on may_reclaim_from(reclaimer, jobs) = reclaimer.priority > 0\n\n"
+                         "on may_reclaim_from_reads_queue = true\n"},
     "E130": {"a.policy": PLUGIN + "let A = 1\nlet A = 2\n"},
     "E131": {"a.policy": PLUGIN + "arg n: int = 1\n\non open:\n    n = 2\n"},
     "E132": {"a.policy": PLUGIN + "def f(x: int) -> int = g(x)\ndef g(x: int) -> int = f(x)\n"},
@@ -200,6 +202,8 @@ EXPECTED: dict[str, tuple[str, int | None, int | None, str]] = {
     "E121": ("a.policy", 3, 4, "hook 'job_order' takes 2 parameter(s) (Job, Job), not 3"),
     "E122": ("a.policy", 3, 5, "'f' must return a int on every path"),
     "E123": ("a.policy", 4, 12, "hook 'job_pipelined' (vote) does not return a value"),
+    "E124": ("a.policy", 3, 40, "'may_reclaim_from_reads_queue' is always true, but 'may_reclaim_from' reads "
+        "'reclaimer' beyond its queue"),
     "E130": ("a.policy", 4, 1, "'A' is already defined (line 3)"),
     "E131": ("a.policy", 6, 5, "'n' cannot be assigned (arguments and constants are fixed)"),
     "E132": ("a.policy", 3, 5, "recursion is not allowed: f -> g -> f"),

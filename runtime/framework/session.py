@@ -119,6 +119,12 @@ def _kept(value: Any) -> Any:
     return keep() if keep is not None else value
 
 
+
+def _undeclared() -> bool:
+    """A plugin's answer to a declaration about its bound when it makes none: its bound may read
+    anything (hooks.yaml, ``declares``)."""
+    return False
+
 class SessionObserver(Protocol):
     """Told of each placement, eviction and fit error as a session makes it, for explanations
     (``authoring/tracing.py``).  A session has none unless one is attached: a plain run pays
@@ -268,6 +274,8 @@ class Session:
                 fn = C.unbounded if spec["combine"] == "sum-bound" else C.all_([])
             elif spec["combine"] in ("tier-bound", "sum-bound"):
                 fn = builder(self._bound_tiers(spec, registered))
+            elif "declares" in spec:
+                fn = builder(self._declaring_tiers(spec, registered))
             else:
                 fn = builder(tiers)
             batch_builder = BATCH_COMBINATORS.get(spec["combine"])
@@ -287,6 +295,25 @@ class Session:
         return [[registered[e.name].get(spec["hook"]) if e.enabled(gate) else None
                  for e in tier if bounded in registered.get(e.name, {}) and e.enabled(bounded_gate)]
                 for tier in self.bundle.tiers]
+
+    def _declaring_tiers(self, spec: Mapping[str, Any], registered: dict[str, dict[str, Callable]]
+                         ) -> C.Tiers:
+        """A declaration's plugins (a dispatcher's ``declares``: what the plugins of a ``tier-bound``
+        one say of their bound): every plugin whose bound that dispatcher asks, with its declaration,
+        or an answer of false when it has none (its bound may read anything).  None are asked
+        when the bound answers true whatever the plugins (its hook not combined as it assumes)."""
+        declared = self.bundle.dispatch[spec["declares"]]
+        if self.bundle.dispatch[declared["bounds"]]["combine"] != C.BOUNDED_COMBINE[declared["combine"]]:
+            return []
+        hook, gate = spec["hook"], self.bundle.hook_gates[spec["hook"]]
+        bounded = self.bundle.dispatch[declared["bounds"]]["hook"]
+        bounded_gate, bound_gate = self.bundle.hook_gates[bounded], self.bundle.hook_gates[declared["hook"]]
+        bounding = [[e for e in tier if bounded in registered.get(e.name, {}) and e.enabled(bounded_gate)
+                     and declared["hook"] in registered[e.name] and e.enabled(bound_gate)]
+                    for tier in self.bundle.tiers]
+        return [[registered[e.name][hook] if hook in registered[e.name] and e.enabled(gate) else _undeclared
+                 for e in tier]
+                for tier in bounding]
 
     def _split_vetoes(self, spec: Mapping[str, Any], registered: dict[str, dict[str, Callable]]
                       ) -> tuple[C.Tiers, list[Callable]]:
