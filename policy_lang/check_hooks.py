@@ -128,11 +128,8 @@ class BodyChecks(StatementChecks):
 
 def _always_true(body: tuple[A.Stmt, ...] | A.Expr) -> bool:
     """A declaration's body that is the literal ``true`` (``on h = true``, or ``return true``)."""
-    if isinstance(body, tuple):
-        if len(body) != 1 or not isinstance(body[0], A.Return):
-            return False
-        body = body[0].value
-    return isinstance(body, A.Literal) and body.value is True
+    value = body[0].value if isinstance(body, tuple) and len(body) == 1 and isinstance(body[0], A.Return) else body
+    return isinstance(value, A.Literal) and value.value is True
 
 
 def _with_parents(body: tuple[A.Stmt, ...] | A.Expr):
