@@ -119,11 +119,11 @@ def _kept(value: Any) -> Any:
     return keep() if keep is not None else value
 
 
-
 def _undeclared() -> bool:
     """A plugin's answer to a declaration about its bound when it makes none: its bound may read
     anything (hooks.yaml, ``declares``)."""
     return False
+
 
 class SessionObserver(Protocol):
     """Told of each placement, eviction and fit error as a session makes it, for explanations
