@@ -188,9 +188,18 @@ def test_an_unreadable_unmodelled_value_keeps_the_default_with_a_warning():
                             "the default 1 is used")]
 
 
+@pytest.mark.parametrize("plugin,key", [("binpack", "binpack.weight"), ("predicates", "volumebinding.weight")])
+def test_an_integer_past_gos_int_keeps_the_default_with_a_warning(plugin, key):
+    huge = 10**400
+    bundle = build_bundle(load_config(UNMODELLED.format(plugin=plugin, key=key, value=huge), "v.conf"))
+    assert [(d.code, d.severity, d.message) for d in bundle.warnings] == [
+        ("C012", "warning", f"argument '{key}' of plugin '{plugin}' must be an int, not {str(huge)[:60]}...; the default 1 is used")]
+    run_session(new_session(bundle, load_cluster(CLUSTER.read_text(), str(CLUSTER)), now=0.0))
+
+
 # -- every argument of every standard plugin, given any YAML value ----------------------------------------
 
-_SCALARS = st.none() | st.booleans() | st.integers(-10**6, 10**6) | \
+_SCALARS = st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.sampled_from([2**62, 2**63, -2**63 - 1, 10**400]) | \
     st.floats(allow_nan=False, allow_infinity=False, width=32) | st.text(max_size=6)
 _VALUES = st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=3) |
                        st.dictionaries(st.text(max_size=6), inner, max_size=3), max_leaves=6)

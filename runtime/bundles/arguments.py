@@ -29,9 +29,17 @@ from fumarole.runtime.ingest import config_errors
 from fumarole.runtime.ingest.yamlpos import key_position, position
 
 
+# Go's int on the 64-bit builds Volcano ships: a YAML integer outside it is no int to its readers.
+GO_INT_MIN, GO_INT_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _go_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and GO_INT_MIN <= value <= GO_INT_MAX
+
+
 def convert_argument(value: Any, type_name: str) -> tuple[bool, Any]:
     if type_name == "int":
-        return (isinstance(value, int) and not isinstance(value, bool)), value
+        return _go_int(value), value
     if type_name == "float":
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)
         return ok, float(value) if ok else value
@@ -112,10 +120,14 @@ def resolve_arguments(policy: CompiledPolicy, raw: Mapping[str, Any], file: str,
     return out, list(dict.fromkeys(diags))  # several key paths through one bad mapping report it once
 
 
+# An argument value that cannot be used: the argument keeps its default, a map leaves the entry out.
+_ABSENT = object()
+
+
 @dataclass(frozen=True)
 class Unmodelled:
     """A key Volcano's plugins read that fumarole does not model.  Only its default is modelled:
-    ``reads_as`` gives what Volcano makes of a configuration value (``_UNREADABLE`` where its reader
+    ``reads_as`` gives what Volcano makes of a configuration value (``_ABSENT`` where its reader
     gives up), so a value Volcano reads as ``default`` decides as fumarole does and is accepted,
     and any other is refused -- ignoring it, as an unknown key is ignored, would decide
     differently from a Volcano that reads it."""
@@ -128,23 +140,24 @@ class Unmodelled:
 def _go_get_bool(value: Any) -> Any:
     """What ``Arguments.GetBool`` stores: a bool, or a string strconv.ParseBool reads."""
     parsed = parse_go_bool(value) if isinstance(value, (bool, str)) else None
-    return _UNREADABLE if parsed is None else parsed
+    return _ABSENT if parsed is None else parsed
 
 
 def _mapstructure_int(value: Any) -> Any:
     """What ``framework.Get[int]`` decodes (mapstructure, not weakly typed): an int, a float
-    truncated toward zero, Go's zero for a null; a bool or a string it cannot decode."""
+    truncated toward zero, Go's zero for a null; a bool, a string or a number past Go's int it
+    cannot decode."""
     if value is None:
         return 0
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return _UNREADABLE
-    return math.trunc(value) if math.isfinite(value) else _UNREADABLE
+    if isinstance(value, float) and math.isfinite(value):
+        value = math.trunc(value)
+    return value if _go_int(value) else _ABSENT
 
 
 def _filter_timeout_seconds(value: Any) -> Any:
     """predicates/helper.go setUpDynamicResourcesArgs: a negative count of seconds keeps the default."""
     seconds = _mapstructure_int(value)
-    return 10 if seconds is not _UNREADABLE and seconds < 0 else seconds
+    return 10 if seconds is not _ABSENT and seconds < 0 else seconds
 
 
 NOT_MODELLED: dict[str, dict[str, Unmodelled]] = {
@@ -160,24 +173,18 @@ NOT_MODELLED: dict[str, dict[str, Unmodelled]] = {
     },
 }
 
-_UNREADABLE = object()
-
-
 def _unmodelled_value(key: Unmodelled, raw: Mapping, raw_key: str, file: str, what: str) -> list[Diagnostic]:
     """Nothing for a value Volcano reads as the key's default; a C012 warning for one its reader
     cannot read (GetBool keeps the default; framework.Get stops the scheduler, so no Volcano
     decision exists and keeping the default contradicts none); the C010 error for any other."""
     value = key.reads_as(raw[raw_key])
-    if value is _UNREADABLE:
+    if value is _ABSENT:
         return [config_errors.default_kept(argument_error(raw, raw_key, raw[raw_key], key.type_name, file, what),
                                            key.default)]
     if value == key.default:
         return []
     return [config_errors.argument_not_modelled(file, Span(*key_position(raw, raw_key)), what, raw_key, key.default)]
 
-
-# An argument value that cannot be used: the argument keeps its default, a map leaves the entry out.
-_ABSENT = object()
 
 
 def _converted(container: Mapping | list, key: Any, type_expr: Any, file: str, what: str,

@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import Iterable
 
 from fumarole.policy_lang.diagnostics import Diagnostic, Span
+from fumarole.runtime.api.quoting import clip
 
 
 # -- C000 .. C005 a configuration that cannot be read --------------------------------------------------
@@ -98,7 +99,8 @@ def argument_type(file: str, at: Span, what: str, name: str, type_name: str, val
     """An error as made: a value given on the command line must be right; a configuration's value
     becomes a warning by :func:`default_kept` or :func:`entry_left_out`."""
     article = "an" if type_name[0] in "aeiou" else "a"
-    return Diagnostic("C012", f"argument '{name}' of {what} must be {article} {type_name}, not {value!r}", file, at)
+    return Diagnostic("C012", f"argument '{name}' of {what} must be {article} {type_name}, not {clip(repr(value))}",
+                      file, at)
 
 
 def default_kept(diagnostic: Diagnostic, default: object) -> Diagnostic:
