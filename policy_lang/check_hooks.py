@@ -11,7 +11,7 @@ from .check_core import Context, Scope
 from .check_statements import StatementChecks, hook_result
 from .checked import HookInfo
 from .env import HookSig
-from .walk import children
+from .walk import preorder
 
 # A declaration hook -> the bound it speaks for: true means the bound reads, of its first
 # parameter (the reclaimer), only the queue (docs/hooks.md, "Victim bounds").
@@ -109,9 +109,10 @@ class BodyChecks(StatementChecks):
                 if bound not in decl.names or not decl.params:
                     continue
                 actor = decl.params[0][0]
-                for node, parent in _with_parents(decl.body):
-                    if (isinstance(node, A.Name) and node.id == actor
-                            and not (isinstance(parent, A.Attr) and parent.name in ("queue", "queue_name"))):
+                nodes = list(preorder(decl.body))
+                as_queue = {id(n.obj) for n in nodes if isinstance(n, A.Attr) and n.name in ("queue", "queue_name")}
+                for node in nodes:
+                    if isinstance(node, A.Name) and node.id == actor and id(node) not in as_queue:
                         self.report(declaration_errors.bound_reads_more(self.file, node.span, bound, declaration,
                                                                         actor))
 
@@ -131,11 +132,3 @@ def _always_true(body: tuple[A.Stmt, ...] | A.Expr) -> bool:
     value = body[0].value if isinstance(body, tuple) and len(body) == 1 and isinstance(body[0], A.Return) else body
     return isinstance(value, A.Literal) and value.value is True
 
-
-def _with_parents(body: tuple[A.Stmt, ...] | A.Expr):
-    """Every node under ``body`` with the node directly above it (None at the top)."""
-    stack: list[tuple[A.Node, A.Node | None]] = [(n, None) for n in (body if isinstance(body, tuple) else (body,))]
-    while stack:
-        node, parent = stack.pop()
-        yield node, parent
-        stack.extend((child, node) for child in children(node))
