@@ -131,4 +131,3 @@ def _always_true(body: tuple[A.Stmt, ...] | A.Expr) -> bool:
     """A declaration's body that is the literal ``true`` (``on h = true``, or ``return true``)."""
     value = body[0].value if isinstance(body, tuple) and len(body) == 1 and isinstance(body[0], A.Return) else body
     return isinstance(value, A.Literal) and value.value is True
-
