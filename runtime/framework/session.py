@@ -286,15 +286,21 @@ class Session:
                 self.batch_forms.add(fn, batch_builder(plugin_fns, self.batch_forms))
             setattr(H, name, fn)
 
+    def _taking_part(self, spec: Mapping[str, Any], registered: dict[str, dict[str, Callable]]) -> list[list[Any]]:
+        """A bound dispatcher's (``bounds``) plugin entries, tier by tier: those taking part in the
+        hook it bounds."""
+        bounded = self.bundle.dispatch[spec["bounds"]]["hook"]
+        bounded_gate = self.bundle.hook_gates[bounded]
+        return [[e for e in tier if bounded in registered.get(e.name, {}) and e.enabled(bounded_gate)]
+                for tier in self.bundle.tiers]
+
     def _bound_tiers(self, spec: Mapping[str, Any], registered: dict[str, dict[str, Callable]]
                      ) -> list[list[Callable | None]]:
         """A ``tier-bound`` or ``sum-bound`` dispatcher's plugins: tier by tier, every plugin taking part in the hook
         it bounds, with its own bound, or None when it has none (or its entry turns the bound off)."""
-        bounded = self.bundle.dispatch[spec["bounds"]]["hook"]
-        bounded_gate, gate = self.bundle.hook_gates[bounded], self.bundle.hook_gates[spec["hook"]]
-        return [[registered[e.name].get(spec["hook"]) if e.enabled(gate) else None
-                 for e in tier if bounded in registered.get(e.name, {}) and e.enabled(bounded_gate)]
-                for tier in self.bundle.tiers]
+        gate = self.bundle.hook_gates[spec["hook"]]
+        return [[registered[e.name].get(spec["hook"]) if e.enabled(gate) else None for e in tier]
+                for tier in self._taking_part(spec, registered)]
 
     def _declaring_tiers(self, spec: Mapping[str, Any], registered: dict[str, dict[str, Callable]]
                          ) -> C.Tiers:
@@ -306,14 +312,10 @@ class Session:
         if self.bundle.dispatch[declared["bounds"]]["combine"] != C.BOUNDED_COMBINE[declared["combine"]]:
             return []
         hook, gate = spec["hook"], self.bundle.hook_gates[spec["hook"]]
-        bounded = self.bundle.dispatch[declared["bounds"]]["hook"]
-        bounded_gate, bound_gate = self.bundle.hook_gates[bounded], self.bundle.hook_gates[declared["hook"]]
-        bounding = [[e for e in tier if bounded in registered.get(e.name, {}) and e.enabled(bounded_gate)
-                     and declared["hook"] in registered[e.name] and e.enabled(bound_gate)]
-                    for tier in self.bundle.tiers]
+        bound, bound_gate = declared["hook"], self.bundle.hook_gates[declared["hook"]]
         return [[registered[e.name][hook] if hook in registered[e.name] and e.enabled(gate) else _undeclared
-                 for e in tier]
-                for tier in bounding]
+                 for e in tier if bound in registered[e.name] and e.enabled(bound_gate)]
+                for tier in self._taking_part(declared, registered)]
 
     def _split_vetoes(self, spec: Mapping[str, Any], registered: dict[str, dict[str, Callable]]
                       ) -> tuple[C.Tiers, list[Callable]]:
