@@ -1,6 +1,6 @@
 """Replay speed: virtual seconds per wall second on the synthetic S and M clusters.
 
-`python benchmarks/replay_bench.py S M --until 2h` cuts a trace from each
+`python benchmarks/replay_bench.py S M --until 7200` cuts a trace from each
 congested synthetic cluster (benchmarks/synthetic.py: its running and pending
 gang jobs, run times drawn uniformly from 10 minutes to 1 hour, seed 1),
 replays it with Volcano's configuration plus reclaim (one session per virtual
