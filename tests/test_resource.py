@@ -1,3 +1,6 @@
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from fumarole.runtime.api.resource import (
     INFINITY,
     ZERO,
@@ -71,3 +74,29 @@ def test_capacity_comparisons():
 
 def test_share():
     assert share(0, 0) == 0 and share(1, 0) == 1 and share(1, 4) == 0.25
+
+
+_amounts = st.floats(min_value=0, max_value=1e12, allow_nan=False)
+_scalar_maps = st.one_of(st.none(), st.dictionaries(st.sampled_from(["pods", "nvidia.com/gpu", "x/y"]), _amounts,
+                                                    max_size=3))
+
+
+@st.composite
+def _resources(draw) -> Resource:
+    res = Resource(draw(_amounts), draw(_amounts), draw(_scalar_maps), draw(st.integers(0, 110)))
+    if draw(st.booleans()):  # an attribute set directly, as with_value does, may hold an int
+        res.milli_cpu = draw(st.integers(0, 10**6))
+    return res
+
+
+@settings(max_examples=200, deadline=None)
+@given(left=_resources(), right=_resources())
+def test_value_arithmetic_is_the_in_place_arithmetic_on_a_copy(left: Resource, right: Resource):
+    """`a + b` and `a - b` build their result in one step; it is what Volcano's Add and Sub give
+    on a clone, to the type of every figure (sub skips the scalars when the left has none), and
+    shares no scalar map with either side."""
+    for built, stepwise in ((left + right, left.clone().add(right)), (left - right, left.clone().sub(right))):
+        assert [(v, type(v)) for v in (built.milli_cpu, built.memory)] == \
+            [(v, type(v)) for v in (stepwise.milli_cpu, stepwise.memory)]
+        assert (built.scalars, built.max_task_num) == (stepwise.scalars, stepwise.max_task_num)
+        assert built.scalars is None or (built.scalars is not left.scalars and built.scalars is not right.scalars)

@@ -51,6 +51,9 @@ def _is_scalar_name(name: str) -> bool:
     return "/" in name or name not in _NATIVE
 
 
+_new_resource = object.__new__
+
+
 class Resource:
     """A mutable resource vector; policies see it with value semantics."""
 
@@ -226,11 +229,36 @@ class Resource:
         return self
 
     # -- value-semantics helpers used by compiled policies ------------------
+    # ``clone().add(rr)`` and ``clone().sub(rr)`` built in one step: policies add and subtract
+    # resources on every node they consider, and the copy, then the update, cost three calls each.
     def __add__(self, rr: "Resource") -> "Resource":
-        return self.clone().add(rr)
+        out = _new_resource(Resource)
+        out.milli_cpu = float(self.milli_cpu) + rr.milli_cpu
+        out.memory = float(self.memory) + rr.memory
+        out.max_task_num = self.max_task_num
+        scalars = self.scalars
+        if rr.scalars:
+            scalars = {} if scalars is None else dict(scalars)
+            for name, amount in rr.scalars.items():
+                scalars[name] = scalars.get(name, 0.0) + amount
+        elif scalars is not None:
+            scalars = dict(scalars)
+        out.scalars = scalars
+        return out
 
     def __sub__(self, rr: "Resource") -> "Resource":
-        return self.clone().sub(rr)
+        out = _new_resource(Resource)
+        out.milli_cpu = float(self.milli_cpu) - rr.milli_cpu
+        out.memory = float(self.memory) - rr.memory
+        out.max_task_num = self.max_task_num
+        scalars = self.scalars
+        if scalars is not None:
+            scalars = dict(scalars)
+            if rr.scalars:
+                for name, amount in rr.scalars.items():
+                    scalars[name] = scalars.get(name, 0.0) - amount
+        out.scalars = scalars
+        return out
 
     def __mul__(self, factor: float) -> "Resource":
         return self.clone().multi(factor)
