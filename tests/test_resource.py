@@ -14,6 +14,7 @@ from fumarole.runtime.api.resource import (
     less_equal_with_dimension,
     res_max,
     share,
+    within_requested_after,
 )
 
 
@@ -100,3 +101,21 @@ def test_value_arithmetic_is_the_in_place_arithmetic_on_a_copy(left: Resource, r
             [(v, type(v)) for v in (stepwise.milli_cpu, stepwise.memory)]
         assert (built.scalars, built.max_task_num) == (stepwise.scalars, stepwise.max_task_num)
         assert built.scalars is None or (built.scalars is not left.scalars and built.scalars is not right.scalars)
+
+
+@settings(max_examples=300, deadline=None)
+@given(held=_resources(), released=_resources(), request=_resources(), limit=st.one_of(st.none(), _resources()))
+def test_within_requested_after_is_within_requested_of_the_sum(held: Resource, released: Resource,
+                                                               request: Resource, limit: Resource | None):
+    """The allocatable bounds' comparison without the vector: the same answer as building
+    ``held - released + request`` and comparing it on the requested dimensions."""
+    assert within_requested_after(held, released, request, limit) == \
+        less_equal_with_dimension(held - released + request, limit, request)[0]
+
+
+def test_within_requested_after_reads_scalars_as_sub_and_add_leave_them():
+    """Sub leaves the scalars alone when the held resource has none: what is released of a scalar
+    then counts for nothing."""
+    two, one = r(nvidia_com_gpu=2), r(nvidia_com_gpu=1)
+    assert not within_requested_after(Resource(), two, two, one)  # 0 + 2 > 1: the release is lost
+    assert within_requested_after(one, two, two, one)  # 1 - 2 + 2 <= 1

@@ -90,6 +90,7 @@ class _ResourceLibrary:
     Resource = Resource
     less_equal = staticmethod(R.less_equal)
     less_equal_sum = staticmethod(R.less_equal_sum)
+    within_requested_after = staticmethod(R.within_requested_after)
     less = staticmethod(R.less)
     less_partly = staticmethod(R.less_partly)
     less_equal_partly = staticmethod(R.less_equal_partly)
