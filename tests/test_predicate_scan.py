@@ -103,10 +103,10 @@ def test_a_batch_form_failing_with_anything_but_a_policy_failure_is_not_retried_
     assert _one_task_scan(set(), {"n0"}, checked=True, raises=KeyError("zone")) == ["n1", "n2", "n3"]
 
 
-def test_the_nodes_a_task_without_fit_errors_may_use_are_the_session_rows_as_they_are():
-    """filter_out_unresolvable_nodes keeps every node of a task with no recorded fit errors: the
-    fast engine hands the scan its own rows (no conversion per attempt, the scan then reads them
-    as the run they are); a node whose recorded error is unresolvable is left out."""
+def test_the_nodes_a_task_without_unresolvable_fit_errors_may_use_are_the_session_rows_as_they_are():
+    """filter_out_unresolvable_nodes keeps every node of a task with no recorded fit error that is
+    unresolvable: the fast engine hands the scan its own rows (no conversion per attempt, the scan
+    then reads them as the run they are); a node whose recorded error is unresolvable is left out."""
     from benchmarks.shapes import eviction_objects
     from fumarole.runtime.api.fit import FitErrors
     from fumarole.runtime.bundles.bundle import default_bundle
@@ -127,3 +127,9 @@ def test_the_nodes_a_task_without_fit_errors_may_use_are_the_session_rows_as_the
         first = session.node_list[0]
         job.fit_errors[task.uid] = FitErrors({first.name: FitError([(UNRESOLVABLE, "node(s) were unschedulable")])})
         assert list(filter_out_unresolvable_nodes(session, task)) == list(session.node_list)[1:]
+        # Errors that can all be resolved (a node short of resources) leave every node, as the rows they are.
+        job.fit_errors[task.uid] = FitErrors({first.name: FitError([(UNSCHEDULABLE, "Insufficient cpu")])})
+        kept = filter_out_unresolvable_nodes(session, task)
+        assert list(kept) == list(session.node_list)
+        if engine == "fast":
+            assert kept.rows is session.columns.all_rows

@@ -37,13 +37,13 @@ def filter_out_unresolvable_nodes(session: Session, task: Task) -> list[Node]:
     errors = job.fit_errors.get(task.uid) if job is not None else None
     nodes = session.node_list
     columns = session.columns
+    failed = errors.nodes if errors is not None else {}
+    unresolvable = {name for name, error in failed.items() if error.has_unresolvable_status}
     kept: np.ndarray | Sequence[int]
-    if errors is None:  # every node: the fast engine's rows as they are, not converted again
+    if not unresolvable:  # every node (most recorded errors can be resolved): the fast engine's rows as they are
         kept = columns.all_rows if columns is not None else range(len(nodes))
     else:
-        failed = errors.nodes
-        kept = [i for i, n in enumerate(nodes)
-                if not (n.name in failed and failed[n.name].has_unresolvable_status)]
+        kept = [i for i, n in enumerate(nodes) if n.name not in unresolvable]
     # The fast engine's batches over them gather rows instead of looking each node up.
     return columns.nodes_of(kept, in_order=True) if columns is not None else [nodes[i] for i in kept]
 
