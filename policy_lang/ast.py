@@ -290,7 +290,9 @@ class ArgDecl(Node):
     type: TypeExpr
     default: Optional[Expr]
     key: Optional[str]
-    prefix: bool
+    # "" for one key; "prefix" (`from prefix`) or "containing" (`from containing`) for the family of
+    # keys starting with, or containing, the key text, read into a map.
+    family: str
     span: Span
     # The rest of a key path into nested YAML mappings (`from "sra" / "weight"`): field names,
     # None for `*` (every entry of a mapping, as Go decodes a map of structs).

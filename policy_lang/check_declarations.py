@@ -107,10 +107,10 @@ class DeclarationChecks(BodyChecks):
     def _check_arg(self, decl: A.ArgDecl) -> Type:
         t = decl.type
         declared = self.resolve_type(t)
-        if decl.prefix:
+        if decl.family:
             ok = t.name == "map" and len(t.args) == 2 and t.args[0].name == "string" and t.args[1].name in ARG_TYPES
             if not ok:
-                self.report(declaration_errors.prefix_argument_type(self.file, t.span, ARG_TYPES))
+                self.report(declaration_errors.family_argument_type(self.file, t.span, decl.family, ARG_TYPES))
         elif None in decl.path:
             ok = decl.path.count(None) == 1 and t.name == "map" and len(t.args) == 2 \
                 and t.args[0].name == "string" and (_plain_arg_type(t.args[1]) or _plain_map_type(t.args[1]))
@@ -128,8 +128,6 @@ class DeclarationChecks(BodyChecks):
                 self.expect(got, declared, decl.default.span, "argument default", decl.default)
                 if t.name == "duration" and isinstance(decl.default, A.Literal) and decl.default.kind != "duration":
                     self.report(declaration_errors.duration_default_without_unit(self.file, decl.default.span))
-        elif decl.prefix:
-            pass
         return declared
 
     def _check_const(self, decl: A.ConstDecl) -> None:

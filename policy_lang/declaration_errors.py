@@ -138,8 +138,9 @@ def reaches_below(file: str, at: Span, user: str, kind: str, below: str, through
 
 # -- E140 bad argument declaration -------------------------------------------------------------------
 
-def prefix_argument_type(file: str, at: Span, arg_types: Iterable[str]) -> Diagnostic:
-    return Diagnostic("E140", "an argument read `from prefix` must have type map[string, T] "
+def family_argument_type(file: str, at: Span, family: str, arg_types: Iterable[str]) -> Diagnostic:
+    """An argument read from a family of keys (``family`` is "prefix" or "containing") is a map."""
+    return Diagnostic("E140", f"an argument read `from {family}` must have type map[string, T] "
                       "with T one of " + ", ".join(arg_types), file, at)
 
 

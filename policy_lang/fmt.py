@@ -264,7 +264,7 @@ def _decl(d: A.Decl, source_line: str) -> Doc:
     if d.key is not None and d.path:  # a key path, its strings as written
         parts.append(f" from {_key_path(source_line)}")
     elif d.key is not None:  # the key as written: its escapes are not kept in the tree
-        parts.append(f" from {'prefix ' if d.prefix else ''}{_last_string(source_line)}")
+        parts.append(f" from {d.family + ' ' if d.family else ''}{_last_string(source_line)}")
     return tuple(parts)
 
 

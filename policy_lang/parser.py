@@ -169,14 +169,17 @@ class _Build(Transformer):
 
     def arg_decl(self, meta, items):
         name, typ, default, key = items
-        key_text, prefix, path = (key if key else (None, False, ()))
-        return A.ArgDecl(str(name), typ, default, key_text, prefix, _span(meta), tuple(path))
+        key_text, family, path = (key if key else (None, "", ()))
+        return A.ArgDecl(str(name), typ, default, key_text, family, _span(meta), tuple(path))
 
     def arg_key(self, meta, items):
-        return unescape(items[0]), False, items[1:]
+        return unescape(items[0]), "", items[1:]
 
     def arg_prefix(self, meta, items):
-        return unescape(items[0]), True, ()
+        return unescape(items[0]), "prefix", ()
+
+    def arg_containing(self, meta, items):
+        return unescape(items[0]), "containing", ()
 
     def arg_field(self, meta, items):
         return unescape(items[0])

@@ -21,6 +21,7 @@ plugin   torture   # header comment
 use framework
 arg w: int = -1 from "tor\\"ture.w"   # arg comment
 arg zones: map[string, string] from prefix "tdm.zone."
+arg spans: map[string, string] from containing "tdm.span."
 state seen: map[Task,int]
 let LIMIT=3
 

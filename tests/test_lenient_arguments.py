@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from fumarole.policy_lang.diagnostics import FumaroleError
@@ -244,3 +244,27 @@ def test_any_argument_value_loads_with_warnings_only_and_a_session_runs(drawn):
         return
     assert bundle.warnings and all(d.severity == "warning" and d.code in ("C010", "C012") for d in bundle.warnings)
     run_session(new_session(bundle, load_cluster(CLUSTER.read_text(), str(CLUSTER)), now=0.0))
+
+
+# -- `from containing`: tdm's revocable zones ------------------------------------------------------
+
+_ZONE_PREFIX = "tdm.revocable-zone."
+_KEY_PARTS = st.text(alphabet="abz.-", max_size=4)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.dictionaries(st.tuples(_KEY_PARTS, st.booleans(), _KEY_PARTS).map(
+    lambda p: p[0] + (_ZONE_PREFIX if p[1] else "") + p[2]), st.sampled_from(["0:00-0:00", "10:00-21:00"]),
+    min_size=1, max_size=4))
+def test_tdm_takes_a_zone_from_every_key_containing_the_prefix(arguments):
+    """tdm.go New: ``strings.Contains(k, prefix)``, the zone named ``strings.Replace(k, prefix, "", 1)``;
+    a key without the text is unknown (C010)."""
+    text = yaml.safe_dump({"actions": "allocate", "tiers": [{"plugins": [{"name": "tdm", "arguments": arguments}]}]})
+    bundle = build_bundle(load_config(text, "v.conf"))
+    tdm = next(e for tier in bundle.tiers for e in tier if e.name == "tdm")
+    zones = {key.replace(_ZONE_PREFIX, "", 1): value for key, value in arguments.items() if _ZONE_PREFIX in key}
+    assume(len(zones) == sum(_ZONE_PREFIX in key for key in arguments))  # two keys naming one zone: Go picks at random
+    assert tdm.arguments["revocable_zones"] == zones
+    unknown = [key for key in arguments if _ZONE_PREFIX not in key and key != "tdm.evict.period"]
+    assert sorted(d.message for d in bundle.warnings if d.code == "C010") == \
+        sorted(f"plugin 'tdm' has no argument '{key}'; it is ignored" for key in unknown)

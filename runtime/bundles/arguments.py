@@ -76,14 +76,14 @@ def resolve_arguments(policy: CompiledPolicy, raw: Mapping[str, Any], file: str,
         type_expr = decl.type
         key = decl.key or name
         bad: list[Diagnostic] = []  # the argument's own value is unusable: default kept, or an error
-        if decl.prefix:
+        if decl.family:
             values = {}
             for raw_key, value in raw.items():
-                if isinstance(raw_key, str) and raw_key.startswith(key):
+                if _in_family(raw_key, key, decl.family):
                     used.add(raw_key)
                     ok, converted = convert_argument(value, type_expr.args[1].name)
                     if ok:
-                        values[raw_key[len(key):]] = converted
+                        values[raw_key.replace(key, "", 1)] = converted
                     else:
                         diags.append(config_errors.entry_left_out(
                             argument_error(raw, raw_key, value, type_expr.args[1].name, file, what)))
@@ -135,6 +135,16 @@ class Unmodelled:
     default: Any
     reads_as: Callable[[Any], Any]
     type_name: str
+
+
+def _in_family(raw_key: Any, text: str, family: str) -> bool:
+    """Whether ``raw_key`` belongs to an argument read `from prefix` or `from containing` ``text``:
+    binpack's and the hypernode plugin's resource weights are keys starting with their prefix,
+    tdm's revocable zones every key containing it (tdm.go's ``strings.Contains``; the zone is the
+    key with the first occurrence removed, as ``strings.Replace(k, prefix, "", 1)``)."""
+    if not isinstance(raw_key, str):
+        return False
+    return raw_key.startswith(text) if family == "prefix" else text in raw_key
 
 
 def _go_get_bool(value: Any) -> Any:

@@ -245,7 +245,7 @@ def override_arguments(bundle: Bundle, raw: Mapping[str, Any]) -> tuple[Bundle, 
         entries = []
         for entry in tier:
             declared = {decl.key or name: (name, decl) for name, decl in bundle.plugins[entry.name].module.args.items()
-                        if not decl.prefix and not decl.path}
+                        if not decl.family and not decl.path}
             arguments = dict(entry.arguments)
             for key, value in raw.items():
                 if key in declared:
