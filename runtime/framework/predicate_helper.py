@@ -55,6 +55,10 @@ def _go_div(a: int, b: int) -> int:
 
 
 class PredicateResult:
+    """The nodes a scan found, in visiting order, and the fit errors of the nodes it passed over.
+    The errors are whole only for a scan that found no node (the only one whose errors Volcano's
+    actions read): the fast engine leaves them out otherwise (see ``_predicate_batch``)."""
+
     __slots__ = ("nodes", "errors")
 
     def __init__(self, nodes: list, errors: FitErrors) -> None:
@@ -155,7 +159,10 @@ class PredicateHelper:
         fit, then the rest): lanes are independent, so only the cost changes.  A check that is
         row-local for the task (``vectorize``: its ``row_local`` test) is read from a row memo per
         pod spec instead, and so are its fit errors.  Only the nodes that fail within the scanned
-        range are checked one by one, for their fit errors (and the error cache)."""
+        range are checked one by one, for their fit errors, and only when something reads them:
+        the scan found no node, the error cache keeps them, or the engines are checked.  (Asking
+        every failing node made a scan of a task that fits a third of the cluster, as zone
+        affinity does, cost in proportion to the cluster, and the session grow as its square.)"""
         ssn = self.ssn
         total = len(nodes)
         start = ssn.predicate_start_index
@@ -206,7 +213,11 @@ class PredicateHelper:
             chosen, processed = feasible_at, total
         errors = FitErrors()
         lanes = excluded[:processed].nonzero()[0]
-        if len(lanes):  # the fit errors of the failing nodes, in the order they were visited
+        # Every caller reads the fit errors only of a scan that found no node (Volcano's actions
+        # record them then), so a scan that found one asks the failing nodes one by one only to
+        # fill the error cache or to check the batch answer against the per-node one.
+        wanted_errors = not len(chosen) or use_cache or ssn.batch_forms.checked
+        if len(lanes) and wanted_errors:  # the fit errors of the failing nodes, in the order they were visited
             failed_rows = rows[lanes]
             names = columns.node_names[failed_rows].tolist()
             asked = failed_rows if skipped is None else failed_rows[~skipped[lanes]]
