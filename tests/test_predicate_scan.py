@@ -1,6 +1,7 @@
 """The predicate helper's batch scan visits exactly what Volcano's node-by-node scan visits: the same
-feasible nodes in the same order, the same fit errors (the job's error cache included) and the same
-rotating start for the next task, whatever the start, the sample size and the failing nodes."""
+feasible nodes in the same order, the same fit errors wherever they are read (a scan that found no
+node, the job's error cache) and the same rotating start for the next task, whatever the start, the
+sample size and the failing nodes."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ from fumarole.runtime.k8s.view import K8sView
 
 
 def _scan(nodes, failing, start, tasks, engine_columns):
-    """Each task's (feasible names, fit errors, next start) from one helper, scanning in turn."""
+    """Each task's (feasible names, fit errors, next start) from one helper, scanning in turn; the fit
+    errors of a scan that found nodes only where the error cache keeps them (a task with a role)."""
     passed = []  # nodes the per-node check found feasible: the batch scan never asks about one
 
     def check(task, node):
@@ -38,8 +40,10 @@ def _scan(nodes, failing, start, tasks, engine_columns):
     helper, out = PredicateHelper(ssn), []
     for task in tasks:
         result = helper.predicate_nodes(task, nodes, check, True)
+        read = not result.nodes or task.role
         out.append(([n.name for n in result.nodes],
-                    [(name, e.statuses) for name, e in result.errors.nodes.items()], ssn.predicate_start_index))
+                    [(name, e.statuses) for name, e in result.errors.nodes.items()] if read else None,
+                    ssn.predicate_start_index))
     assert engine_columns is None or not passed  # the batch scan ran, asking per node only about failing nodes
     return out
 
@@ -85,10 +89,13 @@ def _one_task_scan(batch_fails, node_fails, checked: bool, raises: Exception | N
 
 def test_a_batch_form_refusing_a_node_its_per_node_check_accepts_is_a_disagreement():
     """The scan's own check (a failing lane's per-node fit error) used to be swallowed by the fallback
-    it raised into; checking the engines it surfaces, and without checking the per-node answer wins."""
+    it raised into; checking the engines it surfaces.  Without checking, a scan that found no node
+    asks each failing node for its fit error, and the per-node answer wins; one that found nodes asks
+    none (no action reads its errors), so the form's answer stands, as a feasible lane's does."""
     with pytest.raises(EngineDisagreement, match="node n1"):
         _one_task_scan({"n1"}, set(), checked=True)
-    assert _one_task_scan({"n1"}, set(), checked=False) == ["n0", "n1", "n2", "n3"]
+    assert _one_task_scan({"n0", "n1", "n2", "n3"}, set(), checked=False) == ["n0", "n1", "n2", "n3"]
+    assert _one_task_scan({"n1"}, set(), checked=False) == ["n0", "n2", "n3"]
 
 
 def test_a_batch_form_accepting_a_node_its_per_node_check_refuses_is_a_disagreement_when_checked():

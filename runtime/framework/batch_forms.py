@@ -18,7 +18,9 @@ Checking the engines against each other (the environment variable ``FUMAROLE_CHE
 when a session starts; the test suite always sets it; docs/language.md): each batch answer the
 runtime uses is compared with the per-node answer, and a difference raises
 :class:`EngineDisagreement` naming the rule and the node.  Without it, a disagreement found on
-the way (a form failing where the per-node code does not) takes the per-node answer, Volcano's.
+the way (a form failing where the per-node code does not) takes the per-node answer, Volcano's;
+the predicate helper meets a refused node's per-node answer only where it asks for the node's fit
+error (``predicate_helper._predicate_batch``).
 """
 
 from __future__ import annotations
