@@ -140,3 +140,29 @@ def test_the_nodes_a_task_without_unresolvable_fit_errors_may_use_are_the_sessio
         assert list(kept) == list(session.node_list)
         if engine == "fast":
             assert kept.rows is session.columns.all_rows
+
+
+def _unchecked_outcome(objects: list[dict], engine: str) -> tuple[dict, dict[str, str]]:
+    """A session's decisions and each job's recorded fit errors (Volcano's one-line form), engines unchecked."""
+    from fumarole.runtime.authoring.scenario import decisions_as_expect
+    from fumarole.runtime.bundles.bundle import default_bundle
+    from fumarole.runtime.framework.lifecycle import new_session, run_session
+    from fumarole.runtime.ingest.kube import cluster_from_objects
+
+    session = new_session(default_bundle(), cluster_from_objects(objects), now=1_800_000_000.0, engine=engine)
+    decided = decisions_as_expect(run_session(session))
+    return decided, {f"{job.uid}/{uid}": errors.summary()
+                     for job in session.job_list for uid, errors in job.fit_errors.items()}
+
+
+def test_unchecked_scans_that_leave_fit_errors_out_record_what_the_reference_engine_records(monkeypatch):
+    """Without checked engines a batch scan that found nodes asks no refused node for its fit error;
+    the fit errors the actions record (of the scans that found none) and the decisions stay the
+    reference engine's, on the affinity shape (zone affinity refuses two zones in three)."""
+    from benchmarks.shapes import cluster_objects
+
+    monkeypatch.setenv("FUMAROLE_CHECK_ENGINES", "0")
+    objects = cluster_objects(12, "affinity")
+    fast = _unchecked_outcome(objects, "fast")
+    assert fast[1], "the shape leaves some task fitting nowhere"
+    assert fast == _unchecked_outcome(objects, "reference")
