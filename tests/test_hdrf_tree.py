@@ -84,3 +84,63 @@ def test_the_tree_kept_through_evictions_placements_and_rollbacks_is_the_whole_t
                 stmt.pipeline(task, session.node_list[pick % len(session.node_list)], False)
         kept, whole = _kept_and_whole(session)
         assert kept == whole
+
+
+def _comes_first_whole(session, reclaimer, candidate) -> bool:
+    """Whether the reclaimer's queue comes first in the whole tree worked out with the reclaimer
+    placed and the candidate taken off its job (drf's `reclaimable` trial, worked out whole)."""
+    state = session.plugin_state("drf")
+    job, victim_job = session.jobs[reclaimer.job_id], session.jobs[candidate.job_id]
+    allocated = dict(state["allocated"])
+    allocated[job] = allocated[job] + reclaimer.request
+    allocated[victim_job] = allocated[victim_job] - candidate.request
+    total = state["total_allocated"] + reclaimer.request - candidate.request
+    tree = _whole_tree({**state, "allocated": allocated, "total_allocated": total}, session.total_resource)
+    paths = {queue.name: path for queue, path in state["paths"].items()}
+    for l, r in zip(paths[job.queue], paths[victim_job.queue]):
+        (_la, l_share, l_saturated), (_ra, r_share, r_saturated) = tree[l], tree[r]
+        if l_saturated != r_saturated:
+            return r_saturated
+        l_value, r_value = l_share / state["weight"][l], r_share / state["weight"][r]
+        if l_value != r_value:
+            return l_value < r_value
+    return False
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(objects=reclaim_clusters(hierarchy=True), steps=st.lists(st.tuples(st.sampled_from(["evict", "place", "undo"]),
+                                                                          st.integers(0, 10_000)),
+                                                                min_size=1, max_size=8),
+       picks=st.lists(st.integers(0, 10_000), min_size=1, max_size=4))
+def test_each_trial_answers_as_the_whole_tree_worked_out_for_it(objects, steps, picks):
+    """drf's `reclaimable` and its bound work out a trial along the two queues' paths, from the
+    tree or from the alternative tree for what the trial leaves the cluster short of, reusing the
+    kept reclaimer's nodes and the tree's per-child terms: every candidate's verdict is the one
+    the whole tree worked out for the trial gives, after any evictions, placements and
+    rollbacks, for reclaimer after reclaimer."""
+    session = new_session(bundle("reclaim-hdrf"), cluster_from_objects(objects), now=1_800_000_000.0)
+    open_session(session, "test")
+    reclaimable = session.plugin_hook("drf", "reclaimable")
+    may_reclaim_from = session.plugin_hook("drf", "may_reclaim_from")
+    stmt = Statement(session)
+    for kind, pick in steps:
+        if kind == "undo":
+            stmt.discard()
+            continue
+        status = RUNNING if kind == "evict" else PENDING
+        tasks = [t for job in session.job_list for t in job.tasks_in(status)]
+        if tasks:
+            task = tasks[pick % len(tasks)]
+            if kind == "evict":
+                stmt.evict(task, "reclaim")
+            else:
+                stmt.pipeline(task, session.node_list[pick % len(session.node_list)], False)
+        pending = [t for job in session.job_list for t in job.tasks_in(PENDING)]
+        for reclaimer_pick in picks if pending else []:
+            reclaimer = pending[reclaimer_pick % len(pending)]
+            running = [t for job in session.job_list if job.uid != reclaimer.job_id for t in job.tasks_in(RUNNING)]
+            victims = [c for c in running if _comes_first_whole(session, reclaimer, c)]
+            assert reclaimable(reclaimer, running)[0] == victims  # (victims, how the plugin answered)
+            others = [job for job in session.job_list if job.uid != reclaimer.job_id]
+            assert may_reclaim_from(reclaimer, others) == any(
+                _comes_first_whole(session, reclaimer, t) for job in others for t in job.tasks.values())
