@@ -5,9 +5,10 @@ it keeps is the one worked out whole from the allocations, to the bit."""
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from benchmarks.objects import container, gang_pod, queue_object, run_on
 from fumarole.runtime.api.model import PENDING, RUNNING
 from fumarole.runtime.api.resource import Resource, share
 from fumarole.runtime.framework.lifecycle import new_session, open_session
@@ -107,11 +108,42 @@ def _comes_first_whole(session, reclaimer, candidate) -> bool:
     return False
 
 
+def _short_of_cpu_but_for_a_trial() -> list[dict]:
+    """Five full 4-CPU nodes, three queues under the root, and a pending job of 2-CPU tasks: once
+    j0's first task is evicted the cluster has a CPU to spare, and j0 holds less than it asks
+    for (unsaturated); a trial taking a 1-CPU task for a 2-CPU reclaimer leaves no CPU to spare,
+    so every job asking for CPU counts as saturated there (the alternative tree)."""
+    objects = [{"apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": f"n{i:03d}", "labels": {"kubernetes.io/hostname": f"n{i:03d}"}},
+                "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+                           "capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}}} for i in range(5)]
+    for q in range(3):
+        objects.append(queue_object(f"q{q}", {"weight": 1, "reclaimable": False}))
+        objects[-1]["metadata"]["annotations"] = {"volcano.sh/hierarchy": f"root/q{q}",
+                                                  "volcano.sh/hierarchy-weights": "1/1"}
+    jobs = [("q0", 1, [0, 0, 0, 0]), ("q1", 1, [1, 1, 1, 1]), ("q2", 1, [2]), ("q0", 1, [2]),
+            ("q1", 2, [2, 3, 3]), ("q2", 2, [4, 4]), ("q2", 2, [None, None])]
+    for j, (queue, cpu, placement) in enumerate(jobs):
+        objects.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+                        "metadata": {"name": f"j{j}", "namespace": "ns",
+                                     "creationTimestamp": f"2026-01-01T00:00:{j:02d}Z"},
+                        "spec": {"queue": queue, "minMember": 1},
+                        "status": {"phase": "Pending" if placement[0] is None else "Running"}})
+        for p, node in enumerate(placement):
+            pod = gang_pod(f"j{j}-{p}", "ns", f"u-j{j}-{p}", f"j{j}", {"containers": [container(cpu, "1Gi", "c", "img:1")]},
+                           {"app": f"j{j}"}, created="2026-01-01T00:01:00Z")
+            if node is not None:
+                run_on(pod, f"n{node:03d}", started="2026-01-01T00:02:00Z")
+            objects.append(pod)
+    return objects
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(objects=reclaim_clusters(hierarchy=True), steps=st.lists(st.tuples(st.sampled_from(["evict", "place", "undo"]),
                                                                           st.integers(0, 10_000)),
                                                                 min_size=1, max_size=8),
        picks=st.lists(st.integers(0, 10_000), min_size=1, max_size=4))
+@example(objects=_short_of_cpu_but_for_a_trial(), steps=[("evict", 0)], picks=[0])
 def test_each_trial_answers_as_the_whole_tree_worked_out_for_it(objects, steps, picks):
     """drf's `reclaimable` and its bound work out a trial along the two queues' paths, from the
     tree or from the alternative tree for what the trial leaves the cluster short of, reusing the
