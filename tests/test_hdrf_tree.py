@@ -108,11 +108,9 @@ def _comes_first_whole(session, reclaimer, candidate) -> bool:
     return False
 
 
-def _short_of_cpu_but_for_a_trial() -> list[dict]:
-    """Five full 4-CPU nodes, three queues under the root, and a pending job of 2-CPU tasks: once
-    j0's first task is evicted the cluster has a CPU to spare, and j0 holds less than it asks
-    for (unsaturated); a trial taking a 1-CPU task for a 2-CPU reclaimer leaves no CPU to spare,
-    so every job asking for CPU counts as saturated there (the alternative tree)."""
+def _full_cluster(pending: list[tuple[int, int]]) -> list[dict]:
+    """Five full 4-CPU nodes, three queues under the root, and pending jobs in q2 (CPUs and
+    tasks of each)."""
     objects = [{"apiVersion": "v1", "kind": "Node",
                 "metadata": {"name": f"n{i:03d}", "labels": {"kubernetes.io/hostname": f"n{i:03d}"}},
                 "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"},
@@ -122,7 +120,7 @@ def _short_of_cpu_but_for_a_trial() -> list[dict]:
         objects[-1]["metadata"]["annotations"] = {"volcano.sh/hierarchy": f"root/q{q}",
                                                   "volcano.sh/hierarchy-weights": "1/1"}
     jobs = [("q0", 1, [0, 0, 0, 0]), ("q1", 1, [1, 1, 1, 1]), ("q2", 1, [2]), ("q0", 1, [2]),
-            ("q1", 2, [2, 3, 3]), ("q2", 2, [4, 4]), ("q2", 2, [None, None])]
+            ("q1", 2, [2, 3, 3]), ("q2", 2, [4, 4])] + [("q2", cpu, [None] * tasks) for cpu, tasks in pending]
     for j, (queue, cpu, placement) in enumerate(jobs):
         objects.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
                         "metadata": {"name": f"j{j}", "namespace": "ns",
@@ -143,7 +141,14 @@ def _short_of_cpu_but_for_a_trial() -> list[dict]:
                                                                           st.integers(0, 10_000)),
                                                                 min_size=1, max_size=8),
        picks=st.lists(st.integers(0, 10_000), min_size=1, max_size=4))
-@example(objects=_short_of_cpu_but_for_a_trial(), steps=[("evict", 0)], picks=[0])
+# Once j0's first task is evicted the cluster has a CPU to spare, and j0 holds less than it asks
+# for (unsaturated); a trial taking a 1-CPU task for a 2-CPU reclaimer leaves no CPU to spare, so
+# every job asking for CPU counts as saturated there (the alternative tree).
+@example(objects=_full_cluster([(2, 2)]), steps=[("evict", 0)], picks=[0])
+# j0 evicted, one task of j6 and two of j7 placed: in q2's leaf j6 alone has the smallest
+# unsaturated share, which placing its next task (the reclaimer) raises to j7's.
+@example(objects=_full_cluster([(1, 4), (1, 4)]), steps=[("evict", 0)] * 4 + [("place", 0), ("place", 3), ("place", 3)],
+         picks=[0])
 def test_each_trial_answers_as_the_whole_tree_worked_out_for_it(objects, steps, picks):
     """drf's `reclaimable` and its bound work out a trial along the two queues' paths, from the
     tree or from the alternative tree for what the trial leaves the cluster short of, reusing the
