@@ -135,6 +135,8 @@ def test_a_string_argument_takes_no_number_and_a_map_no_key_that_is_not_a_string
         "the entry is left out",
         "argument 'deviceshare.SchedulePolicy' of plugin 'deviceshare' must be a string, not 3; the default '' "
         "is used"]
+    left_out = [d for d in bundle.warnings if d.message.endswith("the entry is left out")]
+    assert {d.hint for d in left_out} == {"the map keeps its other entries; give this one a value of the type named"}
 
 
 # -- keys Volcano reads that fumarole models only at their default ------------------------------------------

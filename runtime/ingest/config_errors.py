@@ -111,10 +111,11 @@ def default_kept(diagnostic: Diagnostic, default: object) -> Diagnostic:
 
 
 def entry_left_out(diagnostic: Diagnostic) -> Diagnostic:
-    """C012 as a warning for one entry of a map argument: the entry is read as absent, as Volcano
-    reads a section that is not a mapping or a list as none."""
+    """C012 as a warning for one entry of a map argument: the entry is read as absent and the map
+    keeps its other entries (the hint says so: the section-level hint, about a section that is
+    not a mapping, misled here)."""
     return replace(diagnostic, severity="warning", message=f"{diagnostic.message}; the entry is left out",
-                   hint="Volcano reads a section that is not a mapping or a list as absent")
+                   hint="the map keeps its other entries; give this one a value of the type named")
 
 
 def section_absent(diagnostic: Diagnostic) -> Diagnostic:
