@@ -268,6 +268,15 @@ def first_failure(tiers: Tiers) -> Callable:
     return check
 
 
+def chain(first: Callable, then: Callable) -> Callable:
+    """One plugin's two failure hooks as one answer: ``first``'s failure, or when it passes ``then``'s
+    (a ``then`` dispatcher in hooks.yaml)."""
+    def check(*args):
+        failure = first(*args)
+        return failure if failure is not None else then(*args)
+    return check
+
+
 def sum_(tiers: Tiers) -> Callable:
     """Sum of scores; a plugin answering none (Volcano's error) makes the whole score 0."""
     fns = _flat(tiers)

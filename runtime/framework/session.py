@@ -261,9 +261,10 @@ class Session:
         }
         for name, spec in bundle.dispatch.items():
             hook = bundle.hook_gates[spec["hook"]]
-            tiers = [[registered[e.name][spec["hook"]] for e in tier
-                      if spec["hook"] in registered.get(e.name, {}) and e.enabled(hook)]
-                     for tier in bundle.tiers]
+            tiers = self._chained_tiers(spec, registered) if "then" in spec else [
+                [registered[e.name][spec["hook"]] for e in tier
+                 if spec["hook"] in registered.get(e.name, {}) and e.enabled(hook)]
+                for tier in bundle.tiers]
             builder, _kinds = C.COMBINATORS[spec["combine"]]
             if spec["combine"] == "order":
                 fn = builder(tiers, fallbacks[spec.get("fallback", "job")])
@@ -280,11 +281,29 @@ class Session:
                 fn = builder(tiers)
             batch_builder = BATCH_COMBINATORS.get(spec["combine"])
             plugin_fns = [f for tier in tiers for f in tier]
-            if any(self.batch_forms.is_per_node_only(f) for f in plugin_fns):
-                self.batch_forms.mark_per_node_only(fn)  # a plugin's hook has effects: asked node by node, as the scan asks
+            if "then" in spec or any(self.batch_forms.is_per_node_only(f) for f in plugin_fns):
+                # a plugin's hook has effects (or is a chain of two, which has no batch form): asked
+                # node by node, as the scan asks
+                self.batch_forms.mark_per_node_only(fn)
             elif self.columns is not None and batch_builder is not None:
                 self.batch_forms.add(fn, batch_builder(plugin_fns, self.batch_forms))
             setattr(H, name, fn)
+
+    def _chained_tiers(self, spec: Mapping[str, Any], registered: dict[str, dict[str, Callable]]) -> C.Tiers:
+        """A ``then`` dispatcher's plugins, tier by tier: each plugin taking part in its hook or in the
+        ``then`` hook, answering with the first and, when that passes, the second (one plugin's
+        answer, so the combinator places it where the plugin stands)."""
+        asked = (spec["hook"], spec["then"])
+        tiers: C.Tiers = []
+        for tier in self.bundle.tiers:
+            fns = []
+            for e in tier:
+                hooks = registered.get(e.name, {})
+                own = [hooks[h] for h in asked if h in hooks and e.enabled(self.bundle.hook_gates[h])]
+                if own:
+                    fns.append(C.chain(*own) if len(own) > 1 else own[0])
+            tiers.append(fns)
+        return tiers
 
     def _taking_part(self, spec: Mapping[str, Any], registered: dict[str, dict[str, Callable]]) -> list[list[Any]]:
         """A bound dispatcher's (``bounds``) plugin entries, tier by tier: those taking part in the
