@@ -76,14 +76,14 @@ def test_pending_job_too_big_names_the_predicate_summary_with_counts():
     _decisions, explanations = run_explained(default_bundle(), cluster(ROOT / "tests/whatif/too-big-cluster.yaml"))
     pending = by_subject(explanations, "pending")["ml/big"]
     assert pending.summary == "ml/big Inqueue: 1 of 1 tasks pending"
-    selector_line = line_of("plugins/predicates.policy", "not pod_fits_node_selector(task, node)")
+    selector_line = line_of("plugins/predicates.policy", "when outside_node_affinity(task, node)")
     insufficient_line = line_of("actions/allocate.policy", 'fit_error("Insufficient " + missing[0])')
     assert [r.text for r in pending.because][0] == ("ml/big-0: 0/3 nodes are unavailable: 1 Insufficient cpu, "
                                                     "2 node(s) didn't match Pod's node affinity/selector.")
     ats = {r.text.split(":")[0]: (r.by, r.at) for r in pending.because[1:]}
     assert ats["Insufficient cpu"] == ("allocate", f"policies/volcano/actions/allocate.policy:{insufficient_line}:9")
     assert ats["node(s) didn't match Pod's node affinity/selector"] == \
-        ("predicates", f"policies/volcano/plugins/predicates.policy:{selector_line}:13")
+        ("predicates", f"policies/volcano/plugins/predicates.policy:{selector_line}:80")
 
 
 def test_job_not_enqueued_names_the_rejecting_vote():
