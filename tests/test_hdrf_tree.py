@@ -1,7 +1,9 @@
 """drf's HDRF tree kept as allocations change (policies/volcano/plugins/drf.policy): an eviction, a
 placement or their rollback works out again only the changed job and the inner nodes on its
-queue's path (the whole tree when the resources the cluster is short of change), and the tree
-it keeps is the one worked out whole from the allocations, to the bit."""
+queue's path, each from the sum the tree kept before the changed child when the smallest
+unsaturated share stays (the whole tree when the resources the cluster is short of change), and
+the tree it keeps, with how it worked out each node, is the one worked out whole from the
+allocations, to the bit."""
 
 from __future__ import annotations
 
@@ -20,6 +22,14 @@ from tests.differential import bundle, reclaim_clusters
 def _whole_tree(state: dict, total: Resource) -> dict[str, tuple]:
     """updateHierarchicalShare over the whole tree from drf's allocations, children before
     parents, in the order drf adds children up: each inner node's (allocation, share, saturated)."""
+    return {node: figures[:3] for node, figures in _whole_records(state, total).items()}
+
+
+def _whole_records(state: dict, total: Resource) -> dict[str, tuple]:
+    """Each inner node of the whole tree as `_whole_tree` works it out, with what drf keeps of how:
+    (allocation, share, saturated, the smallest unsaturated share among its children, how many
+    unsaturated children have it, how many are unsaturated, and per child its share, its
+    saturation, whether it adds, what it adds and the sum before it, then the node's sum)."""
     allocated = state["allocated"]
     names = total.resource_names()
     demanding = [n for n in names if state["total_allocated"].get(n) < total.get(n)]
@@ -34,28 +44,40 @@ def _whole_tree(state: dict, total: Resource) -> dict[str, tuple]:
     tree: dict[str, tuple] = {}
     for node in reversed(state["tree_nodes"]):
         children = [(allocated[j], dominant(allocated[j]), saturated(allocated[j], j.total_request))
-                    for j in state["node_jobs"][node]] + [tree[sub] for sub in state["sub_nodes"][node]]
+                    for j in state["node_jobs"][node]] + [tree[sub][:3] for sub in state["sub_nodes"][node]]
         mdr = min([1.0] + [s for _a, s, sat in children if s != 0 and not sat])
-        alloc = Resource()
+        alloc, terms, sums = Resource(), [], []
         for a, s, sat in children:
+            sums.append(alloc)
+            terms.append(a if sat or s == 0 else a * (mdr / s))
             if s != 0:
-                alloc = alloc + (a if sat else a * (mdr / s))
-        tree[node] = (alloc, dominant(alloc), all(sat for _a, _s, sat in children))
+                alloc = alloc + terms[-1]
+        tree[node] = (alloc, dominant(alloc), all(sat for _a, _s, sat in children), mdr,
+                      sum(1 for _a, s, sat in children if s != 0 and not sat and s == mdr),
+                      sum(1 for _a, _s, sat in children if not sat),
+                      [s for _a, s, _sat in children], [sat for _a, _s, sat in children],
+                      [s != 0 for _a, s, _sat in children], terms, sums + [alloc])
     return tree
 
 
 def _kept_and_whole(session) -> tuple[dict, dict]:
-    """The tree drf keeps, and the one worked out whole from its allocations now."""
+    """The tree drf keeps (allocations, shares, saturations, and how it worked out each node), and
+    the one worked out whole from its allocations now."""
     state = session.plugin_state("drf")  # the values now (a reassigned variable is a new value)
-    kept = {node: (state["node_alloc"][node], state["node_share"][node], state["node_saturated"][node])
-            for node in state["tree_nodes"]}
-    return _exact(kept), _exact(_whole_tree(state, session.total_resource))
+    kept = {node: tuple(state[key]["tree"][node] for key in (
+        "node_alloc", "node_share", "node_saturated", "node_mdr", "node_ties", "node_unsaturated",
+        "node_child_shares", "node_child_saturated", "node_adds", "node_terms", "node_sums"))
+        for node in state["tree_nodes"]}
+    return _exact(kept), _exact(_whole_records(state, session.total_resource))
 
 
 def _exact(tree: dict[str, tuple]) -> dict[str, tuple]:
     """Every figure as its exact float (Resource's == allows an epsilon)."""
-    return {node: (a.milli_cpu, a.memory, sorted((a.scalars or {}).items()), s, sat)
-            for node, (a, s, sat) in tree.items()}
+    def exact(value):
+        if isinstance(value, Resource):
+            return (value.milli_cpu, value.memory, sorted((value.scalars or {}).items()))
+        return [exact(v) for v in value] if isinstance(value, list) else value
+    return {node: tuple(exact(v) for v in figures) for node, figures in tree.items()}
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
