@@ -5,6 +5,7 @@ from fumarole.runtime.api.resource import (
     INFINITY,
     ZERO,
     Resource,
+    added_in_order,
     diff,
     exceeded_part,
     greater_partly_relevant,
@@ -119,3 +120,25 @@ def test_within_requested_after_reads_scalars_as_sub_and_add_leave_them():
     two, one = r(nvidia_com_gpu=2), r(nvidia_com_gpu=1)
     assert not within_requested_after(Resource(), two, two, one)  # 0 + 2 > 1: the release is lost
     assert within_requested_after(one, two, two, one)  # 1 - 2 + 2 <= 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(start=_resources(), terms=st.lists(st.tuples(_resources(), st.booleans()), max_size=6), data=st.data())
+def test_added_in_order_is_the_chain_of_additions(start: Resource, terms: list[tuple[Resource, bool]],
+                                                  data: st.DataObject):
+    """``added_in_order`` gives what adding the chosen terms one by one with ``+`` gives, to the bit
+    and to the type of every figure, and leaves ``start`` and the terms as they were."""
+    begin = data.draw(st.integers(0, len(terms)))
+    end = data.draw(st.integers(begin, len(terms)))
+    vectors, adds = [t for t, _ in terms], [a for _, a in terms]
+    before = [(v.milli_cpu, v.memory, dict(v.scalars or {})) for v in [start] + vectors]
+    chained = start
+    for i in range(begin, end):
+        if adds[i]:
+            chained = chained + vectors[i]
+    built = added_in_order(start, vectors, adds, begin, end)
+    assert [(v, type(v)) for v in (built.milli_cpu, built.memory)] == \
+        [(v, type(v)) for v in (float(chained.milli_cpu), chained.memory)]
+    assert (built.scalars, built.max_task_num) == (chained.scalars, chained.max_task_num)
+    assert built.scalars is None or all(built.scalars is not v.scalars for v in [start] + vectors)
+    assert [(v.milli_cpu, v.memory, dict(v.scalars or {})) for v in [start] + vectors] == before

@@ -35,7 +35,7 @@ from fumarole.runtime.framework import scheduler_helper as _scheduler_module
 from fumarole.runtime.framework import text_lib as _text_module
 from fumarole.runtime.framework import usage_facts as _usage_module
 from fumarole.runtime.framework import vector_lib as _vector_module
-from fumarole.runtime.framework.budget import budget_of
+from fumarole.runtime.framework.budget import StepBudget, budget_of
 from fumarole.runtime.framework.policy_error import PolicyRuntimeError
 from fumarole.runtime.framework.priority_queue import PriorityQueue
 from fumarole.runtime.framework.statement import SavedOperations
@@ -104,6 +104,13 @@ class _ResourceLibrary:
     less_equal_partly_with_dimension_zero_filtered = staticmethod(R.less_equal_partly_with_dimension_zero_filtered)
     greater_partly_with_dimension = staticmethod(R.greater_partly_with_dimension)
     greater_partly_relevant = staticmethod(R.greater_partly_relevant)
+
+    @staticmethod
+    def added_in_order(budget: StepBudget, start: R.Resource, terms: list[R.Resource], adds: list[bool],
+                       begin: int, end: int) -> R.Resource:
+        """R.added_in_order, one step per term it passes (as the loop it replaces would take)."""
+        budget.charge(max(end - begin, 0))
+        return R.added_in_order(start, terms, adds, begin, end)
 
     @staticmethod
     def insufficient(l: R.Resource, r: R.Resource) -> list[str]:
