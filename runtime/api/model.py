@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fumarole.runtime.api.devices import atoi
 from fumarole.runtime.api.resource import (
     ZERO,
     Resource,
@@ -407,8 +408,8 @@ class SubJob:
         self.uid = uid
         self.job = job
         self.min_available = min_available
-        index = match_values[0] if match_values else ""
-        self.match_index = int(index) if index.lstrip("-").isdigit() else 0
+        # NewSubJobInfo: strconv.Atoi of the first value, 0 where Go's Atoi fails (out of int64 too).
+        self.match_index = (atoi(match_values[0]) if match_values else None) or 0
         self.tasks: dict[str, Task] = {}
         self.status_index: dict[str, dict[str, Task]] = {}
         self.allocated_hyper_node: Any = None  # a HyperNode (runtime/framework/topology.py) or None
