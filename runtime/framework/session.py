@@ -498,7 +498,10 @@ class Session:
 
     # -- statement effects (statement.go / session.go) -----------------------------
     def undo_placement(self, task: Task, on_node: bool = True) -> None:
-        """Un-allocate / un-pipeline: back to Pending, off the node, deallocate handlers."""
+        """Un-allocate / un-pipeline: back to Pending, off the node, deallocate handlers; the
+        task also forgets the HyperNode allocate told the node scorers it was placed for
+        (statement.go unallocate / unPipeline clear JobAllocatedHyperNode), so a later dry
+        run (gangpreempt, gangreclaim) scores it as a task allocate never touched."""
         job = self.jobs.get(task.job_id)
         if job is not None:
             job.update_task_status(task, PENDING)
@@ -511,6 +514,7 @@ class Session:
             if self.observer is not None:
                 self.observer.undone(task)
         task.node_name = ""
+        task.job_allocated_hyper_node = None
 
     def place(self, task: Task, node: Node, status: str) -> bool:
         """Put a task on a node as Allocated or Pipelined: its status, the node's accounting,
