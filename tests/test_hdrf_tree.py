@@ -133,16 +133,22 @@ def _comes_first_whole(session, reclaimer, candidate) -> bool:
 def _full_cluster(pending: list[tuple[int, int]]) -> list[dict]:
     """Five full 4-CPU nodes, three queues under the root, and pending jobs in q2 (CPUs and
     tasks of each)."""
+    jobs = [("q0", 1, [0, 0, 0, 0]), ("q1", 1, [1, 1, 1, 1]), ("q2", 1, [2]), ("q0", 1, [2]),
+            ("q1", 2, [2, 3, 3]), ("q2", 2, [4, 4])] + [("q2", cpu, [None] * tasks) for cpu, tasks in pending]
+    return _cluster(5, [("root/q0", "1/1"), ("root/q1", "1/1"), ("root/q2", "1/1")], jobs)
+
+
+def _cluster(nodes: int, queues: list[tuple[str, str]], jobs: list[tuple[str, int, list[int | None]]]) -> list[dict]:
+    """4-CPU nodes, queues q0, q1... at the given paths and weights of the tree, and jobs (queue,
+    CPUs of each task, the node of each task or None: pending) asking 1Gi a task."""
     objects = [{"apiVersion": "v1", "kind": "Node",
                 "metadata": {"name": f"n{i:03d}", "labels": {"kubernetes.io/hostname": f"n{i:03d}"}},
                 "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"},
-                           "capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}}} for i in range(5)]
-    for q in range(3):
+                           "capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}}} for i in range(nodes)]
+    for q, (path, weights) in enumerate(queues):
         objects.append(queue_object(f"q{q}", {"weight": 1, "reclaimable": False}))
-        objects[-1]["metadata"]["annotations"] = {"volcano.sh/hierarchy": f"root/q{q}",
-                                                  "volcano.sh/hierarchy-weights": "1/1"}
-    jobs = [("q0", 1, [0, 0, 0, 0]), ("q1", 1, [1, 1, 1, 1]), ("q2", 1, [2]), ("q0", 1, [2]),
-            ("q1", 2, [2, 3, 3]), ("q2", 2, [4, 4])] + [("q2", cpu, [None] * tasks) for cpu, tasks in pending]
+        objects[-1]["metadata"]["annotations"] = {"volcano.sh/hierarchy": path,
+                                                  "volcano.sh/hierarchy-weights": weights}
     for j, (queue, cpu, placement) in enumerate(jobs):
         objects.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
                         "metadata": {"name": f"j{j}", "namespace": "ns",
@@ -155,6 +161,14 @@ def _full_cluster(pending: list[tuple[int, int]]) -> list[dict]:
             if node is not None:
                 run_on(pod, f"n{node:03d}", started="2026-01-01T00:02:00Z")
             objects.append(pod)
+    return objects
+
+
+def _one_task_smaller(objects: list[dict], pod: str) -> list[dict]:
+    """The cluster with one pod asking one CPU (its job's other tasks ask more)."""
+    for o in objects:
+        if o["kind"] == "Pod" and o["metadata"]["name"] == pod:
+            o["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "1"
     return objects
 
 
@@ -171,6 +185,17 @@ def _full_cluster(pending: list[tuple[int, int]]) -> list[dict]:
 # unsaturated share, which placing its next task (the reclaimer) raises to j7's.
 @example(objects=_full_cluster([(1, 4), (1, 4)]), steps=[("evict", 0)] * 4 + [("place", 0), ("place", 3), ("place", 3)],
          picks=[0])
+# A victim's queue node as one trial worked it out serves the trials after it that take the same
+# allocation off the same job, for any reclaimer: here j4's tasks ask 1 and 2 CPUs (two
+# allocations in trials), and evictions in q0 and q1 change those nodes between the reclaimers'
+# trials.
+@example(objects=_one_task_smaller(_full_cluster([(1, 4), (2, 2)]), "j4-0"),
+         steps=[("evict", 0), ("evict", 4), ("evict", 5), ("place", 0), ("evict", 0), ("evict", 2)], picks=[0, 1, 5, 6])
+# ...but not when the victim's node is on the reclaimer's path: j4 (in q2) tries j2 in its own
+# queue, then j3 (in q1) tries j2: q2's node with j4 placed is not q2's node for j3's trial.
+@example(objects=_cluster(2, [("root/a/q0", "1/4/1"), ("root/q1", "1/4"), ("root/a/q2", "1/1/1"), ("root/q3", "1/1")],
+                          [("q0", 1, [0]), ("q1", 1, [0, 0]), ("q2", 2, [1, 1]), ("q1", 2, [None]), ("q2", 1, [None])]),
+         steps=[("evict", 1)], picks=[1, 0])
 def test_each_trial_answers_as_the_whole_tree_worked_out_for_it(objects, steps, picks):
     """drf's `reclaimable` and its bound work out a trial along the two queues' paths, from the
     tree or from the alternative tree for what the trial leaves the cluster short of, reusing the
