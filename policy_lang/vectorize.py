@@ -137,6 +137,9 @@ class _Function:
         self.result = "value"  # value / fails / fits
         self.seed: dict[str, str] = {}  # kinds an earlier pass found for locals
         self.fit_errors: dict[str, A.Call] = {}  # a per-node fit error local -> the hook call it holds
+        # A rule of one node (a Node parameter), whose per-node code runs once per node; not the
+        # lanes of a loop over a node list, whose per-node code runs once over the list.
+        self.node_rule = False
 
     @property
     def batch(self) -> str:
@@ -158,7 +161,7 @@ class Vectorizer:
         self.base = compiler  # the per-node compiler: tables and the code of node-independent expressions
         self.defs: dict[tuple[str, tuple[str, ...]], str] = {}  # (def python name, argument kinds) -> batch name
         self.emitted: list[P.stmt] = []
-        self.failed: dict[tuple[str, tuple[str, ...]], str] = {}  # same keys: why each failed
+        self.failed: dict[tuple[str, tuple[str, ...]], NotVectorisable] = {}  # same keys: why each failed
         self.fn: _Function | None = None
         self.modules = [compiler.c, *compiler.c.uses]
         self.row_local: dict[tuple[str, str], bool] = {}  # (module, def) -> body is row-local
@@ -186,15 +189,20 @@ class Vectorizer:
             if "Node" not in params and "list" not in params:
                 continue
             fn = "_hook_" + "_".join(hook.decl.names)
+            per_node_only = P.Expr(value=_call("_rt.batch_forms.mark_per_node_only", _name(fn)))
             try:
-                batch = self._hook(hook, c)
+                batch, body, switches = self._hook_switched(hook, c)
             except NotVectorisable as exc:
                 fallbacks.append(self._fallback(" ".join(hook.decl.names), c, exc, hook.decl.span))
                 if exc.effect:  # the session's dispatcher then runs this hook node by node only
-                    out.append(P.Expr(value=_call("_rt.batch_forms.mark_per_node_only", _name(fn))))
+                    out.append(per_node_only)
                 continue
-            guard = self._hook_guard(hook, c)
-            out.append(_register(fn, batch, guard=guard))
+            registered = _register(fn, batch, guard=self._hook_guard(hook, c, body))
+            if switches:  # node by node only in a session where a switch holds (its arguments say so)
+                tests = self._with_module(c, lambda: [self.base.ex(s) for s in switches])
+                test = P.BoolOp(op=P.Or(), values=tests) if len(tests) > 1 else tests[0]
+                registered = P.If(test=test, body=[per_node_only], orelse=[registered])
+            out.append(registered)
         for m in self.modules:
             for name, decl in m.defs.items():
                 kinds = tuple(self._param_kind(m, p) for p in decl.params)
@@ -241,7 +249,50 @@ class Vectorizer:
         finally:
             self.base.info, self.base.file = saved
 
-    def _hook(self, hook, m: CheckedModule) -> str:
+    def _hook_switched(self, hook, m: CheckedModule) -> tuple[str, tuple, list]:
+        """The hook's batch form, the body it stands for and the conditions of the blocks left out.
+
+        A top-level ``if`` (no ``elif``/``else``) whose condition reads only the plugin's arguments
+        and constants (:meth:`_session_constant`) is a *switch*: its condition holds or not for
+        the whole session.  When such a block has no batch form (it changes state: predicates'
+        ``if cache:``), the form is made of the body without it, which is the hook itself in any
+        session where the condition is false (the block does nothing there); in a session where it
+        holds, the builder marks the hook node-by-node only instead of registering the form.  So a
+        session switching the block on pays for it, and every other session keeps the form."""
+        body = hook.decl.body
+        switches: list[A.If] = []
+        while True:
+            try:
+                return self._hook(hook, m, body), body, [s.branches[0][0] for s in switches]
+            except NotVectorisable as exc:
+                block = None
+                if isinstance(body, tuple) and exc.span is not None:  # (an expression body has no block)
+                    block = next((s for s in body if isinstance(s, A.If) and self._is_switch(s, m)
+                                  and any(n.span == exc.span for n in preorder(s))), None)
+                if block is None:
+                    raise
+                switches.append(block)
+                body = tuple(s for s in body if s is not block)
+
+    def _is_switch(self, s: A.If, m: CheckedModule) -> bool:
+        return len(s.branches) == 1 and not s.orelse and self._with_module(
+            m, lambda: self._session_constant(s.branches[0][0]))
+
+    def _session_constant(self, e) -> bool:
+        """Whether ``e`` reads nothing but the plugin's arguments and constants (and literals, with
+        ``and``/``or``/``not`` and comparisons): a value that holds for the whole session."""
+        if isinstance(e, A.Literal):
+            return True
+        if isinstance(e, A.Name):
+            ref = self.base.info.refs.get(e.nid)
+            return ref is not None and ref.kind in ("arg", "const")
+        if isinstance(e, A.Unary):
+            return self._session_constant(e.operand)
+        if isinstance(e, A.Binary):
+            return self._session_constant(e.left) and self._session_constant(e.right)
+        return False
+
+    def _hook(self, hook, m: CheckedModule, body: tuple) -> str:
         decl = hook.decl
         params = [self.base.names_of(m).declared(span) for _, span in decl.params]
         kinds = tuple(NODE if t.name == "Node" else BATCH if t.name == "list" and t.args
@@ -250,7 +301,7 @@ class Vectorizer:
         result = "fails" if hook.sig.kind == "failure" else "value"
         self.failing_hook = hook.name
         try:
-            self._function(m, name, params, kinds, decl.body, result, decl.span)
+            self._function(m, name, params, kinds, body, result, decl.span)
         finally:
             self.failing_hook = ""
         return name
@@ -258,7 +309,8 @@ class Vectorizer:
     def _def(self, m: CheckedModule, decl: A.FuncDef, kinds: tuple[str, ...]) -> str:
         key = (f"{m.module.name}.{decl.name}", kinds)
         if key in self.failed:
-            raise NotVectorisable(self.failed[key])
+            failure = self.failed[key]
+            raise NotVectorisable(failure.reason, failure.span, failure.effect)
         if key in self.defs:
             return self.defs[key]
         name = f"_bf_{decl.name}_{''.join(kinds)}"
@@ -272,7 +324,7 @@ class Vectorizer:
             self._function(m, name, params, kinds, decl.body, result, decl.span, decl)
         except NotVectorisable as exc:
             del self.defs[key]
-            self.failed[key] = exc.reason
+            self.failed[key] = exc
             raise
         del returns
         return name
@@ -291,6 +343,7 @@ class Vectorizer:
         learnt: dict[str, str] = {}
         for _ in range(4):
             fn = _Function(lane, dom, dict(initial))
+            fn.node_rule = lane is not None
             fn.seed = dict(learnt)
             fn.result = result
             stmts = self._with_module(m, lambda: self._body(fn, body))
@@ -476,6 +529,13 @@ class Vectorizer:
 
     def _assign_lane_entry(self, target: A.Index, value, kind, op, s) -> list[P.stmt]:
         fn = self.current
+        root = target.obj
+        while isinstance(root, A.Index):
+            root = root.obj
+        ref = self.base.info.refs.get(root.nid) if isinstance(root, A.Name) else None
+        if fn.node_rule and (ref is None or ref.kind not in ("local", "hookparam")):
+            # its per-node code runs once per node, each time changing the entry
+            raise NotVectorisable("an assignment to an entry of state has an effect", s.span, True)
         mapping, mkind = self.ex(target.obj)
         key, kkind = self.ex(target.key)
         if mkind == SCALAR and kkind == SCALAR and kind == SCALAR and fn.mask is None:
@@ -927,7 +987,7 @@ class Vectorizer:
         norm = kinds
         try:
             batch = self._with_module(owner, lambda: self._def(owner, decl, norm))
-        except NotVectorisable:
+        except NotVectorisable as exc:
             if over_maps:  # the per-node code, reading each per-node map as a map
                 return self._scalar(e), self._result_kind(self.base.t(e), kinds)
             returned = self.base.t(e)
@@ -940,6 +1000,8 @@ class Vectorizer:
                              P.Tuple(elts=[n for n, _ in args], ctx=P.Load())), NODEMAP
             if self.current.dom is None:
                 raise
+            if exc.effect:  # its per-node code, lane by lane, would change state once per lane
+                raise NotVectorisable(f"'{info.name}' has an effect", e.span, True) from exc
             return self._per_lane(e)
         call_args = [n for n, _ in args]
         if not any(k == NODE for k in norm) and any(k in _LANE_KINDS for k in norm):
@@ -965,17 +1027,18 @@ class Vectorizer:
                 self._rl_hooks = outer
         return self.row_local[key]
 
-    def _hook_guard(self, hook, m: CheckedModule) -> P.expr | None:
+    def _hook_guard(self, hook, m: CheckedModule, body: tuple) -> P.expr | None:
         """For a failure hook of (task, node): ``lambda task, node: <guard>`` when its body is
         row-local except for top-level ``if`` blocks whose conditions read no node and have no
         effect (the guard: any of them true); none when the body is not of that shape.  While
         the guard is false for a task, the hook answers like a row-local rule, and the fast engine
-        memoises its failures per pod spec (batch_dispatch.first_failure)."""
+        memoises its failures per pod spec (batch_dispatch.first_failure).  ``body``: the hook's
+        body as its batch form stands for it (without its switches, :meth:`_hook_switched`)."""
         decl = hook.decl
         if hook.sig.kind != "failure" or [t.name for t in hook.sig.params] != ["Task", "Node"]:
             return None
         params = [self.base.names_of(m).declared(span) for _, span in decl.params]
-        body = decl.body if isinstance(decl.body, tuple) else (A.Return(decl.body, decl.span),)
+        body = body if isinstance(body, tuple) else (A.Return(body, decl.span),)
 
         def shape() -> P.expr | None:
             guards: list[P.expr] = []

@@ -153,8 +153,6 @@ tiers:
 @pytest.mark.parametrize("plugin, key, value", [
     ("deviceshare", "deviceshare.AscendMindClusterVNPUEnable", "false"),
     ("deviceshare", "deviceshare.AscendMindClusterVNPUEnable", "'F'"),  # strconv.ParseBool
-    ("predicates", "predicate.CacheEnable", "false"),
-    ("predicates", "predicate.CacheEnable", "'0'"),  # strconv.ParseBool
     ("predicates", "volumebinding.weight", "1"),
     ("predicates", "volumebinding.weight", "1.9"),  # mapstructure truncates a float
     ("predicates", "volumebinding.bindTimeoutSeconds", "600"),
@@ -169,7 +167,6 @@ def test_an_unmodelled_key_at_volcanos_default_is_accepted(plugin, key, value):
 
 @pytest.mark.parametrize("plugin, key, value, default", [
     ("deviceshare", "deviceshare.AscendMindClusterVNPUEnable", "'true'", "false"),
-    ("predicates", "predicate.CacheEnable", "true", "false"),
     ("predicates", "volumebinding.weight", "2", "1"),
     ("predicates", "volumebinding.weight", "null", "1"),  # mapstructure decodes null as Go's zero
     ("predicates", "volumebinding.bindTimeoutSeconds", "30", "600"),

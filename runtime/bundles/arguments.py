@@ -177,9 +177,6 @@ NOT_MODELLED: dict[str, dict[str, Unmodelled]] = {
     # feature gates): framework.Get of the volume binding score's weight, the volume binder's and
     # the DRA filter's timeouts
     "predicates": {
-        # predicates.go New: GetBool(&predicate.cacheEnable, CachePredicate) memoises the stable
-        # filters per node and pod template (cache.go), which can decide differently (docs/diagnostics.md)
-        "predicate.CacheEnable": Unmodelled(False, _go_get_bool, "bool"),
         "volumebinding.weight": Unmodelled(1, _mapstructure_int, "int"),
         "volumebinding.bindTimeoutSeconds": Unmodelled(600, _mapstructure_int, "int"),
         "dynamicresources.filterTimeoutSeconds": Unmodelled(10, _filter_timeout_seconds, "int"),
