@@ -331,3 +331,53 @@ def test_per_lane_code_gets_each_lanes_values_and_its_answers_make_the_column_la
         assert out.dtype == float and out.tolist() == [answers[i] if i in lanes else 0.0 for i in range(4)]
     else:
         assert out.dtype == object and out.tolist() == [answers[i] if i in lanes else None for i in range(4)]
+
+
+_SWITCHED = """plugin switched
+arg remember: bool = false
+state asked: map[string, int]
+
+on predicate(task, node):
+    if remember:
+        asked[node.name] = asked.get(node.name, 0) + 1
+    fail "full" when node.idle.cpu < 1.0
+"""
+
+
+def test_a_block_with_an_effect_under_an_argument_costs_the_batch_form_only_where_it_is_switched_on():
+    """A top-level `if` on arguments alone whose block changes state (a switch) is left out of the
+    hook's batch form: the builder registers the form in a session where the switch is off, and
+    marks the hook node-by-node only (no form, no per-row memo) where it is on."""
+    from types import SimpleNamespace
+
+    from fumarole.runtime.framework.batch_forms import BatchForms
+    from fumarole.runtime.framework.namespace import namespace
+
+    compiled = compile_checked(checked(_SWITCHED))
+    assert compiled.batch_fallbacks == []
+    for remember in (False, True):
+        scope = namespace()
+        exec(compiled.code, scope)
+        runtime = SimpleNamespace(batch_forms=BatchForms(checked=True))
+        hooks = scope["__build__"](runtime, SimpleNamespace(), {"remember": remember})
+        form = runtime.batch_forms.of(hooks["predicate"])
+        assert (form is None, runtime.batch_forms.is_per_node_only(hooks["predicate"])) == (remember, remember)
+
+
+_NOTING = """plugin noting
+state asked: map[string, int]
+
+def times_asked(node: Node) -> int:
+    asked[node.name] = asked.get(node.name, 0) + 1
+    return asked[node.name]
+
+on predicate(task, node):
+    fail "asked before" when times_asked(node) > 1
+"""
+
+
+def test_a_definition_with_an_effect_is_never_run_lane_by_lane():
+    """A node rule calling a definition that changes state has no batch form (asked node by node
+    only): lane by lane, the definition would change the state for every node of a batch."""
+    compiled = compile_checked(checked(_NOTING))
+    assert [(f.rule, f.reason) for f in compiled.batch_fallbacks] == [("predicate", "'times_asked' has an effect")]

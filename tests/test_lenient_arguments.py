@@ -182,6 +182,14 @@ def test_an_unmodelled_key_away_from_volcanos_default_is_refused(plugin, key, va
                           f"beyond its default {default}")]
 
 
+def test_the_predicates_cache_switched_on_loads():
+    """predicate.CacheEnable is modelled (the predicates policy's `cache`): true is no longer refused;
+    the decisions it changes are the plugins/predicates conformance cases."""
+    bundle = build_bundle(load_config(UNMODELLED.format(plugin="predicates", key="predicate.CacheEnable",
+                                                        value="true"), "v.conf"))
+    assert bundle.warnings == ()
+
+
 def test_an_unreadable_unmodelled_value_keeps_the_default_with_a_warning():
     bundle = build_bundle(load_config(UNMODELLED.format(plugin="predicates", key="volumebinding.weight",
                                                         value="heavy"), "v.conf"))
