@@ -83,7 +83,7 @@ def test_pending_job_too_big_names_the_predicate_summary_with_counts():
     ats = {r.text.split(":")[0]: (r.by, r.at) for r in pending.because[1:]}
     assert ats["Insufficient cpu"] == ("allocate", f"policies/volcano/actions/allocate.policy:{insufficient_line}:9")
     assert ats["node(s) didn't match Pod's node affinity/selector"] == \
-        ("predicates", f"policies/volcano/plugins/predicates.policy:{selector_line}:80")
+        ("predicates", f"policies/volcano/plugins/predicates.policy:{selector_line}:84")
 
 
 def test_job_not_enqueued_names_the_rejecting_vote():
