@@ -399,8 +399,9 @@ class Vectorizer:
 
     def stmt(self, s) -> list[P.stmt]:
         handler = getattr(self, "_st_" + type(s).__name__, None)
-        if handler is None:
-            raise NotVectorisable(f"a {type(s).__name__.lower()} statement runs for its effect", s.span)
+        if handler is None:  # a call made for its effect is one: never asked beyond the per-node scan
+            raise NotVectorisable(f"a {type(s).__name__.lower()} statement runs for its effect", s.span,
+                                  isinstance(s, A.ExprStmt))
         return handler(s)
 
     def _st_Pass(self, s) -> list[P.stmt]:

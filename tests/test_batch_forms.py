@@ -381,3 +381,21 @@ def test_a_definition_with_an_effect_is_never_run_lane_by_lane():
     only): lane by lane, the definition would change the state for every node of a batch."""
     compiled = compile_checked(checked(_NOTING))
     assert [(f.rule, f.reason) for f in compiled.batch_fallbacks] == [("predicate", "'times_asked' has an effect")]
+
+
+def test_a_call_made_for_its_effect_makes_its_hook_node_by_node_only():
+    """A statement that is a call (a void definition changing state) runs for its effect: the hook
+    is never asked over a batch (the plugin's builder marks it node-by-node only)."""
+    from types import SimpleNamespace
+
+    from fumarole.runtime.framework.batch_forms import BatchForms
+    from fumarole.runtime.framework.namespace import namespace
+
+    source = _NOTING.replace("-> int:", "-> void:").replace("    return asked[node.name]\n", "").replace(
+        '    fail "asked before" when times_asked(node) > 1\n', "    times_asked(node)\n")
+    compiled = compile_checked(checked(source))
+    scope = namespace()
+    exec(compiled.code, scope)
+    runtime = SimpleNamespace(batch_forms=BatchForms(checked=True))
+    hooks = scope["__build__"](runtime, SimpleNamespace(), {})
+    assert runtime.batch_forms.is_per_node_only(hooks["predicate"])
