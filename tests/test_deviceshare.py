@@ -12,11 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fumarole.runtime.api.ascend import _parse_int32
 from fumarole.runtime.api.devices import (
     GpuCard,
     VgpuCard,
     VgpuRequest,
     VgpuUse,
+    _parse_uint32,
     atoi,
     gpu_share_cards,
     pod_gpu_indexes,
@@ -179,6 +181,25 @@ def test_gpu_index_is_go_atoi_or_nothing():
     assert pod_gpu_indexes(_task([], annotations={"volcano.sh/gpu-index": "0, 1"})) == []
     assert pod_gpu_indexes(_task([], annotations={"volcano.sh/gpu-index": ""})) == []
     assert atoi("9223372036854775807") == 2**63 - 1 and atoi("9223372036854775808") is None
+
+
+def test_atoi_of_absurdly_long_digit_runs_answers_without_an_error():
+    """A label or annotation of thousands of digits (beyond Python's int-from-text limit) is no
+    int64, as for Go's Atoi; leading zeros do not count, as ParseInt skips them."""
+    assert atoi("1" * 5000) is None and atoi("-" + "9" * 100_000) is None
+    assert atoi("0" * 5000 + "42") == 42 and atoi("-" + "0" * 5000 + "7") == -7
+    assert _parse_uint32("9" * 5000) is None and _parse_uint32("0" * 5000 + "7") == 7
+    assert _parse_int32("9" * 5000) == 2**31 - 1 and _parse_int32("-" + "9" * 5000) == -2**31
+    assert _parse_int32("0" * 5000 + "12") == 12
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="+-0123456789 x", max_size=30))
+def test_atoi_is_gos_rule(text):
+    sign = text[:1] if text[:1] in "+-" else ""
+    digits = text[len(sign):]
+    ok = digits != "" and all(c in "0123456789" for c in digits) and -2**63 <= int(text) < 2**63
+    assert atoi(text) == (int(text) if ok else None)
 
 
 @settings(max_examples=80, deadline=None)

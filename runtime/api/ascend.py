@@ -170,7 +170,9 @@ def _parse_int32(text: str) -> int:
     body = text[1:] if text[:1] in ("+", "-") else text
     if not body or not body.isascii() or not body.isdigit():
         return 0
-    return max(-_INT32, min(int(text), _INT32 - 1))
+    digits = body.lstrip("0") or "0"  # beyond 10 digits is out of int32 whatever they are (int() refuses 4,300+)
+    number = (-1 if text[0] == "-" else 1) * (int(digits) if len(digits) <= 10 else _INT32)
+    return max(-_INT32, min(number, _INT32 - 1))
 
 
 def pod_ascend_assigned(task: Any) -> list[VgpuUse]:

@@ -47,7 +47,10 @@ def atoi(text: str) -> int | None:
     """Go's ``strconv.Atoi``: an optional sign and decimal digits within int64, else None."""
     if not _ATOI.fullmatch(text):
         return None
-    number = int(text)
+    sign, digits = ("-" if text[0] == "-" else ""), text.lstrip("+-").lstrip("0") or "0"
+    if len(digits) > 19:  # beyond int64 whatever they are (and int() refuses 4,300 digits or more)
+        return None
+    number = int(sign + digits)
     return number if -_INT64 <= number < _INT64 else None
 
 
@@ -280,7 +283,8 @@ def pod_vgpu_assigned(task: Any) -> list[VgpuUse]:
 
 def _parse_uint32(text: str) -> int | None:
     """Go's ``strconv.ParseUint(text, 10, 32)``."""
-    if not text.isascii() or not text.isdigit():
+    digits = text.lstrip("0") or "0"  # beyond 10 digits is out of uint32 whatever they are (int() refuses 4,300+)
+    if not text.isascii() or not text.isdigit() or len(digits) > 10:
         return None
-    number = int(text)
+    number = int(digits)
     return number if number < (1 << 32) else None

@@ -14,7 +14,8 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
-import re
+
+from fumarole.runtime.api.devices import atoi
 
 _UNIT_NANOS = {
     b"ns": 1,
@@ -31,7 +32,6 @@ _DIGITS = b"0123456789"
 # strings.TrimSpace: ASCII white space, NEL, NBSP and Unicode's White_Space.
 _GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
             "\u2028\u2029\u202f\u205f\u3000"
-_ATOI = re.compile(r"[+-]?[0-9]+")
 
 
 def parse_duration(text: str) -> float | None:
@@ -183,21 +183,13 @@ def int_or_percent(value: str, total: int) -> int | None:
     stores it); anything else has every "%" removed and is a percentage of
     `total`, rounded up; None where that is not an integer either.
     """
-    number = _atoi(value)
+    number = atoi(value)
     if number is not None:
         return (number + 2**31) % 2**32 - 2**31
-    percent = _atoi(value.replace("%", ""))
+    percent = atoi(value.replace("%", ""))
     if percent is None:
         return None
     return int(math.ceil(float(percent) * float(total) / 100))
-
-
-def _atoi(text: str) -> int | None:
-    """Go's strconv.Atoi: an optional sign and ASCII digits, within int64."""
-    if not _ATOI.fullmatch(text):
-        return None
-    number = int(text)
-    return number if -_LIMIT <= number < _LIMIT else None
 
 
 def pow(base: float, exponent: float) -> float:

@@ -31,6 +31,7 @@ from urllib.parse import quote, urlencode
 
 from fumarole.policy_lang import file_errors
 from fumarole.policy_lang.diagnostics import FumaroleError
+from fumarole.runtime.api.devices import atoi
 from fumarole.runtime.api.extras import require_extra
 from fumarole.runtime.ingest import node_metrics_source
 from fumarole.runtime.ingest.strict_json import strict_json
@@ -137,8 +138,9 @@ class _Api:
 
         limit = min(self.limits.reply_bytes, self.limits.total_bytes - self.read_bytes)
         declared = response.headers.get("Content-Length", "")
-        if declared.isdigit() and int(declared) > limit:
-            raise _Failure(f"the reply to {what} is {int(declared):,} bytes, more than the {limit:,} "
+        declared_size = atoi(declared)
+        if declared_size is not None and declared_size > limit:
+            raise _Failure(f"the reply to {what} is {declared_size:,} bytes, more than the {limit:,} "
                            "fumarole reads")
         deadline = time.monotonic() + self.limits.reply_seconds
         chunks, size = [], 0

@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 
 import uvicorn
 from fumarole.policy_lang.diagnostics import FumaroleError
+from fumarole.runtime.api.devices import atoi
 from fumarole.runtime.ingest.strict_json import strict_json
 from fumarole.runtime.framework.namespace import PolicyRuntimeError
 from fumarole.runtime.serve.extender import PREFIX, VERBS, Extender
@@ -90,7 +91,8 @@ def _error(status: int, message: str, diagnostics: list | None = None, headers: 
 
 async def _body(request: Request, limit: int) -> bytes:
     length = request.headers.get("content-length", "")
-    if length.isdigit() and int(length) > limit:
+    declared = atoi(length)
+    if declared is not None and declared > limit:
         raise HTTPException(413, f"body larger than {limit} bytes")
     chunks, size = [], 0
     async for chunk in request.stream():
