@@ -375,9 +375,7 @@ def _ref(ref: Any) -> str:
 # -- running -------------------------------------------------------------------------------
 
 def run_scenario(scenario: Scenario, engine: str = "fast", timeout: float | None = None) -> Outcome:
-    """The scenario's session against its expectations, its stand-in extenders serving meanwhile.
-    A cluster ``run`` would refuse (a queue hierarchy with a cycle) raises the FumaroleError ``run``
-    gives, before any hook or action runs."""
+    """The scenario's session against its expectations, its stand-in extenders serving meanwhile."""
     with serving(scenario.extenders):
         return _run(scenario, engine, timeout)
 

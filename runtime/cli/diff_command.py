@@ -14,6 +14,7 @@ from fumarole.runtime.cli.exit_codes import EXIT_FAILED, EXIT_OK
 from fumarole.runtime.cli.options import add_output_option, session_time
 
 if TYPE_CHECKING:  # the command's own imports wait until it runs: `fumarole run` starts without them
+    from fumarole.policy_lang.diagnostics import Diagnostic
     from fumarole.runtime.authoring.explanations import Explanation
     from fumarole.runtime.bundles.bundle import Bundle
     from fumarole.runtime.framework.session import Decisions
@@ -41,9 +42,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
     cluster, text = read_cluster(args.cluster)
     base = _side(args.base, args, cluster, text)
-    show_warnings((*base.bundle.warnings, *cluster.warnings_for(base.bundle.scheduler_options)))
+    show_warnings((*base.bundle.warnings, *cluster.warnings_for(base.bundle.scheduler_options), *base.warnings))
     candidate = _side(args.candidate, args, cluster, text)
-    show_warnings(candidate.bundle.warnings)
+    show_warnings((*candidate.bundle.warnings, *(w for w in candidate.warnings if w not in base.warnings)))
     diff = diff_decisions(base.decisions, candidate.decisions)
     if args.format == "table":
         print(render_diff(diff, base.heading, candidate.heading, base.explanations, candidate.explanations))
@@ -57,9 +58,11 @@ def cmd_diff(args: argparse.Namespace) -> int:
 class _Side:
     """One bundle's session on the cluster: its decisions and their explanations."""
 
-    def __init__(self, source: str, bundle: Bundle, decisions: Decisions, explanations: list[Explanation]) -> None:
+    def __init__(self, source: str, bundle: Bundle, decisions: Decisions, explanations: list[Explanation],
+                 warnings: list[Diagnostic]) -> None:
         self.source, self.bundle = source, bundle
         self.decisions, self.explanations = decisions, explanations
+        self.warnings = warnings  # what the session found opening (lifecycle.open_session)
 
     @property
     def heading(self) -> str:
@@ -81,4 +84,4 @@ def _side(source: str, args: argparse.Namespace, cluster: Cluster, text: str) ->
     explainer = Explainer(bundle)
     session = explainer.session(cluster, args.now)
     decisions = run_session(session, args.cluster, {args.cluster: text}, label)
-    return _Side(source, bundle, decisions, relabel(explainer.explain(session, decisions), label))
+    return _Side(source, bundle, decisions, relabel(explainer.explain(session, decisions), label), session.warnings)

@@ -98,6 +98,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                                 opened=gc.disable if args.one_shot else None)
     finally:
         progress.done()
+    show_warnings(session.warnings)
     explanations = relabel(explainer.explain(session, decisions), label) if explainer else None
     if args.format == "table":
         print(render_table(session, decisions))

@@ -4,14 +4,15 @@ Volcano has one owner for this (``pkg/scheduler/framework/framework.go``:
 ``OpenSession`` / ``CloseSession``, driven by ``scheduler.go``'s ``runOnce``), and
 so does fumarole: every command that decides (``run``, ``diff``, ``test``, the
 what-if replay, ``serve`` and its extender) makes its session with
-:func:`new_session` and goes through these functions, so they all refuse the
-same clusters with the same diagnostics.
+:func:`new_session` and goes through these functions, so they all open the
+same clusters with the same warnings.
 
-What fumarole adds to Volcano's sequence is one check between opening and
-the actions: a configuration the plugins found unusable while opening (a queue
-hierarchy with a cycle, ``Session.problems``) is an error at its place in the
-cluster file, before any decision is made, where Volcano would silently
-schedule nothing for ever.
+What fumarole adds to Volcano's sequence is one note between opening and the
+actions: a configuration problem the plugins found while opening (a queue
+hierarchy with a missing parent or a cycle, ``Session.problems``) becomes a
+warning at its place in the cluster file (``Session.warnings``, which ``run``
+and ``diff`` print).  It refuses nothing: the session then decides what
+Volcano's would, which logs the problem (or nothing) and schedules on.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 
-from fumarole.policy_lang.diagnostics import FumaroleError
 from fumarole.runtime.framework.budget import StepBudget
 from fumarole.runtime.framework.policy_error import PolicyRuntimeError
 from fumarole.runtime.framework.process_state import ProcessState
@@ -45,17 +45,17 @@ def new_session(bundle: CompiledBundle, cluster: Cluster, *, now: float | None =
 
 
 def open_session(session: Session, source: str | None, sources: Mapping[str, str] | None = None) -> None:
-    """OpenSession: the plugins registered and opened; then a problem they found refuses the session.
+    """OpenSession: the plugins registered and opened; a problem they found becomes a warning.
 
     ``source`` names where the session's objects came from (a cluster file, ``request``),
-    the file its problems are placed in; ``sources`` holds texts for caret excerpts.
-    ``None`` is a session over partial objects (an extender verb's own), whose queue
-    hierarchy is nobody's configuration: it opens whatever its plugins found.
+    the file its problems are placed in; ``sources`` holds the files' texts.  ``None`` is a
+    session over partial objects (an extender verb's own), whose queue hierarchy is nobody's
+    configuration: it has no warnings.
     """
     session.open()
-    if session.problems and source is not None:
-        known = dict(sources or {})
-        raise FumaroleError([p.diagnostic(source, known.get(source)) for p in session.problems], known)
+    if source is not None:
+        text = dict(sources or {}).get(source)
+        session.warnings = [p.diagnostic(source, text) for p in session.problems]
 
 
 def close_session(session: Session) -> Decisions:
@@ -75,10 +75,10 @@ def policy_files_as(label: Label) -> Iterator[None]:
 
 def run_session(session: Session, source: str | None = None, sources: Mapping[str, str] | None = None,
                 label: Label = str, opened: Callable[[], None] | None = None) -> Decisions:
-    """runOnce: open (refusing a problem at ``source``; the cluster's own file by default), every
+    """runOnce: open (its problems placed at ``source``; the cluster's own file by default), every
     configured action in order, close; the decisions.
 
-    ``opened`` runs once the session is open and sound, before the first action (``run``'s
+    ``opened`` runs once the session is open, before the first action (``run``'s
     one-shot process stops the cycle collector there).  A policy failure raises
     PolicyRuntimeError naming its file as ``label`` shows it.
     """

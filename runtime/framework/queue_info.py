@@ -38,7 +38,8 @@ def queue_of_task(session: Session, task: Task) -> Queue | None:
 
 
 def queue_tree(session: Session, queues: list[Queue]) -> QueueTree:
-    """The queue hierarchy; its problems are kept for whoever runs the session (``fumarole run``)."""
+    """The queue hierarchy; its problems are kept for whoever runs the session to show
+    (``fumarole run`` prints them as warnings: lifecycle.open_session)."""
     tree = build_queue_tree(queues)
     session.problems.extend(p for p in tree.problems if p not in session.problems)
     return tree

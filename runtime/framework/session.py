@@ -22,6 +22,7 @@ from types import SimpleNamespace
 from typing import Any, Callable, Mapping, Protocol
 
 from fumarole.policy_lang.compiled import STATE_VIEW
+from fumarole.policy_lang.diagnostics import Diagnostic
 from fumarole.runtime.api.constraints import (
     DisruptionBudget,
     NamespaceQuota,
@@ -228,6 +229,7 @@ class Session:
             self._plugins: list[tuple[str, dict]] = []
             self.detached_queues: dict[str, Queue] = {}  # queues jobs name that the session has not (queue_info.queue_of)
             self.problems: list[HierarchyProblem] = []  # configuration problems policies found
+            self.warnings: list[Diagnostic] = []  # the problems, placed in the session's file (lifecycle.open_session)
             self._opening_phases = {job.uid: job.phase for job in self.job_list}
             self.observer: SessionObserver | None = None
 

@@ -214,9 +214,22 @@ def numatopology_without_node(file: str, at: Span, name: str) -> Diagnostic:
 
 # -- K110 .. K113 hierarchies: queues and HyperNodes --------------------------------------------------
 
-def queue_hierarchy(file: str, at: Span, message: str) -> Diagnostic:
-    """``message``: the queue tree's own account of the broken link (queue_tree.HierarchyProblem)."""
-    return Diagnostic("K110", message, file, at, hint="fix spec.parent, or turn enableHierarchy off for the plugin")
+_QUEUE_HIERARCHY_HINT = "fix spec.parent, or turn enableHierarchy off for the plugin"
+
+
+def queue_parent_missing(file: str, at: Span, queue: str, parent: str) -> Diagnostic:
+    """Volcano's capacity plugin logs the same and is not ready (updateAncestors' error)."""
+    return Diagnostic("K110", f"queue {queue!r} has parent {parent!r}, which is not a queue: with enableHierarchy "
+                      "the capacity plugin is not ready (it admits, allocates and reclaims nothing)", file, at,
+                      severity="warning", hint=_QUEUE_HIERARCHY_HINT)
+
+
+def queue_cycle(file: str, at: Span, queue: str, chain: str) -> Diagnostic:
+    """Volcano logs nothing: the cycle hangs off the tree under root (queue_tree's docstring)."""
+    return Diagnostic("K110", f"queue {queue!r} is its own ancestor (spec.parent links {chain}): with "
+                      "enableHierarchy these queues and those below them get no capacity, and a job in the "
+                      "cycle leaves the capacity plugin not ready", file, at, severity="warning",
+                      hint=_QUEUE_HIERARCHY_HINT)
 
 
 def hyper_node_two_parents(file: str, at: Span, child: str, first: str, second: str) -> Diagnostic:

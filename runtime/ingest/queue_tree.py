@@ -1,16 +1,20 @@
 """The queue hierarchy: queues linked by ``spec.parent`` into a tree under ``root``.
 
 Volcano's hierarchical capacity plugin (``plugins/capacity/capacity.go``,
-``updateAncestors``) links every queue to its parent (no parent means the
-``root`` queue) and refuses to schedule when a queue names a parent that does
-not exist or the links form a cycle: the plugin is "not ready".  Building the
-tree is graph plumbing, so it lives here as one small library function
-(``queue_tree`` in ``runtime/schema.yaml``); what the plugin does with the
-tree, the quota arithmetic, stays in ``policies/volcano/plugins/capacity.policy``.
+``buildHierarchicalQueueAttrs`` and ``updateAncestors``) links every queue to
+its parent (no parent means the ``root`` queue).  A queue naming a parent that
+does not exist (``root`` included) stops the plugin: it is "not ready".  A
+cycle does not: ``updateAncestors`` records a queue before it recurses into
+the parent, so its "cycle detected" check never fires, and the queues of a
+cycle become each other's children, off the tree under ``root`` (so never
+given a real capability).  Building the tree is graph plumbing, so it lives
+here as one small library function (``queue_tree`` in
+``runtime/schema.yaml``); what the plugin does with the tree, the quota
+arithmetic, stays in ``policies/volcano/plugins/capacity.policy``.
 
-A broken tree is also a configuration error the user should see: every
-problem names the queue at fault and can become a diagnostic at that queue's
-place in the cluster file (``fumarole run`` reports it and exits 2).
+A broken link is also something the user should see: every problem names the
+queue at fault and becomes a warning at that queue's place in the cluster
+file (``fumarole run`` prints it; the session runs as Volcano's would).
 """
 
 from __future__ import annotations
@@ -31,10 +35,13 @@ ROOT = "root"
 
 @dataclass(frozen=True)
 class HierarchyProblem:
-    """Why one queue cannot hang in the tree (a missing parent, or a cycle through it)."""
+    """A queue that cannot hang in the tree under ``root``: its parent is missing (``parent``
+    set), or it is the first, in the order given, of a cycle of parents (``cycle``: the chain
+    child -> parent back to it)."""
 
     queue: Queue
-    message: str
+    parent: str | None = None
+    cycle: tuple[str, ...] = ()
 
     def diagnostic(self, file: str, text: str | None = None) -> Diagnostic:
         """The problem at the queue's ``spec.parent`` (or wherever the queue is) in ``file``.
@@ -43,8 +50,10 @@ class HierarchyProblem:
         taken when ingestion found nothing to report) finds the queue's place in it again.
         """
         raw = self.queue.raw if text is None else _positioned_queue(text, self.queue.name, self.queue.raw)
-        line, col = walk_path(raw, iter(("spec", "parent")))
-        return kube_errors.queue_hierarchy(file, Span(line, col), self.message)
+        at = Span(*walk_path(raw, iter(("spec", "parent"))))
+        if self.parent is not None:
+            return kube_errors.queue_parent_missing(file, at, self.queue.name, self.parent)
+        return kube_errors.queue_cycle(file, at, self.queue.name, " -> ".join(self.cycle))
 
 
 def _positioned_queue(text: str, name: str, fallback: dict) -> dict:
@@ -64,17 +73,19 @@ def _positioned_queue(text: str, name: str, fallback: dict) -> dict:
 
 @dataclass(frozen=True)
 class QueueTree:
-    """Queues as a directed graph, parent -> child, rooted at ``root`` when the tree is sound."""
+    """Queues as a directed graph, parent -> child, rooted at ``root``, and each queue's
+    ancestors as Volcano's ``updateAncestors`` leaves them."""
 
     graph: nx.DiGraph
     queues: dict[str, Queue]
     problems: tuple[HierarchyProblem, ...] = ()
-    paths: dict[str, list[str]] = field(default_factory=dict, repr=False)  # root-first, by queue name
+    lineage: dict[str, list[str]] = field(default_factory=dict, repr=False)  # ancestors, by queue name
 
     @property
     def ok(self) -> bool:
-        """Every queue hangs under an existing ``root``: no missing parent, no cycle."""
-        return not self.problems and ROOT in self.queues
+        """``root`` exists and no queue names a missing parent (a cycle does not count:
+        ``updateAncestors`` never reports one)."""
+        return ROOT in self.queues and not any(p.parent is not None for p in self.problems)
 
     @property
     def root(self) -> Queue | None:
@@ -82,7 +93,8 @@ class QueueTree:
 
     @property
     def top_down(self) -> list[Queue]:
-        """Queues reachable from ``root``, every parent before its children (breadth first)."""
+        """Queues reachable from ``root``, every parent before its children (breadth first):
+        the queues ``checkHierarchicalQueue`` hands capabilities down to."""
         import networkx as nx
 
         if ROOT not in self.graph:
@@ -90,15 +102,16 @@ class QueueTree:
         return [self.queues[ROOT]] + [self.queues[child] for _, child in nx.bfs_edges(self.graph, ROOT)]
 
     def children(self, queue: Queue) -> list[Queue]:
-        """Children in the order the queues were given (deterministic, unlike a Go map)."""
+        """Children in the order the queues were given (deterministic, unlike a Go map); a queue
+        of a cycle has its child in the cycle (itself, when it is its own parent)."""
         if queue.name not in self.graph:
             return []
         return [self.queues[name] for name in self.graph.successors(queue.name)]
 
     def ancestors(self, queue: Queue) -> list[Queue]:
-        """``root`` first, down to the queue's parent; empty for ``root`` and for queues off the tree."""
-        path = self.paths.get(queue.name)
-        return [self.queues[name] for name in path[:-1]] if path else []
+        """``root`` first, down to the queue's parent; empty for ``root``.  Off the tree (in or
+        below a cycle) the list ``updateAncestors`` builds, which may hold the queue itself."""
+        return [self.queues[name] for name in self.lineage.get(queue.name, ())]
 
 
 def build_queue_tree(queues: Iterable[Queue]) -> QueueTree:
@@ -112,36 +125,53 @@ def build_queue_tree(queues: Iterable[Queue]) -> QueueTree:
     import networkx as nx  # on first use: most sessions never build a queue tree
 
     by_name = {queue.name: queue for queue in queues}
+    parents = {name: q.parent or ROOT for name, q in by_name.items() if name != ROOT}
     graph = nx.DiGraph()
     graph.add_nodes_from(by_name)
-    problems = []
-    for queue in by_name.values():
-        if queue.name == ROOT:
-            continue
-        parent = queue.parent or ROOT
-        if parent in by_name:
-            graph.add_edge(parent, queue.name)
-        else:
-            problems.append(HierarchyProblem(queue, f"queue {queue.name!r} has parent {parent!r}, "
-                                             "which is not a queue"))
-    problems.extend(_cycle_problems(graph, by_name))
-    order = list(by_name)
-    problems.sort(key=lambda p: order.index(p.queue.name))
-    paths = nx.single_source_shortest_path(graph, ROOT) if ROOT in by_name else {}
-    return QueueTree(graph, by_name, tuple(problems), paths)
+    graph.add_edges_from((parent, name) for name, parent in parents.items() if parent in by_name)
+    problems = {name: HierarchyProblem(by_name[name], parent=parent)
+                for name, parent in parents.items() if parent not in by_name}
+    for cycle in _cycles(parents):
+        problems[cycle[0]] = HierarchyProblem(by_name[cycle[0]], cycle=(*cycle, cycle[0]))
+    in_order = tuple(problems[name] for name in by_name if name in problems)
+    return QueueTree(graph, by_name, in_order, _lineage(by_name, parents))
 
 
-def _cycle_problems(graph: nx.DiGraph, by_name: dict[str, Queue]) -> list[HierarchyProblem]:
-    """One problem per cycle, named after its first queue in the order the queues were given."""
-    import networkx as nx
-
-    order = {name: i for i, name in enumerate(by_name)}
+def _cycles(parents: dict[str, str]) -> list[list[str]]:
+    """Each cycle of parent links, child -> parent, from its first queue in the order given."""
+    order = {name: i for i, name in enumerate(parents)}
+    seen: set[str] = set()
     out = []
-    for cycle in nx.simple_cycles(graph):
-        start = min(range(len(cycle)), key=lambda i: order[cycle[i]])
-        ring = cycle[start:] + cycle[:start]
-        # simple_cycles walks parent -> child; a user reads the chain child -> parent.
-        chain = " -> ".join([ring[0]] + list(reversed(ring[1:])) + [ring[0]])
-        out.append(HierarchyProblem(by_name[ring[0]], f"queue {ring[0]!r} is its own ancestor: "
-                                    f"spec.parent links {chain}"))
+    for start in parents:
+        walk: list[str] = []
+        name = start
+        while name in parents and name not in seen:
+            seen.add(name)
+            walk.append(name)
+            name = parents[name]
+        if name in walk:  # the walk came back to itself: the rest of it is a cycle
+            ring = walk[walk.index(name):]
+            first = min(range(len(ring)), key=lambda i: order[ring[i]])
+            out.append(ring[first:] + ring[:first])
     return out
+
+
+def _lineage(by_name: dict[str, Queue], parents: dict[str, str]) -> dict[str, list[str]]:
+    """Each queue's ancestors as ``updateAncestors`` builds them, visiting the queues in the order
+    given (Volcano's is a Go map's).  A queue is recorded (with no ancestors yet) before its
+    parent is visited, and a parent already recorded is not visited again, so in a cycle the
+    last queue reached takes the first one's ancestors as they are then: for x -> y -> x met at
+    x, y gets [x] and x gets [x, y].  Written as a loop over the chain the recursion would climb."""
+    lineage: dict[str, list[str]] = {}
+    for start in by_name:
+        if start in lineage:
+            continue
+        chain = [start]
+        lineage[start] = []
+        while chain[-1] in parents and parents[chain[-1]] in by_name and parents[chain[-1]] not in lineage:
+            chain.append(parents[chain[-1]])
+            lineage[chain[-1]] = []
+        for name in reversed(chain):  # the recursion unwinding: the topmost queue first
+            if name in parents and parents[name] in by_name:
+                lineage[name] = lineage[parents[name]] + [parents[name]]
+    return lineage

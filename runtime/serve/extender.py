@@ -75,7 +75,7 @@ class _Context:
     def __init__(self, revision: Revision, objects: list[dict], priorities: dict[str, int] | None = None,
                  timeout: float | None = None, source: str | None = None) -> None:
         """``source`` names the objects of an ``onSessionOpen`` (Volcano's whole session), whose
-        problems refuse the session as ``run`` would; None: a verb's own partial objects."""
+        problems are placed there as ``run`` places them; None: a verb's own partial objects."""
         self.revision = revision
         self.ssn = new_session(revision.bundle, cluster_from_objects(unique(objects), "extender"),
                                budget=StepBudget(timeout=timeout))

@@ -190,8 +190,7 @@ class Service:
         ``state`` is the process state the session reads and updates (a fresh
         one when None: smoke runs and shadows never touch the service's).
         Raises FumaroleError when a policy fails (R001: an error, a budget or the
-        session timeout ran out) or finds the cluster unusable (a queue hierarchy
-        with a cycle), as ``run`` would.
+        session timeout ran out), as ``run`` would.
         """
         session = new_session(loaded.bundle, cluster, now=clock, options=self.options(loaded),
                               process_state=state if state is not None else ProcessState(),

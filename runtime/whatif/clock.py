@@ -170,7 +170,7 @@ def _session(bundle: CompiledBundle, live: LiveCluster, trace: Trace, now: float
     clock records until when its comparisons hold."""
     session = new_session(bundle, live.cluster(), now=watch.now() if watch else trace.start + now, process_state=process,
                           budget=StepBudget(timeout=timeout))
-    return session, run_session(session, trace.file)  # a queue hierarchy with a cycle refuses it
+    return session, run_session(session, trace.file)
 
 
 def _why_evicted(explainer: Explainer, live: LiveCluster, trace: Trace, now: float, process: ProcessState,
