@@ -297,6 +297,12 @@ class ArgDecl(Node):
     # The rest of a key path into nested YAML mappings (`from "sra" / "weight"`): field names,
     # None for `*` (every entry of a mapping, as Go decodes a map of structs).
     path: tuple[Optional[str], ...] = ()
+    # `split ","`: the value is one text, cut at the separator as Go's strings.Split cuts it, each
+    # item without surrounding white space, empty items dropped (binpack.resources: "gpu, foo").
+    split: Optional[str] = None
+    # `strict`: Volcano reads the key with framework.Get (mapstructure), which stops the scheduler
+    # on a value it cannot decode; such a value is a configuration error, not a kept default.
+    strict: bool = False
 
 
 @node

@@ -33,9 +33,13 @@ def _literal_default(e: A.Expr) -> bool:
     return False
 
 
+def _string_list(t: A.TypeExpr) -> bool:
+    return t.name == "list" and len(t.args) == 1 and t.args[0].name == "string"
+
+
 def _plain_arg_type(t: A.TypeExpr) -> bool:
     """A type one YAML value converts to: a scalar argument type or list[string]."""
-    return (t.name in ARG_TYPES and not t.args) or (t.name == "list" and len(t.args) == 1 and t.args[0].name == "string")
+    return (t.name in ARG_TYPES and not t.args) or _string_list(t)
 
 
 def _plain_map_type(t: A.TypeExpr) -> bool:
@@ -118,6 +122,12 @@ class DeclarationChecks(BodyChecks):
                 self.report(declaration_errors.wildcard_argument_type(self.file, t.span, ARG_TYPES))
         elif not _plain_arg_type(t) and not _plain_map_type(t):
             self.report(declaration_errors.argument_type(self.file, t.span, ARG_TYPES, t.name))
+        if decl.split is not None and not _string_list(t):
+            self.report(declaration_errors.split_argument_type(self.file, t.span))
+        if decl.split == "":
+            self.report(declaration_errors.empty_separator(self.file, decl.span))
+        if decl.strict and not (_string_list(t) or (t.name == "string" and not t.args)):
+            self.report(declaration_errors.strict_argument_type(self.file, t.span))
         if t.optional:
             self.report(declaration_errors.optional_argument(self.file, t.span))
         if decl.default is not None:

@@ -155,6 +155,22 @@ def argument_type(file: str, at: Span, arg_types: Iterable[str], got: str) -> Di
                       f"map[string, T] of those, not {got}", file, at)
 
 
+def split_argument_type(file: str, at: Span) -> Diagnostic:
+    """`split` cuts one text into a list: only a list[string] holds what it gives."""
+    return Diagnostic("E140", "an argument read with `split` must have type list[string]", file, at)
+
+
+def empty_separator(file: str, at: Span) -> Diagnostic:
+    return Diagnostic("E140", "`split` needs a non-empty separator", file, at)
+
+
+def strict_argument_type(file: str, at: Span) -> Diagnostic:
+    """`strict` models framework.Get (mapstructure) only where its decoding is fumarole's: a text,
+    a list of texts.  For a number it truncates a float to an int, which no reader here does."""
+    return Diagnostic("E140", "a `strict` argument must have type string or list[string]", file, at,
+                      hint="framework.Get decodes other types in ways fumarole does not model")
+
+
 def optional_argument(file: str, at: Span) -> Diagnostic:
     return Diagnostic("E140", "arguments cannot be optional: give a default instead", file, at)
 

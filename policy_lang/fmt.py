@@ -261,10 +261,14 @@ def _decl(d: A.Decl, source_line: str) -> Doc:
     parts: list[Doc] = [f"arg {d.name}: {type_text(d.type)}"]
     if d.default is not None:
         parts += [" = ", expr(d.default, top=True)]
-    if d.key is not None and d.path:  # a key path, its strings as written
-        parts.append(f" from {_key_path(source_line)}")
-    elif d.key is not None:  # the key as written: its escapes are not kept in the tree
-        parts.append(f" from {d.family + ' ' if d.family else ''}{_last_string(source_line)}")
+    # The key and separator as written: their escapes are not kept in the tree.
+    key, separator = _key_and_separator(source_line)
+    if d.key is not None:
+        parts.append(f" from {d.family + ' ' if d.family else ''}{' / '.join(key)}")
+    if separator is not None:
+        parts.append(f" split {separator}")
+    if d.strict:
+        parts.append(" strict")
     return tuple(parts)
 
 
@@ -287,41 +291,37 @@ def _expression_body(header: Doc, body: A.Expr) -> Doc:
     return (header, " =", Nest((LINE, expr(body, top=True))))  # a Line outside any group always breaks
 
 
-def _key_path(text: str) -> str:
-    """An argument's key path as written after `from` (`"sra" / "weight"`), spaced canonically."""
-    parts, i, seen_from = [], 0, False
+def _key_and_separator(text: str) -> tuple[list[str], str | None]:
+    """An argument declaration's key path after `from` (its string literals as written, and `*`)
+    and its `split` separator as written (comments ignored).  Keywords are told from a default's
+    strings by reading words outside strings only, past `arg NAME`."""
+    key: list[str] = []
+    separator = None
+    i, words, part = 0, 0, ""
     while i < len(text) and text[i] != "#":
         if text[i] == '"':
             j = i + 1
             while j < len(text) and text[j] != '"':
                 j += 2 if text[j] == "\\" else 1
-            if seen_from:
-                parts.append(text[i:j + 1])
+            if part == "from":
+                key.append(text[i:j + 1])
+            elif part == "split":
+                separator = text[i:j + 1]
             i = j + 1
             continue
-        if text.startswith("from", i) and not seen_from and (i == 0 or not text[i - 1].isalnum()):
-            seen_from, i = True, i + 4
+        if text[i].isalpha() or text[i] == "_":
+            j = i
+            while j < len(text) and (text[j].isalnum() or text[j] == "_"):
+                j += 1
+            words += 1
+            if words > 2 and text[i:j] in ("from", "split"):
+                part = text[i:j]
+            i = j
             continue
-        if seen_from and text[i] == "*":
-            parts.append("*")
+        if part == "from" and text[i] == "*":
+            key.append("*")
         i += 1
-    return " / ".join(parts)
-
-
-def _last_string(text: str) -> str:
-    """The last string literal on a line of code (comments ignored)."""
-    last, i = '""', 0
-    while i < len(text):
-        if text[i] == "#":
-            break
-        if text[i] == '"':
-            j = i + 1
-            while j < len(text) and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            last, i = text[i:j + 1], j + 1
-            continue
-        i += 1
-    return last
+    return key, separator
 
 
 # -- the printer ---------------------------------------------------------------------------

@@ -168,9 +168,9 @@ class _Build(Transformer):
         return A.Use(str(items[0]), _span(meta))
 
     def arg_decl(self, meta, items):
-        name, typ, default, key = items
+        name, typ, default, key, split, strict = items
         key_text, family, path = (key if key else (None, "", ()))
-        return A.ArgDecl(str(name), typ, default, key_text, family, _span(meta), tuple(path))
+        return A.ArgDecl(str(name), typ, default, key_text, family, _span(meta), tuple(path), split, strict is not None)
 
     def arg_key(self, meta, items):
         return unescape(items[0]), "", items[1:]
@@ -180,6 +180,9 @@ class _Build(Transformer):
 
     def arg_containing(self, meta, items):
         return unescape(items[0]), "containing", ()
+
+    def arg_split(self, meta, items):
+        return unescape(items[0])
 
     def arg_field(self, meta, items):
         return unescape(items[0])

@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterable, Mapping
 from fumarole.policy_lang.diagnostics import Diagnostic, Span, did_you_mean
 from fumarole.policy_lang.durations import duration_seconds
 from fumarole.runtime.bundles.library import CompiledPolicy
+from fumarole.runtime.framework.go_semantics import trim_space
 from fumarole.runtime.ingest.go_parse import parse_go_bool
 from fumarole.runtime.ingest import config_errors
 from fumarole.runtime.ingest.yamlpos import key_position, position
@@ -37,7 +38,11 @@ def _go_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and GO_INT_MIN <= value <= GO_INT_MAX
 
 
-def convert_argument(value: Any, type_name: str) -> tuple[bool, Any]:
+def convert_argument(value: Any, type_name: str, split: str | None = None) -> tuple[bool, Any]:
+    """``value`` as a ``type_name`` argument: (True, the value) or (False, the value as given).  A
+    list argument read with ``split`` takes one text and cuts it (:func:`split_text`); any other
+    list argument takes a YAML list of texts only, as ``framework.Get[[]string]`` decodes one
+    (mapstructure turns no text into a list: extender.managedResources)."""
     if type_name == "int":
         return _go_int(value), value
     if type_name == "float":
@@ -52,12 +57,25 @@ def convert_argument(value: Any, type_name: str) -> tuple[bool, Any]:
         if isinstance(value, str) and duration_seconds(value) > 0 or value in ("0", "0s"):
             return True, duration_seconds(value)
         return False, value
+    if type_name == "list" and split is not None:
+        return isinstance(value, str), split_text(value, split) if isinstance(value, str) else value
     if type_name == "list":
-        if isinstance(value, str):
-            return True, [v.strip() for v in value.split(",") if v.strip()]
         ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
         return ok, list(value) if ok else value
     return False, value
+
+
+def split_text(text: str, separator: str) -> list[str]:
+    """A text argument cut into items as Volcano's plugins cut ``binpack.resources``,
+    ``hypernode.binpack.resources`` and resource-strategy-fit's ``sra``/``proportional``
+    ``resources``: ``strings.Split``, each item through ``strings.TrimSpace`` (Go's white space, not
+    Python's), empty items skipped; an item given twice stays twice (sra sums its weight twice)."""
+    return [item for item in (trim_space(part) for part in text.split(separator)) if item]
+
+
+def expected_type(type_name: str, split: str | None) -> str:
+    """The type a diagnostic names: a list read with ``split`` is given as one string."""
+    return f"string of items separated by {split!r}" if split is not None else type_name
 
 
 def resolve_arguments(policy: CompiledPolicy, raw: Mapping[str, Any], file: str,
@@ -93,17 +111,18 @@ def resolve_arguments(policy: CompiledPolicy, raw: Mapping[str, Any], file: str,
         if decl.path:
             if key in raw:
                 used.add(key)
-            resolved = _follow_path(raw, key, decl.path, type_expr, file, what, diags, bad)
+            resolved = _follow_path(raw, key, decl.path, type_expr, file, what, diags, bad, decl.split, decl.strict)
         elif key in raw:
             used.add(key)
-            resolved = _converted(raw, key, type_expr, file, what, diags, bad)
+            resolved = _converted(raw, key, type_expr, file, what, diags, bad, split=decl.split, strict=decl.strict)
         place = (key, decl.path)
         if resolved is not _ABSENT:
             out[name] = resolved
             read_at.add(place)
         elif decl.default is not None:
             out[name] = _literal_default(decl.default, type_expr.name)
-            bad = [config_errors.default_kept(d, out[name]) if d.severity == "error" else d for d in bad]
+            if not decl.strict:  # a strict argument's unreadable value stops Volcano: it stays an error
+                bad = [config_errors.default_kept(d, out[name]) if d.severity == "error" else d for d in bad]
         elif not any(d.severity == "error" for d in bad):  # nothing to keep: read as absent, it is missing
             diags.append(config_errors.missing_argument(file, Span(*where), what, key, type_expr.name))
         bad_at.setdefault(place, bad)
@@ -198,11 +217,19 @@ def _unmodelled_value(key: Unmodelled, raw: Mapping, raw_key: str, file: str, wh
 
 
 def _converted(container: Mapping | list, key: Any, type_expr: Any, file: str, what: str,
-               diags: list[Diagnostic], bad: list[Diagnostic], shown: str | None = None) -> Any:
+               diags: list[Diagnostic], bad: list[Diagnostic], shown: str | None = None,
+               split: str | None = None, strict: bool = False) -> Any:
     """``container[key]`` as an argument of the declared type, or ``_ABSENT`` with its diagnostic in
     ``bad`` when it is not one.  A ``map[string, T]`` argument reads a YAML mapping, each value a T;
-    an entry that is not a T is left out (a warning in ``diags``), as Volcano skips what it cannot read."""
+    an entry that is not a T is left out (a warning in ``diags``), as Volcano skips what it cannot read.
+    A ``strict`` argument is decoded as mapstructure decodes it: a null is Go's zero value (so is a
+    null item of a list), and a value it cannot decode is a ``strict_value`` error."""
     value = container[key]
+    if strict:
+        if value is None:
+            return copy.copy(_ZERO[type_expr.name])
+        if isinstance(value, list):
+            value = ["" if item is None else item for item in value]
     if type_expr.name == "map":
         if not isinstance(value, Mapping):
             bad.append(argument_error(container, key, value, "mapping", file, what, shown))
@@ -220,15 +247,17 @@ def _converted(container: Mapping | list, key: Any, type_expr: Any, file: str, w
             if entry is not _ABSENT:
                 entries[str(k)] = entry
         return entries
-    ok, converted = convert_argument(value, type_expr.name)
+    ok, converted = convert_argument(value, type_expr.name, split)
     if not ok:
-        bad.append(argument_error(container, key, value, str(type_expr.name), file, what, shown))
+        error = argument_error(container, key, value, expected_type(type_expr.name, split), file, what, shown)
+        bad.append(config_errors.strict_value(error) if strict else error)
         return _ABSENT
     return converted
 
 
 def _follow_path(raw: Mapping, key: str, path: tuple[str | None, ...], type_expr: Any, file: str, what: str,
-                 diags: list[Diagnostic], bad: list[Diagnostic]) -> Any:
+                 diags: list[Diagnostic], bad: list[Diagnostic], split: str | None = None,
+                 strict: bool = False) -> Any:
     """The value at a key path (``from "sra" / "weight"``, ``from "resources" / * / "type"``), as Go
     decodes a structure (mapstructure): a missing field, or a section that is not a mapping (a
     warning in ``bad``), gives ``_ABSENT`` and so the argument's default; under ``*`` every entry
@@ -253,7 +282,7 @@ def _follow_path(raw: Mapping, key: str, path: tuple[str | None, ...], type_expr
             return _ABSENT
         parent, last, node = node, step, node[step]
         shown = f"{shown}/{step}" if shown else str(step)
-    return _converted(parent, last, type_expr, file, what, diags, bad, shown)
+    return _converted(parent, last, type_expr, file, what, diags, bad, shown, split, strict)
 
 
 def _each_entry(entries: Mapping | list, rest: list[Any], type_expr: Any, file: str, what: str,

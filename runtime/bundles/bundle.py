@@ -23,7 +23,7 @@ from typing import Any, Mapping
 from fumarole.policy_lang.compiled import CompiledModule
 from fumarole.policy_lang.diagnostics import Diagnostic, FumaroleError, Span, did_you_mean
 from fumarole.runtime.bundles import bundle_errors
-from fumarole.runtime.bundles.arguments import argument_error, convert_argument, resolve_arguments
+from fumarole.runtime.bundles.arguments import argument_error, convert_argument, expected_type, resolve_arguments
 from fumarole.runtime.bundles.environment import STDLIB, hooks_document
 from fumarole.runtime.bundles.library import CompiledPolicy, Library, compile_sources, standard_library
 from fumarole.runtime.bundles.manifest import (
@@ -250,9 +250,9 @@ def override_arguments(bundle: Bundle, raw: Mapping[str, Any]) -> tuple[Bundle, 
             for key, value in raw.items():
                 if key in declared:
                     name, decl = declared[key]
-                    ok, converted = convert_argument(value, decl.type.name)
+                    ok, converted = convert_argument(value, decl.type.name, decl.split)
                     if not ok:
-                        raise FumaroleError([argument_error(raw, key, value, str(decl.type.name),
+                        raise FumaroleError([argument_error(raw, key, value, expected_type(decl.type.name, decl.split),
                                                             bundle.config.file, f"plugin '{entry.name}'")])
                     arguments[name] = converted
                     used.add(key)

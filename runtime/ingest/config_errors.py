@@ -110,6 +110,13 @@ def default_kept(diagnostic: Diagnostic, default: object) -> Diagnostic:
                    "is used", hint="Volcano's argument readers log a value they cannot read and keep the default")
 
 
+def strict_value(diagnostic: Diagnostic) -> Diagnostic:
+    """C012 kept an error for a ``strict`` argument: Volcano reads it with ``framework.Get``, whose
+    mapstructure decoding of such a value fails and stops the scheduler (``klog.Fatalf``), so there
+    is no Volcano decision to keep a default for."""
+    return replace(diagnostic, hint="Volcano stops the scheduler on it (framework.Get cannot decode it: klog.Fatalf)")
+
+
 def entry_left_out(diagnostic: Diagnostic) -> Diagnostic:
     """C012 as a warning for one entry of a map argument: the entry is read as absent and the map
     keeps its other entries (the hint says so: the section-level hint, about a section that is
