@@ -11,7 +11,9 @@ Volcano reads arguments leniently (``pkg/scheduler/framework/arguments.go``: ``G
 a key no plugin reads is never looked at; a section that is not a mapping or a list reads as
 absent), so an unknown key (C010) and a wrongly typed value (C012) are warnings here and the
 argument keeps its default -- a site's own configuration loads as Volcano would load it.  Only
-an argument with nothing to keep (no default) stays an error.
+an argument with nothing to keep (no default) stays an error, and one the policy declares
+``strict``: Volcano reads it with ``framework.Get``, and a value mapstructure cannot decode stops
+the scheduler (extender.managedResources given a text, sra's resources given a list).
 """
 
 from __future__ import annotations
@@ -228,7 +230,7 @@ def _converted(container: Mapping | list, key: Any, type_expr: Any, file: str, w
     if strict:
         if value is None:
             return copy.copy(_ZERO[type_expr.name])
-        if isinstance(value, list):
+        if isinstance(value, list) and split is None:
             value = ["" if item is None else item for item in value]
     if type_expr.name == "map":
         if not isinstance(value, Mapping):
