@@ -42,12 +42,19 @@ EVICTING = {"actions": "enqueue, allocate, backfill, preempt, reclaim", "tiers":
 HDRF = {"actions": "enqueue, allocate, backfill, reclaim",
         "tiers": [WITHOUT_TOPOLOGY["tiers"][0],
                   {"plugins": [{"name": "drf", "enableHierarchy": True}, {"name": "predicates"}, {"name": "nodeorder"}]}]}
+# Volcano's default configuration with the predicates' equivalence cache on.
+CACHED = {"actions": "enqueue, allocate, backfill",
+          "tiers": [{"plugins": [{"name": "priority"}, {"name": "gang"}, {"name": "conformance"}]},
+                    {"plugins": [{"name": "overcommit"}, {"name": "drf"},
+                                 {"name": "predicates", "arguments": {"predicate.CacheEnable": True}},
+                                 {"name": "proportion"}, {"name": "nodeorder"}]}]}
 RUNS = [("plain", "default"), ("affinity", "default"), ("spread", "default"),
         ("hypernodes", "without-topology"), ("hypernodes", "topology-aware"),
         ("racks", "without-topology"), ("racks", "topology-aware"),
         ("elastic", "without-topology"), ("elastic", "topology-aware"),
         ("subgroups", "without-topology"), ("subgroups", "topology-aware"),
-        ("overshare", "evicting"), ("priority", "evicting")]
+        ("overshare", "evicting"), ("priority", "evicting"),
+        ("plain", "cached"), ("affinity", "cached")]
 
 
 def _bundles() -> dict:
@@ -55,7 +62,8 @@ def _bundles() -> dict:
             "without-topology": build_bundle(config_from_document(WITHOUT_TOPOLOGY)),
             "topology-aware": build_bundle(config_from_document(TOPOLOGY_AWARE)),
             "evicting": build_bundle(config_from_document(EVICTING)),
-            "hdrf": build_bundle(config_from_document(HDRF))}
+            "hdrf": build_bundle(config_from_document(HDRF)),
+            "cached": build_bundle(config_from_document(CACHED))}
 
 
 def session_cpu(bundle, text: str, engine: str, repeat: int):
