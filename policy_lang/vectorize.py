@@ -82,6 +82,8 @@ _EFFECT_TYPES = frozenset({"Statement", "PriorityQueue", "PredicateHelper", "Ext
 _EFFECT_NAMES = frozenset({"statement", "predicate_helper", "priority_queue", "pod_view", "add", "remove",
                            "record_fit_error", "record_fit_errors", "set_condition", "dry_run_copy"})
 
+# Methods of lists and maps that change nothing (``append`` and ``remove`` do).
+_CONTAINER_READS = frozenset({"copy", "get", "keys", "values"})
 
 # Node attributes kept as columns (runtime/framework/node_columns.py): a row-local body may read them.
 ROW_NODE_ATTRIBUTES = frozenset({"allocatable", "capacity", "idle", "used", "releasing", "pipelined",
@@ -197,10 +199,20 @@ class Vectorizer:
                 if exc.effect:  # the session's dispatcher then runs this hook node by node only
                     out.append(per_node_only)
                 continue
-            registered = _register(fn, batch, guard=self._hook_guard(hook, c, body))
-            if switches:  # node by node only in a session where a switch holds (its arguments say so)
-                tests = self._with_module(c, lambda: [self.base.ex(s) for s in switches])
-                test = P.BoolOp(op=P.Or(), values=tests) if len(tests) > 1 else tests[0]
+            session = [s for s in switches if self._with_module(c, lambda s=s: self._session_constant(s))]
+            per_call = [s for s in switches if s not in session]
+            guard = self._hook_guard(hook, c, body)
+            if per_call:  # node by node for a call where one holds: neither the form nor a row memo
+                params = [self.base.names_of(c).declared(span) for _, span in hook.decl.params]
+                holds = self._with_module(c, lambda: _lambda(params, _any([self.base.ex(s) for s in per_call])))
+                batch_run: str | P.expr = _call("_V.per_node_when", _name(batch), holds)
+                if isinstance(guard, P.Lambda):
+                    guard = _lambda(params, _any([holds.body, guard.body]))
+            else:
+                batch_run = batch
+            registered = _register(fn, batch_run, guard=guard)
+            if session:  # node by node only in a session where a switch holds (its arguments say so)
+                test = self._with_module(c, lambda: _any([self.base.ex(s) for s in session]))
                 registered = P.If(test=test, body=[per_node_only], orelse=[registered])
             out.append(registered)
         for m in self.modules:
@@ -252,13 +264,17 @@ class Vectorizer:
     def _hook_switched(self, hook, m: CheckedModule) -> tuple[str, tuple, list]:
         """The hook's batch form, the body it stands for and the conditions of the blocks left out.
 
-        A top-level ``if`` (no ``elif``/``else``) whose condition reads only the plugin's arguments
-        and constants (:meth:`_session_constant`) is a *switch*: its condition holds or not for
-        the whole session.  When such a block has no batch form (it changes state: predicates'
-        ``if cache:``), the form is made of the body without it, which is the hook itself in any
-        session where the condition is false (the block does nothing there); in a session where it
-        holds, the builder marks the hook node-by-node only instead of registering the form.  So a
-        session switching the block on pays for it, and every other session keeps the form."""
+        A top-level ``if`` (no ``elif``/``else``) whose condition reads no node and has no effect
+        is a *switch*: its condition holds or not for a whole call over a batch, and when it reads
+        only the plugin's arguments and constants (:meth:`_session_constant`), for the whole
+        session.  When such a block has no batch form (it changes state: predicates' ``if cache
+        and template_of(task) != ""``), the form is made of the body without it, which is the
+        hook itself wherever the condition is false (the block does nothing there).  Where it
+        holds, the hook runs node by node: a session switch makes the builder mark the hook
+        node-by-node only instead of registering the form; any other switch is tested when the
+        form is called (``vector_lib.per_node_when``), and joins the hook's guard so no row memo
+        answers for a call it holds for.  So only the sessions and calls switching the block on
+        pay for it."""
         body = hook.decl.body
         switches: list[A.If] = []
         while True:
@@ -267,16 +283,31 @@ class Vectorizer:
             except NotVectorisable as exc:
                 block = None
                 if isinstance(body, tuple) and exc.span is not None:  # (an expression body has no block)
-                    block = next((s for s in body if isinstance(s, A.If) and self._is_switch(s, m)
+                    block = next((s for s in body if isinstance(s, A.If) and self._is_switch(s, hook, m)
                                   and any(n.span == exc.span for n in preorder(s))), None)
                 if block is None:
                     raise
                 switches.append(block)
                 body = tuple(s for s in body if s is not block)
 
-    def _is_switch(self, s: A.If, m: CheckedModule) -> bool:
-        return len(s.branches) == 1 and not s.orelse and self._with_module(
-            m, lambda: self._session_constant(s.branches[0][0]))
+    def _is_switch(self, s: A.If, hook, m: CheckedModule) -> bool:
+        """A top-level block whose condition holds or not for a whole call (see _hook_switched)."""
+        if len(s.branches) != 1 or s.orelse:
+            return False
+        cond = s.branches[0][0]
+        plain = {self.base.names_of(m).declared(span) for (_, span), t in zip(hook.decl.params, hook.sig.params)
+                 if t.name != "Node" and t.name != "list"}
+        return self._with_module(m, lambda: self._session_constant(cond) or (
+            self._reads_no_local_but(cond, plain) and self._effect_free(cond)))
+
+    def _reads_no_local_but(self, e, params: set[str]) -> bool:
+        """Whether the only locals ``e`` reads are among ``params`` (the hook's plain parameters, as
+        Python names): no node, and nothing the body computes before it."""
+        for node in preorder(e):
+            ref = self.base.info.refs.get(node.nid) if isinstance(node, A.Name) else None
+            if ref is not None and ref.kind == "local" and self.base.name_of(ref) not in params:
+                return False
+        return True
 
     def _session_constant(self, e) -> bool:
         """Whether ``e`` reads nothing but the plugin's arguments and constants (and literals, with
@@ -1052,10 +1083,7 @@ class Vectorizer:
                 if not self._node_free(cond, params[1]) or not self._effect_free(cond):
                     return None
                 guards.append(self.base.ex(cond))
-            test = (P.BoolOp(op=P.Or(), values=guards) if len(guards) > 1 else guards[0]) if guards \
-                else _const(False)
-            return P.Lambda(args=P.arguments(posonlyargs=[], args=[P.arg(arg=p) for p in params], kwonlyargs=[],
-                                             kw_defaults=[], defaults=[]), body=test)
+            return _lambda(params, _any(guards) if guards else _const(False))
         return self._with_module(m, shape)
 
     def _check_row_local_test(self, m: CheckedModule, decl: A.FuncDef) -> P.expr | None:
@@ -1078,9 +1106,7 @@ class Vectorizer:
             return None
         dispatchers = P.Tuple(elts=[P.Attribute(value=_name("_H"), attr=h, ctx=P.Load()) for h in hooks],
                               ctx=P.Load())
-        return P.Lambda(args=P.arguments(posonlyargs=[], args=[P.arg(arg=p) for p in params], kwonlyargs=[],
-                                         kw_defaults=[], defaults=[]),
-                        body=_call("_rt.batch_forms.hooks_row_local", dispatchers, _name(params[0])))
+        return _lambda(params, _call("_rt.batch_forms.hooks_row_local", dispatchers, _name(params[0])))
 
     def _rl_hook(self, e: A.Call, info) -> bool:
         """A failure hook asked about the node check's own (task, node), while analysing one."""
@@ -1109,7 +1135,8 @@ class Vectorizer:
             if not isinstance(node, A.Call):
                 continue
             call = info.calls.get(node.nid)
-            if call is None or call.name in _EFFECT_NAMES or call.kind in ("dispatch", "container") or (
+            if call is None or call.name in _EFFECT_NAMES or call.kind == "dispatch" or (
+                    call.kind == "container" and call.name not in _CONTAINER_READS) or (
                     call.kind == "method" and self.base.t(A.receiver(node)).name in _EFFECT_TYPES):
                 return False
             if call.kind == "def" and call.name not in seen:
@@ -1318,13 +1345,23 @@ class Vectorizer:
         return _call("_V.per_lane", lam, _name(fn.dom), self._mask_arg(), _const(kind), *values), kind
 
 
-def _register(per_node: str, batch: str, guard: P.expr | None = None, row_local: P.expr | None = None) -> P.stmt:
+def _register(per_node: str, batch: str | P.expr, guard: P.expr | None = None,
+              row_local: P.expr | None = None) -> P.stmt:
     """``_rt.batch_forms.add(per_node, _BatchForm(batch, guard=..., row_local=...))``: the batch
     form handed to the session's registry (runtime/framework/batch_forms.py) with what it declares."""
     keywords = [P.keyword(arg=name, value=value) for name, value in (("guard", guard), ("row_local", row_local))
                 if value is not None]
-    form = _call("_BatchForm", _name(batch), keywords=keywords)
+    form = _call("_BatchForm", _name(batch) if isinstance(batch, str) else batch, keywords=keywords)
     return P.Expr(value=_call("_rt.batch_forms.add", _name(per_node), form))
+
+
+def _lambda(params: list[str], body: P.expr) -> P.Lambda:
+    return P.Lambda(args=P.arguments(posonlyargs=[], args=[P.arg(arg=p) for p in params], kwonlyargs=[],
+                                     kw_defaults=[], defaults=[]), body=body)
+
+
+def _any(tests: list[P.expr]) -> P.expr:
+    return P.BoolOp(op=P.Or(), values=tests) if len(tests) > 1 else tests[0]
 
 
 def _is_node_check(decl: A.FuncDef) -> bool:

@@ -28,6 +28,14 @@ CONFIGS = {
                                # GPUs scored too: binpack reads a resource named by a variable
                                {"name": "binpack", "arguments": {"binpack.resources": "nvidia.com/gpu",
                                                                  "binpack.resources.nvidia.com/gpu": 2}}]}]},
+    # Volcano's predicates equivalence cache on, with every eviction action (preempt's nominated-node
+    # check asks nodes before a task's pre-predicate).
+    "cached-preempt": {
+        "actions": "enqueue, allocate, backfill, preempt, reclaim",
+        "tiers": [{"plugins": _TIER1},
+                  {"plugins": [{"name": "overcommit"}, {"name": "drf"},
+                               {"name": "predicates", "arguments": {"predicate.CacheEnable": True}},
+                               {"name": "proportion"}, {"name": "nodeorder"}]}]},
     "capacity": {
         "actions": "enqueue, allocate, backfill, reclaim",
         "tiers": [{"plugins": _TIER1},
@@ -157,13 +165,17 @@ def _placement_constraints(draw, jobs: int) -> dict:
 
 
 @st.composite
-def clusters(draw, max_nodes: int = 12, job_sizes: tuple[int, int] = (1, 4), placement: bool = False) -> list[dict]:
+def clusters(draw, max_nodes: int = 12, job_sizes: tuple[int, int] = (1, 4), placement: bool = False,
+             templates: bool = False) -> list[dict]:
     """Kubernetes objects: nodes (labels, taints, cordons, GPUs), queues (some hierarchical),
     PodGroups with gangs and priorities, pods pending / running / releasing with selectors,
     tolerations, host ports and pod (anti-)affinity.  ``job_sizes``: the fewest and most pods
     a job has (many pods of one spec on few nodes change a node's row between a job's tasks).
     ``placement``: jobs also carry inter-pod affinity and topology spread constraints of every
-    kind (per job, sometimes per pod), some pods a ``tier`` label, some nodes no zone or rack."""
+    kind (per job, sometimes per pod), some pods a ``tier`` label, some nodes no zone or rack.
+    ``templates``: the pods of a job mostly share a ``volcano.sh/template-uid`` annotation (what
+    predicates' equivalence cache keeps verdicts by), though their tolerations and selectors may
+    differ; some pods carry another job's template or none."""
     n_nodes = draw(st.integers(1, max_nodes))
     objects: list[dict] = []
     for i in range(n_nodes):
@@ -236,6 +248,10 @@ def clusters(draw, max_nodes: int = 12, job_sizes: tuple[int, int] = (1, 4), pla
                     labels["tier"] = draw(st.sampled_from(["web", "db"]))
             pod = gang_pod(f"j{j}-{p}", namespace, f"u-j{j}-{p}", f"j{j}", pod_spec, labels,
                            created=f"2026-01-01T00:01:{p:02d}Z")
+            if templates:
+                template = draw(st.sampled_from([f"t{j}"] * 4 + [f"t{(j + 1) % n_jobs}", ""]))
+                if template:
+                    pod["metadata"]["annotations"]["volcano.sh/template-uid"] = template
             placed = state == "running" or (state == "mixed" and p % 2 == 0)
             if placed:
                 run_on(pod, f"n{draw(st.integers(0, n_nodes - 1)):03d}", started="2026-01-01T00:02:00Z")

@@ -55,6 +55,16 @@ def test_clusters_with_inter_pod_affinity_and_spread_get_the_same_decisions(conf
     assert decisions(objects, config, "fast") == decisions(objects, config, "reference")
 
 
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(objects=clusters(job_sizes=(1, 6), templates=True))
+def test_clusters_with_shared_pod_templates_get_the_same_decisions_with_the_equivalence_cache(objects: list[dict]):
+    """predicate.CacheEnable keeps the stable filters' verdict per node and pod template, made by the
+    first pod of the template asked about the node (tainted, cordoned and labelled nodes; pods of
+    one template with differing tolerations and selectors): the fast engine asks a task with a
+    template node by node and must keep the same first askers; one without, over batches."""
+    assert decisions(objects, "cached-preempt", "fast") == decisions(objects, "cached-preempt", "reference")
+
+
 @pytest.mark.parametrize("config", ["reclaim-preempt-binpack", "capacity", "capacity-preempt"])
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(objects=eviction_heavy_clusters())

@@ -324,6 +324,17 @@ def dict_lanes(mapping: dict | NodeMap, dom: NodeBatch, default) -> np.ndarray:
     return np.array([mapping.get(n, default) for n in dom.nodes], dtype=float)
 
 
+def per_node_when(run: Callable, holds: Callable) -> Callable:
+    """A hook's batch form that stands for the hook only in a call where ``holds`` (its switches,
+    vectorize's ``_hook_switched``) is false: where it holds, PerNodeOnly, before anything ran,
+    sends the caller back to the per-node code, which runs the switched block node by node."""
+    def form(*args):
+        if holds(*args):
+            raise PerNodeOnly("a switch of the hook holds for this call")
+        return run(*args)
+    return form
+
+
 def dispatch(forms: BatchForms, dispatcher, positions: tuple[int, ...], args: tuple):
     """A hook dispatcher over a batch: its batch form, else plugin by plugin per node.  A hook with
     effects (an extender call) must be asked exactly as the per-node code asks it: PerNodeOnly,
