@@ -27,6 +27,11 @@ for a size, shape and seed):
 
 10 pods per node on 32-CPU nodes, 40 % of the jobs already running.
 
+A shape name with the suffix ``-templated`` (``plain-templated``, ``affinity-templated``) is that
+shape with the pods of each job, all of one task, sharing a ``volcano.sh/template-uid``
+annotation, as Volcano's job controller gives the pods of a task: what predicates' equivalence
+cache (``predicate.CacheEnable``) keeps its verdicts by.
+
 Two eviction-heavy shapes (`eviction_objects`) give preempt and reclaim work:
 the running jobs fill the cluster's CPUs and keep half of their pods beyond
 their gang's minimum (so the gang plugin lets them go), pending jobs as many:
@@ -45,6 +50,8 @@ import random
 from benchmarks.objects import container, gang_pod, queue_object, run_on
 
 SHAPES = ("plain", "affinity", "spread", "hypernodes", "racks", "elastic", "subgroups", "overshare", "priority")
+TEMPLATED = "-templated"
+TEMPLATE_UID = "volcano.sh/template-uid"
 TOPOLOGY_SHAPES = ("hypernodes", "racks", "elastic", "subgroups")
 EVICTION_SHAPES = ("overshare", "priority")
 ZONES = 3
@@ -136,6 +143,8 @@ def _hypernode(name: str, tier: int, members: list[dict]) -> dict:
 
 def cluster_objects(nodes: int, shape: str = "affinity", seed: int = 11) -> list[dict]:
     """A cluster of ``nodes`` nodes with 10 pods per node in jobs of 10, 4 queues."""
+    if shape.endswith(TEMPLATED):
+        return _templated(cluster_objects(nodes, shape.removesuffix(TEMPLATED), seed))
     if shape in EVICTION_SHAPES:
         return eviction_objects(nodes, shape, seed)
     rng = random.Random(seed)
@@ -168,6 +177,15 @@ def cluster_objects(nodes: int, shape: str = "affinity", seed: int = 11) -> list
                 run_on(pod, f"node-{(placed * 7) % nodes:04d}")
                 placed += 1
             objects.append(pod)
+    return objects
+
+
+def _templated(objects: list[dict]) -> list[dict]:
+    """``objects`` with each pod annotated with its job's template (one task per job)."""
+    for o in objects:
+        if o["kind"] == "Pod":
+            annotations = o["metadata"]["annotations"]
+            annotations[TEMPLATE_UID] = f"{o['metadata']['namespace']}-{annotations['scheduling.k8s.io/group-name']}"
     return objects
 
 

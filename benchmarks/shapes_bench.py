@@ -4,7 +4,8 @@ For each node count and shape of `benchmarks/shapes.py` (plain, affinity,
 spread; hypernodes, racks, elastic and subgroups with `network-topology-aware` on and off; the eviction-heavy
 overshare and priority shapes with `enqueue, allocate, backfill, preempt,
 reclaim`; `priority/hdrf`: the priority shape's queues in a tree, reclaim decided by drf's
-hierarchical shares): the CPU seconds of one in-process session under the fast engine
+hierarchical shares; the plain and affinity shapes, and their ``-templated`` forms whose pods share
+a template per job, also with predicates' equivalence cache on, ``cached``): the CPU seconds of one in-process session under the fast engine
 (open, the actions and close; loading is not included), split per action, with
 the evictions each eviction action made, and, unless --no-reference, under the
 reference engine, with the speedup and whether both made the same binds and
@@ -54,7 +55,9 @@ RUNS = [("plain", "default"), ("affinity", "default"), ("spread", "default"),
         ("elastic", "without-topology"), ("elastic", "topology-aware"),
         ("subgroups", "without-topology"), ("subgroups", "topology-aware"),
         ("overshare", "evicting"), ("priority", "evicting"),
-        ("plain", "cached"), ("affinity", "cached")]
+        ("plain", "cached"), ("affinity", "cached"),
+        ("plain-templated", "default"), ("plain-templated", "cached"),
+        ("affinity-templated", "default"), ("affinity-templated", "cached")]
 
 
 def _bundles() -> dict:

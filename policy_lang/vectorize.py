@@ -438,6 +438,17 @@ class Vectorizer:
     def _st_Pass(self, s) -> list[P.stmt]:
         return [P.Pass()]
 
+    def _st_ExprStmt(self, s: A.ExprStmt) -> list[P.stmt]:
+        """A call made for its effect, under a condition on the nodes: the lanes that reach it
+        would each run it, so the form runs it for none and hands the call to the per-node code
+        (``_V.no_lane_reaches``, PerNodeOnly before anything changed) when some lane reaches it.
+        Where no lane does (predicates' equivalence cache holding a verdict for every node), the
+        form answers.  Reached by every lane, it has no batch form (node by node only)."""
+        mask = self._effective_mask() if self.current.mask is not None and self.current.node_rule else None
+        if mask is None:
+            raise NotVectorisable("a exprstmt statement runs for its effect", s.span, True)
+        return [P.Expr(value=_call("_V.no_lane_reaches", mask))]
+
     def _st_When(self, s: A.When) -> list[P.stmt]:
         return self._if([(s.cond, (s.stmt,))], (), s)
 
@@ -1275,8 +1286,9 @@ class Vectorizer:
         values = [(_name(self.current.batch) if k == NODE else n) for n, k in args]
         dispatcher = P.Attribute(value=_name("_H"), attr=info.name or _callee(e), ctx=P.Load())
         forms = P.Attribute(value=_name("_rt"), attr="batch_forms", ctx=P.Load())
-        result = _call("_V.dispatch", forms, dispatcher, positions, P.Tuple(elts=values, ctx=P.Load()))
         t = self.base.t(e)
+        lanes = [self._mask_arg()] if kinds.count(NODE) == 1 and BATCH not in kinds and t.name == "FitError" else []
+        result = _call("_V.dispatch", forms, dispatcher, positions, P.Tuple(elts=values, ctx=P.Load()), *lanes)
         if NODE in kinds:
             return result, FAILS if t.name == "FitError" else VECTOR
         if BATCH in kinds:

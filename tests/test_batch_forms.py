@@ -364,6 +364,74 @@ def test_a_block_with_an_effect_under_an_argument_costs_the_batch_form_only_wher
         assert (form is None, runtime.batch_forms.is_per_node_only(hooks["predicate"])) == (remember, remember)
 
 
+def test_a_block_with_an_effect_under_a_condition_on_the_task_hands_only_those_calls_to_the_per_node_code():
+    """A top-level `if` reading the task but no node, whose block changes state, is tested when the
+    form is called: where it holds the form raises PerNodeOnly before anything ran (and the guard
+    holds, so no row memo answers), elsewhere it answers without the block."""
+    from types import SimpleNamespace
+
+    import pytest
+
+    from fumarole.runtime.framework.batch_forms import BatchForms, PerNodeOnly
+    from fumarole.runtime.framework.namespace import namespace
+
+    source = _SWITCHED.replace("    if remember:", '    if remember and task.name == "noted":')
+    compiled = compile_checked(checked(source))
+    assert compiled.batch_fallbacks == []
+    scope = namespace()
+    exec(compiled.code, scope)
+    runtime = SimpleNamespace(batch_forms=BatchForms(checked=True))
+    hooks = scope["__build__"](runtime, SimpleNamespace(), {"remember": True})
+    form = runtime.batch_forms.of(hooks["predicate"])
+    batch = _columns(2).all_batch()
+    noted, other = SimpleNamespace(name="noted"), SimpleNamespace(name="other")
+    with pytest.raises(PerNodeOnly):
+        form.run(noted, batch)
+    assert form.run(other, batch).tolist() == [False, False]
+    assert (form.guard(noted, None), form.guard(other, None)) == (True, False)
+
+
+_NOTING_SOME = """plugin noting_some
+arg threshold: float = 5000.0
+state asked: map[string, int]
+
+def note(node: Node) -> void:
+    asked[node.name] = 1
+
+on predicate(task, node):
+    fail "full" when node.idle.cpu < 1.0
+    note(node) when node.idle.cpu > threshold
+"""
+
+
+def test_a_call_made_for_its_effect_under_a_condition_on_the_node_hands_over_only_calls_reaching_it():
+    """An effect some lanes may skip keeps the batch form: it answers where no lane reaches the call,
+    and raises PerNodeOnly, before anything changed, where some lane does."""
+    from types import SimpleNamespace
+
+    import pytest
+
+    from fumarole.policy_lang.compiled import STATE_VIEW
+    from fumarole.runtime.framework.batch_forms import BatchForms, PerNodeOnly
+    from fumarole.runtime.framework.namespace import namespace
+
+    compiled = compile_checked(checked(_NOTING_SOME))
+    assert compiled.batch_fallbacks == []
+    batch = _columns(2).all_batch()  # 1,000 idle CPUs each
+    for threshold, reached in ((5000.0, False), (500.0, True)):
+        scope = namespace()
+        exec(compiled.code, scope)
+        runtime = SimpleNamespace(batch_forms=BatchForms(checked=True))
+        hooks = scope["__build__"](runtime, SimpleNamespace(), {"threshold": threshold})
+        form = runtime.batch_forms.of(hooks["predicate"])
+        if reached:
+            with pytest.raises(PerNodeOnly):
+                form.run(SimpleNamespace(), batch)
+        else:
+            assert form.run(SimpleNamespace(), batch).tolist() == [False, False]
+        assert hooks[STATE_VIEW]()["asked"] == {}  # nothing changed either way
+
+
 _NOTING = """plugin noting
 state asked: map[string, int]
 

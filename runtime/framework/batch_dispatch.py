@@ -30,9 +30,11 @@ def _with_node(args: tuple, at: int, node: Any) -> tuple:
 
 
 def first_failure(fns: list[Callable], forms: BatchForms) -> BatchForm:
-    """Lanes where some plugin fails (plugins are side-effect free, so every one may be asked).
-    A plugin hook with a guard (vectorize: row-local while the guard is false) answers from a
-    row memo per pod spec while its guard is false for the task."""
+    """Lanes where some plugin fails.  As node by node, a plugin is asked only about the lanes
+    every earlier one let through: a form that stops at an effect some lanes reach
+    (``vector_lib.no_lane_reaches``) must meet exactly the nodes the per-node code would ask it
+    about.  A plugin hook with a guard (vectorize: row-local while the guard is false) answers
+    from a row memo per pod spec while its guard is false for the task."""
     plugins = [(fn, forms.of(fn)) for fn in fns]
     checked = forms.checked
 
@@ -40,17 +42,23 @@ def first_failure(fns: list[Callable], forms: BatchForms) -> BatchForm:
         at, dom = _lanes(args)
         out = np.zeros(len(dom), dtype=bool)
         for fn, form in plugins:
+            asked = np.flatnonzero(~out)
+            if not len(asked):
+                break
             if form is None:
-                for lane in np.flatnonzero(~out).tolist():
+                for lane in asked.tolist():
                     out[lane] = fn(*_with_node(args, at, dom.node(lane))) is not None
                 continue
+            lanes = dom if len(asked) == len(dom) else dom.subset(asked)
+            lane_args = _with_node(args, at, lanes)
             if form.guard is not None and not form.guard(*_with_node(args, at, None)):
-                part = row_memo(dom, form.run, lambda *a, fn=fn: fn(*a) is not None, at, args, True)
+                part = row_memo(lanes, form.run, lambda *a, fn=fn: fn(*a) is not None, at, lane_args, True)
             else:
-                part = np.asarray(form.run(*args), dtype=bool)
+                part = np.asarray(form.run(*lane_args), dtype=bool)
             if checked:
-                _check_lanes(fn, args, at, dom, part, lambda value: value is not None)
-            out |= part
+                _check_lanes(fn, lane_args, at, lanes, np.broadcast_to(part, (len(lanes),)),
+                             lambda value: value is not None)
+            out[asked] = part
         return out
 
     def row_local(*args: Any) -> bool:

@@ -324,6 +324,13 @@ def dict_lanes(mapping: dict | NodeMap, dom: NodeBatch, default) -> np.ndarray:
     return np.array([mapping.get(n, default) for n in dom.nodes], dtype=float)
 
 
+def no_lane_reaches(lanes: np.ndarray) -> None:
+    """A call made for its effect, which the lanes of ``lanes`` reach: the batch form stops before
+    anything changed, and its caller asks the per-node code, which makes the call node by node."""
+    if np.any(lanes):
+        raise PerNodeOnly("a lane reaches a call made for its effect")
+
+
 def per_node_when(run: Callable, holds: Callable) -> Callable:
     """A hook's batch form that stands for the hook only in a call where ``holds`` (its switches,
     vectorize's ``_hook_switched``) is false: where it holds, PerNodeOnly, before anything ran,
@@ -335,13 +342,25 @@ def per_node_when(run: Callable, holds: Callable) -> Callable:
     return form
 
 
-def dispatch(forms: BatchForms, dispatcher, positions: tuple[int, ...], args: tuple):
+def dispatch(forms: BatchForms, dispatcher, positions: tuple[int, ...], args: tuple, lanes=None):
     """A hook dispatcher over a batch: its batch form, else plugin by plugin per node.  A hook with
     effects (an extender call) must be asked exactly as the per-node code asks it: PerNodeOnly,
-    before anything ran, sends the caller back to its per-node code."""
+    before anything ran, sends the caller back to its per-node code.  ``lanes``: a failure hook
+    asked about one node under a condition on it is asked about the lanes reaching the call only
+    (the others answer no failure; the caller reads none of them), as the per-node code asks."""
     if forms.is_per_node_only(dispatcher):
         raise PerNodeOnly("a plugin's hook has effects")
     form = forms.of(dispatcher)
+    if form is not None and lanes is not None:
+        at = positions[0]
+        dom = args[at]
+        asked = np.flatnonzero(np.broadcast_to(np.asarray(lanes, dtype=bool), (len(dom),)))
+        if len(asked) < len(dom):
+            out = np.zeros(len(dom), dtype=bool)
+            if len(asked):
+                sub = dom.subset(asked)
+                out[asked] = np.asarray(form.run(*(args[:at] + (sub,) + args[at + 1:])), dtype=bool)
+            return out
     if form is not None:
         return form.run(*args)
     dom = args[positions[0]]
