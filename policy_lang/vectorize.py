@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import ast as P
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Callable
 
 from . import ast as A
@@ -199,7 +200,7 @@ class Vectorizer:
                 if exc.effect:  # the session's dispatcher then runs this hook node by node only
                     out.append(per_node_only)
                 continue
-            session = [s for s in switches if self._with_module(c, lambda s=s: self._session_constant(s))]
+            session = [s for s in switches if self._with_module(c, partial(self._session_constant, s))]
             per_call = [s for s in switches if s not in session]
             guard = self._hook_guard(hook, c, body)
             if per_call:  # node by node for a call where one holds: neither the form nor a row memo
