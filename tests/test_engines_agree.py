@@ -60,18 +60,22 @@ def test_clusters_with_inter_pod_affinity_and_spread_get_the_same_decisions(conf
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(objects=clusters(job_sizes=(1, 6), templates=True))
-def test_clusters_with_shared_pod_templates_get_the_same_decisions_with_the_equivalence_cache(objects: list[dict]):
+@given(objects=clusters(job_sizes=(1, 6), templates=True), minimum=st.sampled_from([1, 3, 100]))
+def test_clusters_with_shared_pod_templates_get_the_same_decisions_with_the_equivalence_cache(
+        objects: list[dict], minimum: int):
     """predicate.CacheEnable keeps the stable filters' verdict per node and pod template, made by the
     first pod of the template asked about the node (tainted, cordoned and labelled nodes; pods of
     one template with differing tolerations and selectors): the fast engine asks a task over
     batches only while it keeps a verdict for every node asked, and must keep the same first
     askers.  Also without checking each batch answer against the per-node one, since those
-    per-node answers keep verdicts of their own."""
-    expected = decisions(objects, "cached-preempt", "reference")
-    assert decisions(objects, "cached-preempt", "fast") == expected
+    per-node answers keep verdicts of their own; and with --minimum-feasible-nodes below the
+    node count, so that a scan stops before the last node and the form is asked again about
+    the nodes the scan surely visits."""
+    options = SchedulerOptions(minimum_feasible_nodes=minimum)
+    expected = decisions(objects, "cached-preempt", "reference", options)
+    assert decisions(objects, "cached-preempt", "fast", options) == expected
     with mock.patch.dict(os.environ, {CHECK_ENGINES_VARIABLE: "0"}):
-        assert decisions(objects, "cached-preempt", "fast") == expected
+        assert decisions(objects, "cached-preempt", "fast", options) == expected
 
 
 @pytest.mark.parametrize("config", ["reclaim-preempt-binpack", "capacity", "capacity-preempt"])
