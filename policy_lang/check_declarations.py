@@ -42,6 +42,15 @@ def _plain_arg_type(t: A.TypeExpr) -> bool:
     return (t.name in ARG_TYPES and not t.args) or _string_list(t)
 
 
+def _strict_type(t: A.TypeExpr) -> bool:
+    """A type `strict` decodes as mapstructure does: int, float, bool, string, list[string], or a
+    map[string, T] of the scalars (not a duration: framework.Get gives no argument one)."""
+    scalar = {"int", "float", "bool", "string"}
+    if t.name == "map" and len(t.args) == 2:
+        return t.args[0].name == "string" and t.args[1].name in scalar and not t.args[1].args
+    return (t.name in scalar and not t.args) or _string_list(t)
+
+
 def _plain_map_type(t: A.TypeExpr) -> bool:
     """map[string, T] of a plain argument type: a YAML mapping of such values."""
     return t.name == "map" and len(t.args) == 2 and t.args[0].name == "string" and _plain_arg_type(t.args[1])
@@ -126,7 +135,7 @@ class DeclarationChecks(BodyChecks):
             self.report(declaration_errors.split_argument_type(self.file, t.span))
         if decl.split == "":
             self.report(declaration_errors.empty_separator(self.file, decl.span))
-        if decl.strict and not (_string_list(t) or (t.name == "string" and not t.args)):
+        if decl.strict and not _strict_type(t):
             self.report(declaration_errors.strict_argument_type(self.file, t.span))
         if t.optional:
             self.report(declaration_errors.optional_argument(self.file, t.span))

@@ -165,9 +165,10 @@ def empty_separator(file: str, at: Span) -> Diagnostic:
 
 
 def strict_argument_type(file: str, at: Span) -> Diagnostic:
-    """`strict` models framework.Get (mapstructure) only where its decoding is fumarole's: a text,
-    a list of texts.  For a number it truncates a float to an int, which no reader here does."""
-    return Diagnostic("E140", "a `strict` argument must have type string or list[string]", file, at,
+    """`strict` models framework.Get (mapstructure) for the types its decoding is modelled for
+    (runtime/bundles/mapstructure.py); a duration is no Go type it decodes from YAML."""
+    return Diagnostic("E140", "a `strict` argument must have type int, float, bool, string, list[string] "
+                      "or map[string, T] of the first four", file, at,
                       hint="framework.Get decodes other types in ways fumarole does not model")
 
 

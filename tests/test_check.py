@@ -664,15 +664,16 @@ def test_an_argument_list_item_is_positioned_at_the_item(cli, tmp_path):
         "      - name: lowNodeUtilization\n      - 5\n  - name: resource-strategy-fit\n    arguments:\n"
         "      resources:\n      - type: cpu\n        weight: heavy\n")})
     status, report = check_json(cli, str(tmp_path / "volcano-scheduler.conf"))
-    assert status == 0
+    assert status == 1
+    # resource-strategy-fit reads `resources` with framework.Get into a map: mapstructure decodes no
+    # list into one and Volcano exits, so the list is refused where it starts, not item by item.
     assert placed(report, tmp_path) == [
         ("C012", "volcano-scheduler.conf", 8, 9,
          "argument 'strategies/1' of plugin 'rescheduling' must be a mapping, not 5; the entry is left out"),
-        ("C012", "volcano-scheduler.conf", 13, 17,
-         "argument 'resources/0/weight' of plugin 'resource-strategy-fit' must be an int, not 'heavy'; the entry is "
-         "left out")]
-    assert {d["severity"] for d in report["diagnostics"]} == {"warning"}
-    assert check_json(cli, "--strict", str(tmp_path / "volcano-scheduler.conf"))[0] == 1
+        ("C012", "volcano-scheduler.conf", 12, 7,
+         "argument 'resources' of plugin 'resource-strategy-fit' must be a mapping, not [{'type': 'cpu', "
+         "'weight': 'heavy'}]")]
+    assert [d["severity"] for d in report["diagnostics"]] == ["warning", "error"]
 
 
 def test_rules_that_can_never_match(tmp_path):

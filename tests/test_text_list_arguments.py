@@ -122,13 +122,18 @@ def test_a_value_given_outside_a_configuration_is_split_too():
 def test_split_and_strict_are_checked(cli, tmp_path):
     policy = tmp_path / "p.policy"
     policy.write_text('plugin p\n\narg a: string = "" from "a" split ","\narg b: list[string] = [] split ""\n'
-                      'arg c: int = 0 from "c" strict\n\non node_order(task, node) = float(len(a) + len(b) + c)\n')
+                      'arg c: duration = 10m from "c" strict\narg d: map[string, list[string]] = {} strict\n'
+                      'arg e: map[string, int] = {} strict\n\n'
+                      'on node_order(task, node) = float(len(a) + len(b) + len(d) + len(e)) + c\n')
     check = cli("check", str(policy))
     assert check.code == 1
     assert [line for line in check.out.splitlines() if "error[" in line] == [
         f"{policy}:3:8: error[E140]: an argument read with `split` must have type list[string]",
         f"{policy}:4:1: error[E140]: `split` needs a non-empty separator",
-        f"{policy}:5:8: error[E140]: a `strict` argument must have type string or list[string]"]
+        f"{policy}:5:8: error[E140]: a `strict` argument must have type int, float, bool, string, list[string] "
+        "or map[string, T] of the first four",
+        f"{policy}:6:8: error[E140]: a `strict` argument must have type int, float, bool, string, list[string] "
+        "or map[string, T] of the first four"]
 
 
 def test_split_and_strict_format_canonically():
@@ -173,3 +178,108 @@ def test_a_declared_separator_survives_formatting(separator, strict):
     assert formatted == source
     decl = parse(formatted).decls[0]
     assert (decl.key, decl.split, decl.strict) == ("k", separator, strict)
+
+
+# resource-strategy-fit reads every argument with framework.Get: mapstructure v1.5.0, not weakly typed
+# (decodeInt/decodeFloat/decodeBool/decodeString), after gopkg.in/yaml.v2 resolved the numbers.
+RSF = HEAD + "  - name: resource-strategy-fit\n    arguments:\n"
+GO_MIN, GO_MAX = -(2**63), 2**63 - 1
+
+
+def _strict_refusal(arguments: str) -> list[tuple[str, str, int, int, str | None]]:
+    with pytest.raises(FumaroleError) as err:
+        build_bundle(load_config(RSF + arguments, "v.conf"))
+    return [(d.code, d.severity, d.span.line, d.span.col, d.hint) for d in err.value.diagnostics]
+
+
+@pytest.mark.parametrize("value, weight", [
+    ("2.5", 2), ("-2.5", -2), ("0.99", 0), ("null", 0), ("-3", -3), (str(GO_MAX), GO_MAX),
+    ("18446744073709551615", -1),  # a uint64 to yaml.v2; int64(u) wraps
+    ("9223372036854775808", GO_MIN), ("-9223372036854775809", GO_MIN)])  # a float64 -2^63: int64 takes it
+def test_a_strict_int_decodes_as_mapstructure_does(value, weight):
+    arguments, warnings = _arguments(RSF + f"      resources: {{cpu: {{weight: {value}}}}}\n",
+                                     "resource-strategy-fit")
+    assert arguments["strategy_weights"] == {"cpu": weight} and warnings == []
+
+
+def test_strict_scalars_maps_and_sections_decode_as_mapstructure_does():
+    arguments, warnings = _arguments(RSF + "      resourceStrategyFitWeight: 10.9\n"
+                                     "      resources: {cpu: null, ~: {type: MostAllocated}}\n"
+                                     "      sra: {enable: true, weight: 3.7, resourceWeight: {a: 1.9, b: null}}\n"
+                                     "      proportional: {resourceProportion: {a.cpu: 4, a.memory: null}}\n",
+                                     "resource-strategy-fit")
+    assert warnings == []
+    assert (arguments["weight"], arguments["sra_weight"], arguments["sra_enable"]) == (10, 3, True)
+    assert arguments["strategy_types"] == {"cpu": "", "": "MostAllocated"}  # a null key decodes as ""
+    assert arguments["strategy_weights"] == {"cpu": 0, "": 0}
+    assert arguments["sra_resource_weights"] == {"a": 1, "b": 0}
+    assert arguments["resource_proportion"] == {"a.cpu": 4.0, "a.memory": 0.0}
+    nulls, _ = _arguments(RSF + "      resourceStrategyFitWeight: null\n      resources: null\n      sra: null\n",
+                          "resource-strategy-fit")
+    # Get returns (0, true): the weight is 0, not the default 10; a null section is the zero structure
+    assert (nulls["weight"], nulls["strategy_types"], nulls["sra_enable"]) == (0, {}, False)
+
+
+STOPS = "Volcano stops the scheduler on it (framework.Get cannot decode it: klog.Fatalf)"
+MACHINE = "Go's int64 conversion of it depends on the machine (amd64 and arm64 differ): give an int64"
+
+
+@pytest.mark.parametrize("arguments, at, hint", [
+    ("      resources: {cpu: {weight: '3'}}\n", "'3'", STOPS),  # no WeaklyTypedInput: a text is no int
+    ("      resources: {cpu: {weight: true}}\n", "true", STOPS),
+    ("      resources: {cpu: {weight: 99999999999999999999}}\n", "9999", MACHINE),
+    ("      resources: {cpu: {weight: .nan}}\n", ".nan", MACHINE),
+    ("      resourceStrategyFitWeight: -.inf\n", "-.inf", MACHINE),
+    ("      resources: {cpu: {type: 1}}\n", "1}", STOPS),
+    ("      resources: {cpu: 3}\n", "3", STOPS),  # an entry that is not a structure
+    ("      resources: {1: {weight: 1}}\n", "{weight", STOPS),  # a key that is not a text (at its entry)
+    ("      resources: [{weight: 1}]\n", "[", STOPS),  # a list is no map without WeaklyTypedInput
+    ("      sra: {enable: 'true'}\n", "'true'", STOPS),
+    ("      sra: {enable: 1}\n", "1", STOPS),
+    ("      sra: {resourceWeight: {a: '1'}}\n", "'1'", STOPS),
+    ("      proportional: {resourceProportion: {a.cpu: '4'}}\n", "'4'", STOPS),
+    ("      proportional: {resourceProportion: {a.cpu: false}}\n", "false", STOPS),
+    ("      proportional: [enable]\n", "[", STOPS)])
+def test_a_value_framework_get_cannot_decode_is_a_positioned_error(arguments, at, hint):
+    assert _strict_refusal(arguments) == [("C012", "error", 8, arguments.index(at) + 1, hint)]
+
+
+def test_a_strict_refusal_exits_2_without_a_traceback(cli, tmp_path):
+    conf = _conf(tmp_path, "resource-strategy-fit", "      resources: {cpu: {weight: '3'}}\n")
+    run = cli("run", str(CLUSTER), "--config", str(conf), "-o", "json")
+    assert run.code == 2 and run.out == "" and "Traceback" not in run.err
+    assert run.err.splitlines()[0] == (f"{conf}:8:33: error[C012]: argument 'resources/cpu/weight' of plugin "
+                                       "'resource-strategy-fit' must be an int, not '3'")
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.floats(min_value=-1e15, max_value=1e15, allow_nan=False))
+def test_a_float_weight_is_truncated_toward_zero(number):
+    text = f"{number:.3f}"
+    arguments, warnings = _arguments(RSF + f"      sra: {{weight: {text}}}\n", "resource-strategy-fit")
+    weight = arguments["sra_weight"]
+    assert warnings == [] and isinstance(weight, int)
+    assert abs(weight) <= abs(float(text)) < abs(weight) + 1 and (weight == 0 or (weight > 0) == (float(text) > 0))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.one_of(st.integers(min_value=-(2**66), max_value=2**66),
+                 st.integers(min_value=GO_MAX - 2, max_value=GO_MAX + 2),
+                 st.integers(min_value=2**64 - 3, max_value=2**64 + 2)))
+def test_a_yaml_integer_weight_is_what_go_makes_of_it(number):
+    text = RSF + f"      sra: {{weight: {number}}}\n"
+    if GO_MIN <= number <= GO_MAX:
+        assert _arguments(text, "resource-strategy-fit")[0]["sra_weight"] == number
+    elif GO_MAX < number < 2**64:  # a uint64 to yaml.v2: int64(u) keeps its bits
+        assert _arguments(text, "resource-strategy-fit")[0]["sra_weight"] == number - 2**64
+    elif float(number) == float(GO_MIN):  # rounds to -2^63 as a float64, which int64 holds
+        assert _arguments(text, "resource-strategy-fit")[0]["sra_weight"] == GO_MIN
+    else:  # a float64 past int64: Go leaves int64(f) to the machine
+        assert _strict_refusal(f"      sra: {{weight: {number}}}\n") == [("C012", "error", 8, 21, MACHINE)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(st.booleans(), st.text(st.sampled_from("ab1. "), min_size=1, max_size=4)))
+def test_a_bool_or_text_weight_is_refused(value):
+    written = json.dumps(value)
+    assert _strict_refusal(f"      sra: {{weight: {written}}}\n") == [("C012", "error", 8, 21, STOPS)]

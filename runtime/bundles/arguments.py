@@ -13,18 +13,20 @@ absent), so an unknown key (C010) and a wrongly typed value (C012) are warnings 
 argument keeps its default -- a site's own configuration loads as Volcano would load it.  Only
 an argument with nothing to keep (no default) stays an error, and one the policy declares
 ``strict``: Volcano reads it with ``framework.Get``, and a value mapstructure cannot decode stops
-the scheduler (extender.managedResources given a text, sra's resources given a list).
+the scheduler (extender.managedResources given a text, sra's resources given a list,
+resource-strategy-fit's ``resources`` weight given a text).  A strict argument is decoded as
+mapstructure decodes it (:mod:`mapstructure`): a float int field is truncated, a null is Go's zero.
 """
 
 from __future__ import annotations
 
 import copy
-import math
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
 from fumarole.policy_lang.diagnostics import Diagnostic, Span, did_you_mean
 from fumarole.policy_lang.durations import duration_seconds
+from fumarole.runtime.bundles import mapstructure
 from fumarole.runtime.bundles.library import CompiledPolicy
 from fumarole.runtime.framework.go_semantics import trim_space
 from fumarole.runtime.ingest.go_parse import parse_go_bool
@@ -33,18 +35,23 @@ from fumarole.runtime.ingest.yamlpos import key_position, position
 
 
 # Go's int on the 64-bit builds Volcano ships: a YAML integer outside it is no int to its readers.
-GO_INT_MIN, GO_INT_MAX = -(1 << 63), (1 << 63) - 1
+GO_INT_MIN, GO_INT_MAX = mapstructure.GO_INT_MIN, mapstructure.GO_INT_MAX
 
 
 def _go_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and GO_INT_MIN <= value <= GO_INT_MAX
 
 
-def convert_argument(value: Any, type_name: str, split: str | None = None) -> tuple[bool, Any]:
+def convert_argument(value: Any, type_name: str, split: str | None = None,
+                     strict: bool = False) -> tuple[bool, Any]:
     """``value`` as a ``type_name`` argument: (True, the value) or (False, the value as given).  A
     list argument read with ``split`` takes one text and cuts it (:func:`split_text`); any other
     list argument takes a YAML list of texts only, as ``framework.Get[[]string]`` decodes one
-    (mapstructure turns no text into a list: extender.managedResources)."""
+    (mapstructure turns no text into a list: extender.managedResources).  A ``strict`` scalar is
+    decoded as mapstructure decodes it (a float int truncated, a text bool refused)."""
+    if strict and type_name in STRICT_SCALARS:
+        ok, decoded, _ = mapstructure.decode(value, type_name)
+        return ok, decoded
     if type_name == "int":
         return _go_int(value), value
     if type_name == "float":
@@ -65,6 +72,10 @@ def convert_argument(value: Any, type_name: str, split: str | None = None) -> tu
         ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
         return ok, list(value) if ok else value
     return False, value
+
+
+# The scalar types mapstructure decodes for a `strict` argument (docs/language.md).
+STRICT_SCALARS = ("int", "float", "bool", "string")
 
 
 def split_text(text: str, separator: str) -> list[str]:
@@ -175,14 +186,12 @@ def _go_get_bool(value: Any) -> Any:
 
 
 def _mapstructure_int(value: Any) -> Any:
-    """What ``framework.Get[int]`` decodes (mapstructure, not weakly typed): an int, a float
-    truncated toward zero, Go's zero for a null; a bool, a string or a number past Go's int it
-    cannot decode."""
+    """What ``framework.Get[int]`` decodes (:func:`mapstructure.decode_int`), Go's zero for a null;
+    ``_ABSENT`` for a value it cannot decode or whose conversion depends on the machine."""
     if value is None:
         return 0
-    if isinstance(value, float) and math.isfinite(value):
-        value = math.trunc(value)
-    return value if _go_int(value) else _ABSENT
+    decoded, _ = mapstructure.decode_int(value)
+    return _ABSENT if decoded is None else decoded
 
 
 def _filter_timeout_seconds(value: Any) -> Any:
@@ -225,7 +234,8 @@ def _converted(container: Mapping | list, key: Any, type_expr: Any, file: str, w
     ``bad`` when it is not one.  A ``map[string, T]`` argument reads a YAML mapping, each value a T;
     an entry that is not a T is left out (a warning in ``diags``), as Volcano skips what it cannot read.
     A ``strict`` argument is decoded as mapstructure decodes it: a null is Go's zero value (so is a
-    null item of a list), and a value it cannot decode is a ``strict_value`` error."""
+    null item of a list, a null key or entry of a map), and a value it cannot decode -- the whole
+    argument, or any one entry of it -- is a ``strict_value`` error."""
     value = container[key]
     if strict:
         if value is None:
@@ -234,27 +244,48 @@ def _converted(container: Mapping | list, key: Any, type_expr: Any, file: str, w
             value = ["" if item is None else item for item in value]
     if type_expr.name == "map":
         if not isinstance(value, Mapping):
-            bad.append(argument_error(container, key, value, "mapping", file, what, shown))
+            bad.append(_refused(argument_error(container, key, value, "mapping", file, what, shown), strict))
             return _ABSENT
         inner = type_expr.args[1]
         entries = {}
         for k in value:
             entry_bad: list[Diagnostic] = []
-            if not isinstance(k, str):  # Go's readers skip (gpuexclusive.go) or stop on a key that is not a text
-                diags.append(config_errors.entry_left_out(argument_error(value, k, k, "text key", file, what,
-                                                                         f"{shown or key}/{k}")))
-                continue
-            entry = _converted(value, k, inner, file, what, diags, entry_bad, f"{shown or key}/{k}")
+            name = _map_key(value, k, file, what, f"{shown or key}/{k}", strict, entry_bad)
+            entry = _ABSENT if name is None else \
+                _converted(value, k, inner, file, what, diags, entry_bad, f"{shown or key}/{k}", strict=strict)
+            if strict and entry_bad:  # mapstructure's decodeMap fails on any entry: Volcano exits
+                bad.extend(entry_bad)
+                return _ABSENT
             diags.extend(config_errors.entry_left_out(d) for d in entry_bad)
             if entry is not _ABSENT:
-                entries[str(k)] = entry
+                entries[name] = entry
         return entries
-    ok, converted = convert_argument(value, type_expr.name, split)
+    ok, converted = convert_argument(value, type_expr.name, split, strict)
     if not ok:
         error = argument_error(container, key, value, expected_type(type_expr.name, split), file, what, shown)
-        bad.append(config_errors.strict_value(error) if strict else error)
+        machine = strict and type_expr.name in STRICT_SCALARS and \
+            mapstructure.decode(value, type_expr.name)[2] == mapstructure.MACHINE_DEPENDENT
+        bad.append(config_errors.machine_dependent(error) if machine else _refused(error, strict))
         return _ABSENT
     return converted
+
+
+def _refused(error: Diagnostic, strict: bool) -> Diagnostic:
+    """A value an argument cannot read: for a strict one, an error saying Volcano stops on it."""
+    return config_errors.strict_value(error) if strict else error
+
+
+def _map_key(mapping: Mapping, key: Any, file: str, what: str, shown: str, strict: bool,
+             bad: list[Diagnostic]) -> str | None:
+    """A map entry's key as a Go map[string]T holds it, or None with the problem in ``bad``: Go's
+    lenient readers skip (gpuexclusive.go) a key that is not a text; mapstructure decodes a null
+    key as "" (a null sets nothing) and cannot decode any other."""
+    if isinstance(key, str):
+        return key
+    if strict and key is None:
+        return ""
+    bad.append(_refused(argument_error(mapping, key, key, "text key", file, what, shown), strict))
+    return None
 
 
 def _follow_path(raw: Mapping, key: str, path: tuple[str | None, ...], type_expr: Any, file: str, what: str,
@@ -264,21 +295,26 @@ def _follow_path(raw: Mapping, key: str, path: tuple[str | None, ...], type_expr
     decodes a structure (mapstructure): a missing field, or a section that is not a mapping (a
     warning in ``bad``), gives ``_ABSENT`` and so the argument's default; under ``*`` every entry
     of the mapping or list gives one map entry, and an entry missing the rest of the path gives the
-    zero value (Go's zero field)."""
+    zero value (Go's zero field).  A ``strict`` argument is read as framework.Get decodes it into a
+    structure: a null section is the zero structure (the argument's zero value), and a section that
+    is not a mapping -- a list under ``*`` too -- is an error."""
     node: Any = raw
     parent: Any = raw
     last: Any = key
     steps: list[Any] = [key, *path]
     shown = ""
     for index, step in enumerate(steps):
-        if step is None and isinstance(node, list):
-            return _each_entry(node, steps[index + 1:], type_expr.args[1], file, what, diags, shown)
+        if strict and node is None:
+            return copy.copy(_ZERO[type_expr.name])
+        if step is None and isinstance(node, list) and not strict:
+            return _each_entry(node, steps[index + 1:], type_expr.args[1], file, what, diags, bad, shown, strict)
         if not isinstance(node, Mapping):
-            expected = "mapping or a list" if step is None else "mapping"
-            bad.append(config_errors.section_absent(argument_error(parent, last, node, expected, file, what, shown)))
+            expected = "mapping or a list" if step is None and not strict else "mapping"
+            error = argument_error(parent, last, node, expected, file, what, shown)
+            bad.append(config_errors.strict_value(error) if strict else config_errors.section_absent(error))
             return _ABSENT
         if step is None:
-            return _each_entry(node, steps[index + 1:], type_expr.args[1], file, what, diags, shown)
+            return _each_entry(node, steps[index + 1:], type_expr.args[1], file, what, diags, bad, shown, strict)
         step = step if index == 0 else _field(node, step)
         if step is None or step not in node:
             return _ABSENT
@@ -288,17 +324,25 @@ def _follow_path(raw: Mapping, key: str, path: tuple[str | None, ...], type_expr
 
 
 def _each_entry(entries: Mapping | list, rest: list[Any], type_expr: Any, file: str, what: str,
-                diags: list[Diagnostic], shown: str) -> dict[str, Any]:
+                diags: list[Diagnostic], bad: list[Diagnostic], shown: str, strict: bool) -> Any:
     """One map entry per entry of a mapping, or per item of a list keyed by its index ("0", "1", ...);
-    an item is reported at its own place in the list, and an item that cannot be read is left out."""
+    an item is reported at its own place in the list, and an item that cannot be read is left out --
+    for a ``strict`` argument, the whole argument is refused (``_ABSENT`` and the error in ``bad``)."""
     out: dict[str, Any] = {}
     for entry_key, entry in (enumerate(entries) if isinstance(entries, list) else entries.items()):
         node, parent, last = entry, entries, entry_key
         where = f"{shown}/{entry_key}"
         entry_bad: list[Diagnostic] = []
+        name = str(entry_key) if isinstance(entries, list) or not strict else \
+            _map_key(entries, entry_key, file, what, where, strict, entry_bad)
+        if name is None:  # a strict map's key mapstructure cannot decode
+            bad.extend(entry_bad)
+            return _ABSENT
         for step in rest:
+            if strict and node is None:  # mapstructure: a null entry is the zero structure
+                break
             if not isinstance(node, Mapping):
-                entry_bad.append(argument_error(parent, last, node, "mapping", file, what, where))
+                entry_bad.append(_refused(argument_error(parent, last, node, "mapping", file, what, where), strict))
                 break
             step = _field(node, step)
             if step is None:
@@ -307,10 +351,13 @@ def _each_entry(entries: Mapping | list, rest: list[Any], type_expr: Any, file: 
             parent, last, node = node, step, node[step]
             where = f"{where}/{step}"
         value = _ABSENT if entry_bad else copy.copy(_ZERO.get(type_expr.name, {})) if node is None else \
-            _converted(parent, last, type_expr, file, what, diags, entry_bad, where)
+            _converted(parent, last, type_expr, file, what, diags, entry_bad, where, strict=strict)
+        if strict and entry_bad:
+            bad.extend(entry_bad)
+            return _ABSENT
         diags.extend(config_errors.entry_left_out(d) for d in entry_bad)
         if value is not _ABSENT:
-            out[str(entry_key)] = value
+            out[name] = value
     return out
 
 
@@ -328,7 +375,8 @@ def _field(mapping: Mapping, name: str) -> Any:
 
 
 # Go's zero values, for a structure field the configuration leaves out.
-_ZERO: dict[str, Any] = {"int": 0, "float": 0.0, "bool": False, "string": "", "duration": 0.0, "list": []}
+_ZERO: dict[str, Any] = {"int": 0, "float": 0.0, "bool": False, "string": "", "duration": 0.0, "list": [],
+                         "map": {}}
 
 
 def _unknown_fields(policy: CompiledPolicy, raw: Mapping, file: str, what: str, diags: list[Diagnostic]) -> None:

@@ -250,7 +250,7 @@ def override_arguments(bundle: Bundle, raw: Mapping[str, Any]) -> tuple[Bundle, 
             for key, value in raw.items():
                 if key in declared:
                     name, decl = declared[key]
-                    ok, converted = convert_argument(value, decl.type.name, decl.split)
+                    ok, converted = convert_argument(value, decl.type.name, decl.split, decl.strict)
                     if not ok:
                         raise FumaroleError([argument_error(raw, key, value, expected_type(decl.type.name, decl.split),
                                                             bundle.config.file, f"plugin '{entry.name}'")])

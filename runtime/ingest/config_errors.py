@@ -117,6 +117,14 @@ def strict_value(diagnostic: Diagnostic) -> Diagnostic:
     return replace(diagnostic, hint="Volcano stops the scheduler on it (framework.Get cannot decode it: klog.Fatalf)")
 
 
+def machine_dependent(diagnostic: Diagnostic) -> Diagnostic:
+    """C012 kept an error for a ``strict`` int argument given a number past Go's int64 (or NaN, an
+    infinity): mapstructure converts it with ``int64(f)``, whose result Go leaves to the machine
+    (amd64 gives the minimum int, arm64 saturates), so no one Volcano decision exists to follow."""
+    return replace(diagnostic, hint="Go's int64 conversion of it depends on the machine "
+                                    "(amd64 and arm64 differ): give an int64")
+
+
 def entry_left_out(diagnostic: Diagnostic) -> Diagnostic:
     """C012 as a warning for one entry of a map argument: the entry is read as absent and the map
     keeps its other entries (the hint says so: the section-level hint, about a section that is
