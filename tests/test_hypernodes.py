@@ -63,6 +63,26 @@ def test_a_cycle_is_reported_once_as_k113():
         ("K113", "cluster.yaml", 23, 5, "HyperNode a is its own ancestor (parent links a -> c -> b -> a)")]
 
 
+def test_a_long_cycle_is_named_by_its_ends_and_the_links_it_skips():
+    """One readable line however many HyperNodes the cycle holds."""
+    text = "\n---\n".join(hyper_node(f"h{i:02}", i + 1, [f"h{(i - 1) % 20:02}"]) for i in range(20))
+    with pytest.raises(FumaroleError) as info:
+        load_cluster(text, "cluster.yaml")
+    assert [d.message for d in info.value.diagnostics] == [
+        "HyperNode h00 is its own ancestor (parent links h00 -> h01 -> h02 -> h03 -> (13 more) -> "
+        "h17 -> h18 -> h19 -> h00)"]
+
+
+@pytest.mark.parametrize("top_first", [False, True])
+def test_a_chain_of_thousands_of_hyper_nodes_is_read_in_linear_time(top_first):
+    """Each member link is followed once, with no recursion: 3,000 tiers given top first used to
+    exceed Python's recursion limit, and checking them for cycles took cubic time."""
+    chain = [hyper_node("h0", 1, ["n1"], "Node")] + [hyper_node(f"h{i}", i + 1, [f"h{i - 1}"]) for i in range(1, 3000)]
+    topology = topology_of("\n---\n".join([node("n1")] + (chain[::-1] if top_first else chain)))
+    assert [n.name for n in topology.by_name["h2999"].nodes] == ["n1"]
+    assert [h.name for h in topology.top.children] == ["h2999"]
+
+
 def test_a_missing_node_member_is_only_a_warning():
     cluster = load_cluster(hyper_node("rack", 1, ["n9"], "Node"), "cluster.yaml")
     assert [d.code for d in cluster.warnings] == ["K104"]

@@ -91,8 +91,9 @@ class Topology:
                     placeholders.add(child)
                 hyper_node.children.append(self.by_name[child])
                 self.by_name[child].parent = hyper_node
+        by_spec_name = {s.name: s for s in specs}
         for spec in specs:
-            self._collect(spec.name, {s.name: s for s in specs}, nodes, names)
+            self._collect(spec.name, by_spec_name, nodes, names)
         top_tier = max([1] + [s.tier + 1 for s in specs])
         top = HyperNode(CLUSTER_TOP, top_tier)
         top.children = [h for h in self.by_name.values() if h.parent is None]
@@ -116,17 +117,29 @@ class Topology:
 
     def _collect(self, name: str, specs: dict[str, HyperNodeSpec], nodes: list[Node],
                  out: dict[str, set[str]]) -> set[str]:
-        """The node names under a HyperNode (the ingest checks rule out cycles)."""
-        if name in out:
-            return out[name]
-        found: set[str] = set()
-        out[name] = found
-        for member in specs[name].members:
-            if member.type == "Node":
-                found |= _member_nodes(member, nodes)
-            elif member.exact in specs:
-                found |= self._collect(member.exact, specs, nodes, out)
-        return found
+        """The node names under a HyperNode (the ingest checks rule out cycles).  Walked with a
+        stack, children before their parent, so a chain of thousands of HyperNodes needs no
+        recursion (a member already being walked, which only a cycle makes, adds nothing)."""
+        stack, entered = [(name, False)], set()
+        while stack:
+            current, children_done = stack.pop()
+            if current in out or (not children_done and current in entered):
+                continue
+            members = specs[current].members
+            if not children_done:
+                entered.add(current)
+                stack.append((current, True))
+                stack.extend((m.exact, False) for m in reversed(members)
+                             if m.type != "Node" and m.exact in specs and m.exact not in out)
+                continue
+            found: set[str] = set()
+            for member in members:
+                if member.type == "Node":
+                    found |= _member_nodes(member, nodes)
+                elif member.exact in specs:
+                    found |= out.get(member.exact, set())
+            out[current] = found
+        return out[name]
 
     def get(self, name: str) -> HyperNode | None:
         return self.by_name.get(name) if name else None

@@ -155,17 +155,35 @@ def tree_problems(specs: list[HyperNodeSpec], file: str) -> list[Diagnostic]:
                 out.append(kube_errors.hyper_node_two_parents(file, Span(line, col), child, parent[child], spec.name))
             else:
                 parent[child] = spec.name
+    cycles = _member_cycles(parent, [spec.name for spec in specs])
     for spec in specs:
-        seen = [spec.name]
-        current = parent.get(spec.name)
-        while current is not None and current not in seen:
-            seen.append(current)
-            current = parent.get(current)
-        if current == spec.name and spec.name == min(seen):
-            cycle = " -> ".join(seen + [spec.name])
+        if spec.name in cycles:
             line, col = _member_position(by_name[parent[spec.name]], spec.name)
-            out.append(kube_errors.hyper_node_cycle(file, Span(line, col), spec.name, cycle))
+            out.append(kube_errors.hyper_node_cycle(file, Span(line, col), spec.name, cycles[spec.name]))
     return out
+
+
+def _member_cycles(parent: dict[str, str], names: list[str]) -> dict[str, list[str]]:
+    """Each cycle of parent links as child -> parent -> ... -> child, keyed by its least name
+    (where it is reported).  Every link is followed once, so a chain of thousands of
+    HyperNodes costs as much as its length."""
+    done: set[str] = set()
+    cycles: dict[str, list[str]] = {}
+    for start in names:
+        path: list[str] = []
+        on_path: dict[str, int] = {}
+        current: str | None = start
+        while current is not None and current not in done and current not in on_path:
+            on_path[current] = len(path)
+            path.append(current)
+            current = parent.get(current)
+        if current is not None and current in on_path:
+            cycle = path[on_path[current]:]
+            first = cycle.index(min(cycle))
+            cycle = cycle[first:] + cycle[:first]
+            cycles[cycle[0]] = cycle + [cycle[0]]
+        done.update(path)
+    return cycles
 
 
 def hyper_node_warnings(specs: list[HyperNodeSpec], node_names: set[str], file: str) -> list[Diagnostic]:

@@ -217,6 +217,15 @@ def numatopology_without_node(file: str, at: Span, name: str) -> Diagnostic:
 _QUEUE_HIERARCHY_HINT = "fix spec.parent, or turn enableHierarchy off for the plugin"
 
 
+def _chain(names: list[str], shown: int = 8) -> str:
+    """``a -> b -> a``; a chain of thousands keeps its ends and says how many links it skips, so
+    the message stays one readable line."""
+    if len(names) <= shown:
+        return " -> ".join(names)
+    head, tail = names[:shown // 2], names[-(shown // 2):]
+    return f"{' -> '.join(head)} -> ({len(names) - shown:,} more) -> {' -> '.join(tail)}"
+
+
 def queue_parent_missing(file: str, at: Span, queue: str, parent: str) -> Diagnostic:
     """Volcano's capacity plugin logs the same and is not ready (updateAncestors' error)."""
     return Diagnostic("K110", f"queue {queue!r} has parent {parent!r}, which is not a queue: with enableHierarchy "
@@ -224,9 +233,9 @@ def queue_parent_missing(file: str, at: Span, queue: str, parent: str) -> Diagno
                       severity="warning", hint=_QUEUE_HIERARCHY_HINT)
 
 
-def queue_cycle(file: str, at: Span, queue: str, chain: str) -> Diagnostic:
+def queue_cycle(file: str, at: Span, queue: str, chain: list[str]) -> Diagnostic:
     """Volcano logs nothing: the cycle hangs off the tree under root (queue_tree's docstring)."""
-    return Diagnostic("K110", f"queue {queue!r} is its own ancestor (spec.parent links {chain}): with "
+    return Diagnostic("K110", f"queue {queue!r} is its own ancestor (spec.parent links {_chain(chain)}): with "
                       "enableHierarchy these queues and those below them get no capacity, and a job in the "
                       "cycle leaves the capacity plugin not ready", file, at, severity="warning",
                       hint=_QUEUE_HIERARCHY_HINT)
@@ -243,6 +252,6 @@ def hyper_node_member_missing(file: str, at: Span, hyper_node: str, child: str) 
                       hint="add the HyperNode or remove the member")
 
 
-def hyper_node_cycle(file: str, at: Span, hyper_node: str, cycle: str) -> Diagnostic:
-    return Diagnostic("K113", f"HyperNode {hyper_node} is its own ancestor (parent links {cycle})", file, at,
+def hyper_node_cycle(file: str, at: Span, hyper_node: str, cycle: list[str]) -> Diagnostic:
+    return Diagnostic("K113", f"HyperNode {hyper_node} is its own ancestor (parent links {_chain(cycle)})", file, at,
                       hint="HyperNode members must form a tree")

@@ -53,7 +53,7 @@ class HierarchyProblem:
         at = Span(*walk_path(raw, iter(("spec", "parent"))))
         if self.parent is not None:
             return kube_errors.queue_parent_missing(file, at, self.queue.name, self.parent)
-        return kube_errors.queue_cycle(file, at, self.queue.name, " -> ".join(self.cycle))
+        return kube_errors.queue_cycle(file, at, self.queue.name, list(self.cycle))
 
 
 def _positioned_queue(text: str, name: str, fallback: dict) -> dict:
