@@ -19,6 +19,7 @@ from fumarole.policy_lang.diagnostics import (
     did_you_mean,
 )
 from fumarole.runtime.ingest import config_errors
+from fumarole.runtime.ingest.yaml_v2_scalars import resolve_plain
 from fumarole.runtime.ingest.yamlpos import YamlError, key_position, load, position
 
 SWITCHES = (
@@ -164,7 +165,7 @@ def _plugin_entry(plugin: Any, file: str, diags: list, defaults_on: bool) -> Plu
 
 def load_config(text: str, file: str = "<config>") -> SchedulerConfig:
     try:
-        doc = load(text)
+        doc = load(text, plain=resolve_plain)
     except YamlError as exc:
         raise FumaroleError([config_errors.malformed_config(file, Span(exc.line, exc.col), exc.message)],
                             {file: text}) from None

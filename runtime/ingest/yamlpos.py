@@ -36,6 +36,8 @@ class PosList(list):
 
 
 Position = tuple[int, int]
+# Resolves an untagged plain scalar's text to its value, in place of PyYAML's resolver.
+PlainResolver = Callable[[str], Any]
 
 
 class YamlError(Exception):
@@ -94,8 +96,9 @@ class _Builder:
     fault, and the process never overflows its stack whatever the input.
     """
 
-    def __init__(self, text: str, loader: type = _BASE_LOADER) -> None:
+    def __init__(self, text: str, loader: type = _BASE_LOADER, plain: PlainResolver | None = None) -> None:
         self.loader = loader(text)
+        self.plain = plain
         self.stack: list[_Frame] = []
         self.anchors: dict[str, tuple[Any, int]] = {}  # anchor -> (object, nodes it stands for)
         self.open_anchors: set[str] = set()
@@ -157,6 +160,8 @@ class _Builder:
         if tag is None or tag == "!":
             if event.implicit[1] and not event.implicit[0]:  # quoted: always a string
                 return event.value
+            if self.plain is not None and tag is None and event.value != "<<":
+                return self.plain(event.value)
             tag = self.loader.resolve(yaml.ScalarNode, event.value, event.implicit)
         if tag == _STR_TAG:
             return event.value
@@ -287,30 +292,32 @@ def _wrap(error: yaml.YAMLError, text: str, loader: type) -> YamlError:
     return YamlError(message, line, col)
 
 
-def _careful(text: str, read: Callable[[_Builder], Any]) -> Any:
+def _careful(text: str, read: Callable[[_Builder], Any], plain: PlainResolver | None) -> Any:
     """``read`` over the events of ``text``, libyaml's parser first.  libyaml's scanner looks up
     to 1,024 characters ahead for a key, and stops at its own nesting limit (1,000 in the libyaml
     of PyYAML 6.0.4 wheels) before this loader's shallower limit sees an event; PyYAML's Python
     parser has no such limit, so such a text is read again by it, and the depth reported where
     MAX_DEPTH is passed, as for any other document."""
     try:
-        return read(_Builder(text))
+        return read(_Builder(text, plain=plain))
     except yaml.YAMLError as error:
         if "nesting depth" not in str(getattr(error, "problem", "")) or _BASE_LOADER is yaml.SafeLoader:
             raise _wrap(error, text, _BASE_LOADER) from None
     try:
-        return read(_Builder(text, yaml.SafeLoader))
+        return read(_Builder(text, yaml.SafeLoader, plain))
     except yaml.YAMLError as error:
         raise _wrap(error, text, yaml.SafeLoader) from None
 
 
 def load_all(text: str) -> list[Any]:
     """Every document of a multi-document YAML text (empty documents dropped)."""
-    return _careful(text, lambda builder: [doc for doc in builder.documents() if doc is not None])
+    return _careful(text, lambda builder: [doc for doc in builder.documents() if doc is not None], None)
 
 
-def load(text: str) -> Any:
-    """The one document of a YAML text (None when empty); a second document is an error."""
+def load(text: str, plain: PlainResolver | None = None) -> Any:
+    """The one document of a YAML text (None when empty); a second document is an error.
+    ``plain`` resolves untagged plain scalars where the reader being mirrored does not follow
+    PyYAML's rules (a ``<<`` key stays a merge)."""
     def single(builder: _Builder) -> Any:
         docs = builder.documents()
         first = next(docs, None)
@@ -318,7 +325,7 @@ def load(text: str) -> Any:
             raise YamlError("malformed YAML: expected a single document, but found another",
                             *_at(builder.document_mark))
         return first
-    return _careful(text, single)
+    return _careful(text, single, plain)
 
 
 def nesting_depth(value: Any) -> int:
