@@ -30,10 +30,12 @@ TABLE = [
     ("1e999", "1e999"), (".5_0", ".5_0"), ("0x", "0x"), ("0o8", "0o8"), ("2001-12-14", "2001-12-14"),
     ("1:30", "1:30"), (".iNf", ".iNf"), ("tRUE", "tRUE"), ("yES", "yES"), ("-", "-"), ("0x1.8p1", "0x1.8p1"),
     ("_1", "_1"), ("abc", "abc"),
+    # thousands of digits: no int of Go's (nor Python's int() limit), a float that overflows
+    ("9" * 5000, "9" * 5000), ("0" * 5000 + "17", 15), ("1" * 300 + ".5", float("1" * 300 + ".5")),
 ]
 
 
-@pytest.mark.parametrize(("text", "value"), TABLE, ids=[text or "empty" for text, _ in TABLE])
+@pytest.mark.parametrize(("text", "value"), TABLE, ids=[(text[:20] + f"..({len(text)})" if len(text) > 24 else text) or "empty" for text, _ in TABLE])
 def test_plain_scalar_forms(text: str, value: object):
     got = resolve_plain(text)
     assert type(got) is type(value) and got == value

@@ -67,6 +67,8 @@ def _go_parse_int(text: str) -> int | None:
         digits = body[2:] if base != 8 or body[1] in "oO" else body[1:]
     if not _DIGITS[base].fullmatch(digits):
         return None
+    if len(digits.lstrip("0")) > 64:  # beyond uint64 in any base; int() would refuse thousands of digits
+        return None
     value = int(digits, base) * (sign or 1)
     if _INT64_MIN <= value <= _INT64_MAX or (sign == 0 and value <= _UINT64_MAX):
         return value
