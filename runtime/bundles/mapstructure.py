@@ -21,8 +21,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-GO_INT_MIN, GO_INT_MAX = -(1 << 63), (1 << 63) - 1
-GO_UINT_MAX = (1 << 64) - 1
+from fumarole.runtime.ingest.yaml_v2_scalars import GO_INT_MAX, GO_INT_MIN, GO_UINT_MAX
+
 
 # Why a value is refused: mapstructure cannot decode it, or Go's conversion of it depends on the machine.
 UNDECODABLE = "undecodable"

@@ -32,7 +32,8 @@ _YAML_STYLE_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+
 _DIGITS = {2: re.compile(r"[01]+"), 8: re.compile(r"[0-7]+"), 10: re.compile(r"[0-9]+", re.ASCII),
            16: re.compile(r"[0-9a-fA-F]+")}
 _PREFIX_BASE = {"b": 2, "o": 8, "x": 16}
-_INT64_MIN, _INT64_MAX, _UINT64_MAX = -(1 << 63), (1 << 63) - 1, (1 << 64) - 1
+# Go's int64 and uint64 ranges (mapstructure decodes into the same ones).
+GO_INT_MIN, GO_INT_MAX, GO_UINT_MAX = -(1 << 63), (1 << 63) - 1, (1 << 64) - 1
 _TIMESTAMP = re.compile(r"[0-9]{4}-")
 
 
@@ -70,7 +71,7 @@ def _go_parse_int(text: str) -> int | None:
     if len(digits.lstrip("0")) > 64:  # beyond uint64 in any base; int() would refuse thousands of digits
         return None
     value = int(digits, base) * (sign or 1)
-    if _INT64_MIN <= value <= _INT64_MAX or (sign == 0 and value <= _UINT64_MAX):
+    if GO_INT_MIN <= value <= GO_INT_MAX or (sign == 0 and value <= GO_UINT_MAX):
         return value
     return None
 
