@@ -24,6 +24,7 @@ from fumarole.policy_lang.diagnostics import Diagnostic, Span
 from fumarole.runtime.api.go_regexp import PatternError, compile_go_regexp
 from fumarole.runtime.ingest import kube_errors
 from fumarole.runtime.ingest.kube_convert import ObjectReader
+from fumarole.runtime.ingest.parent_links import cycles, starting_at
 from fumarole.runtime.ingest.yamlpos import position, walk_path
 
 MEMBER_TYPES = ("Node", "HyperNode")
@@ -155,35 +156,13 @@ def tree_problems(specs: list[HyperNodeSpec], file: str) -> list[Diagnostic]:
                 out.append(kube_errors.hyper_node_two_parents(file, Span(line, col), child, parent[child], spec.name))
             else:
                 parent[child] = spec.name
-    cycles = _member_cycles(parent, [spec.name for spec in specs])
+    # Each cycle is reported at its least name, where its ring starts.
+    rings = {min(ring): starting_at(ring, min(ring)) for ring in cycles(parent, by_name)}
     for spec in specs:
-        if spec.name in cycles:
+        if spec.name in rings:
             line, col = _member_position(by_name[parent[spec.name]], spec.name)
-            out.append(kube_errors.hyper_node_cycle(file, Span(line, col), spec.name, cycles[spec.name]))
+            out.append(kube_errors.hyper_node_cycle(file, Span(line, col), spec.name, [*rings[spec.name], spec.name]))
     return out
-
-
-def _member_cycles(parent: dict[str, str], names: list[str]) -> dict[str, list[str]]:
-    """Each cycle of parent links as child -> parent -> ... -> child, keyed by its least name
-    (where it is reported).  Every link is followed once, so a chain of thousands of
-    HyperNodes costs as much as its length."""
-    done: set[str] = set()
-    cycles: dict[str, list[str]] = {}
-    for start in names:
-        path: list[str] = []
-        on_path: dict[str, int] = {}
-        current: str | None = start
-        while current is not None and current not in done and current not in on_path:
-            on_path[current] = len(path)
-            path.append(current)
-            current = parent.get(current)
-        if current is not None and current in on_path:
-            cycle = path[on_path[current]:]
-            first = cycle.index(min(cycle))
-            cycle = cycle[first:] + cycle[:first]
-            cycles[cycle[0]] = cycle + [cycle[0]]
-        done.update(path)
-    return cycles
 
 
 def hyper_node_warnings(specs: list[HyperNodeSpec], node_names: set[str], file: str) -> list[Diagnostic]:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from fumarole.policy_lang.diagnostics import Diagnostic, Span
 from fumarole.runtime.api.model import Queue
-from fumarole.runtime.ingest import kube_errors
+from fumarole.runtime.ingest import kube_errors, parent_links
 from fumarole.runtime.ingest.yamlpos import YamlError, load_all, walk_path
 
 if TYPE_CHECKING:
@@ -131,29 +131,12 @@ def build_queue_tree(queues: Iterable[Queue]) -> QueueTree:
     graph.add_edges_from((parent, name) for name, parent in parents.items() if parent in by_name)
     problems = {name: HierarchyProblem(by_name[name], parent=parent)
                 for name, parent in parents.items() if parent not in by_name}
-    for cycle in _cycles(parents):
-        problems[cycle[0]] = HierarchyProblem(by_name[cycle[0]], cycle=(*cycle, cycle[0]))
+    order = {name: i for i, name in enumerate(parents)}
+    for ring in parent_links.cycles(parents, parents):  # each named after its first queue in the order given
+        first = min(ring, key=order.__getitem__)
+        problems[first] = HierarchyProblem(by_name[first], cycle=(*parent_links.starting_at(ring, first), first))
     in_order = tuple(problems[name] for name in by_name if name in problems)
     return QueueTree(graph, by_name, in_order, _lineage(by_name, parents))
-
-
-def _cycles(parents: dict[str, str]) -> list[list[str]]:
-    """Each cycle of parent links, child -> parent, from its first queue in the order given."""
-    order = {name: i for i, name in enumerate(parents)}
-    seen: set[str] = set()
-    out = []
-    for start in parents:
-        walk: list[str] = []
-        name = start
-        while name in parents and name not in seen:
-            seen.add(name)
-            walk.append(name)
-            name = parents[name]
-        if name in walk:  # the walk came back to itself: the rest of it is a cycle
-            ring = walk[walk.index(name):]
-            first = min(range(len(ring)), key=lambda i: order[ring[i]])
-            out.append(ring[first:] + ring[:first])
-    return out
 
 
 def _lineage(by_name: dict[str, Queue], parents: dict[str, str]) -> dict[str, list[str]]:
