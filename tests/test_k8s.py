@@ -513,11 +513,18 @@ def test_inter_pod_affinity_scores_anti_and_existing_terms():
         {"weight": 10, "podAffinityTerm": _pod_term({"app": "w"}, "zone")}]}}
     scores = view.inter_pod_affinity_scores(make_pod("new", affinity=avoid), nodes)
     assert [scores[n] for n in nodes] == [0, 100, 100]
-    # An existing pod's required affinity attracts matching pods with weight 1.
+    # An existing pod's required affinity does not score (Volcano's hardPodAffinityWeight is 0):
+    # with nothing else matching, the scorer skips.
     magnet = make_pod("magnet", node="n2", labels={"app": "m"}, affinity={"podAffinity": {
         "requiredDuringSchedulingIgnoredDuringExecution": [_pod_term({"role": "follower"}, "zone")]}})
     place(nodes[2], magnet, view=view)
     follower = make_pod("f", labels={"role": "follower"})
+    assert view.inter_pod_affinity_scores(follower, nodes) is None
+    # Its preferred affinity attracts matching pods by the term's weight.
+    lure = make_pod("lure", node="n2", labels={"app": "l"}, affinity={"podAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 5, "podAffinityTerm": _pod_term({"role": "follower"}, "zone")}]}})
+    place(nodes[2], lure, view=view)
     scores = view.inter_pod_affinity_scores(follower, nodes)
     assert [scores[n] for n in nodes] == [0, 0, 100]
     # A pod no term matches leaves nothing to score: the scorer skips.

@@ -83,14 +83,14 @@ class _Held:
 
 
 # The terms of a placed pod that reach other pods: (kind, parsed terms), in the scorer's order.
+# Its required affinity terms reach nobody: they neither refuse nor score (no hard pod affinity
+# weight in Volcano, see interpodaffinity.inter_pod_affinity_scores).
 def _held_terms(pod: Task) -> list[tuple[str, tuple, "interpodaffinity.PodTerm"]]:
     key = ("domain_counts.held",)
     held = pod.derived.get(key)
     if held is None:
         held = []
         for kind, terms in (("required-anti", interpodaffinity.required_terms(pod, "podAntiAffinity", False)),
-                            ("required-affinity", interpodaffinity.required_terms(
-                                pod, "podAffinity", False, interpodaffinity.HARD_POD_AFFINITY_WEIGHT)),
                             ("preferred-affinity", interpodaffinity.preferred_terms(pod, "podAffinity", False)),
                             ("preferred-anti", interpodaffinity.preferred_terms(pod, "podAntiAffinity", False))):
             for t in terms:
@@ -465,7 +465,7 @@ def inter_pod_affinity_raw(counts: PodCounts, task: Task) -> np.ndarray | None:
     for sign, kind in ((1, "podAffinity"), (-1, "podAntiAffinity")):
         for t in interpodaffinity.preferred_terms(task, kind, True):
             add(t.topology_key, counts.matching(("term", _term_key(t)), t.matches, t.selector, adjust), sign * t.weight)
-    signs = {"required-affinity": 1, "preferred-affinity": 1, "preferred-anti": -1}
+    signs = {"preferred-affinity": 1, "preferred-anti": -1}
     for held, rows in counts.held_by_others(task, tuple(signs), adjust):
         add(held.term.topology_key, rows, signs[held.kind] * held.term.weight)
     if not contributed:

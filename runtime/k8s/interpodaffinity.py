@@ -32,9 +32,6 @@ from fumarole.runtime.k8s.podspec import (
 )
 
 
-HARD_POD_AFFINITY_WEIGHT = 1  # InterPodAffinityArgs default, as Volcano configures it
-
-
 EXISTING_ANTI_AFFINITY_FAILURE = "node(s) didn't satisfy existing pods anti-affinity rules"
 
 
@@ -84,12 +81,12 @@ def _parse_term(owner: Task, raw: dict, weight: int, incoming: bool) -> PodTerm:
 
 
 @cached_per_task
-def required_terms(task: Task, kind: str, incoming: bool, weight: int = 0) -> list[PodTerm]:
-    """Required terms; ``weight`` is what a match is worth when scoring (hard affinity)."""
+def required_terms(task: Task, kind: str, incoming: bool) -> list[PodTerm]:
+    """Required terms (the filter's; they never score, see :func:`inter_pod_affinity_scores`)."""
     if not has_pod_affinity(task):
         return []
     block = affinity_of(task, kind)
-    return [_parse_term(task, raw, weight, incoming)
+    return [_parse_term(task, raw, 0, incoming)
             for raw in list_at(block, "requiredDuringSchedulingIgnoredDuringExecution") if isinstance(raw, dict)]
 
 
@@ -190,10 +187,14 @@ def inter_pod_affinity_scores(task: Task, candidates: list[Node], nodes: list[No
 
     Each existing pod adds, to every node sharing its node's topology value:
     the incoming pod's preferred affinity (+weight) / anti-affinity (-weight)
-    terms it matches, and its own required affinity (+1), preferred affinity
-    (+weight) and preferred anti-affinity (-weight) terms the incoming pod
-    matches.  Without preferred terms of its own, the incoming pod only looks
-    at pods with affinity.  None (skip) when no term contributed anything.
+    terms it matches, and its own preferred affinity (+weight) and preferred
+    anti-affinity (-weight) terms the incoming pod matches.  Its required
+    affinity terms add nothing: Kubernetes weighs them by the plugin's
+    hardPodAffinityWeight only when that is above 0, and Volcano's nodeorder
+    builds the plugin from an empty InterPodAffinityArgs (weight 0, not the
+    kube-scheduler default 1).  Without preferred terms of its own, the
+    incoming pod only looks at pods with affinity.  None (skip) when no term
+    contributed anything.
     """
     own_affinity = preferred_terms(task, "podAffinity", True)
     own_anti = preferred_terms(task, "podAntiAffinity", True)
@@ -216,7 +217,6 @@ def inter_pod_affinity_scores(task: Task, candidates: list[Node], nodes: list[No
             continue
         add(own_affinity, other, other_node, 1)
         add(own_anti, other, other_node, -1)
-        add(required_terms(other, "podAffinity", False, HARD_POD_AFFINITY_WEIGHT), task, other_node, 1)
         add(preferred_terms(other, "podAffinity", False), task, other_node, 1)
         add(preferred_terms(other, "podAntiAffinity", False), task, other_node, -1)
     if not contributed:
