@@ -288,12 +288,24 @@ def test_image_locality_score():
               {"names": ["busybox:latest"], "sizeBytes": 10 * MI}]
     node = make_node("n1", images=images)
     app = make_pod(containers=[{"image": "registry/app:1.0"}])
-    assert imagelocality.image_locality_score(app, node) == 100 * (500 - 23) // (1000 - 23)
-    assert imagelocality.image_locality_score(app, node, total_nodes=2) == 100 * (250 - 23) // (1000 - 23)
-    assert imagelocality.image_locality_score(make_pod(containers=[{"image": "busybox"}]), node) == 0
-    assert imagelocality.image_locality_score(make_pod(containers=[{"image": "other"}]), node) == 0
+    states = imagelocality.cache_image_states([node])["n1"]
+    assert imagelocality.image_locality_score(app, states, 1) == 100 * (500 - 23) // (1000 - 23)
+    assert imagelocality.image_locality_score(app, states, 2) == 100 * (250 - 23) // (1000 - 23)
+    # busybox is below the 23MB threshold; "other" is on no node.
+    assert imagelocality.image_locality_score(make_pod(containers=[{"image": "busybox"}]), states, 1) == 0
+    assert imagelocality.image_locality_score(make_pod(containers=[{"image": "other"}]), states, 1) == 0
     view = K8sView([node, make_node("n2")])
     assert view.image_locality_score(app, node) == 100 * (250 - 23) // (1000 - 23)
+
+
+def test_image_states_are_the_caches_summaries_in_node_order():
+    first = make_node("a", images=[{"names": ["app:1", "app@sha"], "sizeBytes": 600 * MI}])
+    second = make_node("b", images=[{"names": ["app:1"], "sizeBytes": 500 * MI},
+                                    {"names": ["app:1"], "sizeBytes": 700 * MI}])
+    states = imagelocality.cache_image_states([first, second, make_node("c")])
+    # The size first seen for a name; the holders counted when each node was added.
+    assert states == {"a": {"app:1": (600 * MI, 1), "app@sha": (600 * MI, 1)},
+                      "b": {"app:1": (600 * MI, 2)}, "c": {}}
 
 
 # -- balanced allocation (Kubernetes v1.36: the change of balance) ---------------

@@ -28,11 +28,10 @@ Namespaces: see interpodaffinity.py (a namespace label set is always empty).
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Protocol
 
 from fumarole.runtime.api.model import Node, Task
-from fumarole.runtime.k8s.imagelocality import image_locality_score, node_image_sizes, pod_images
+from fumarole.runtime.k8s.imagelocality import ImageState, cache_image_states, image_locality_score, pod_images
 from fumarole.runtime.k8s import interpodaffinity, podtopologyspread
 from fumarole.runtime.k8s.interpodaffinity import AFFINITY_FAILURE, has_pod_affinity, required_terms
 from fumarole.runtime.k8s.podspec import Placements
@@ -138,7 +137,8 @@ class K8sView:
         # terms matter to the filter and the scorer, kept current by placed/removed.
         self._with_affinity: dict[str, tuple[Node, Task]] = {
             key: (node, pod) for node in self.nodes for key, pod in node.view_pods.items() if has_pod_affinity(pod)}
-        self._image_holders: Counter[str] | None = None
+        self._image_states: dict[str, dict[str, ImageState]] | None = None  # per node name
+        self._images_held: set[str] = set()
         # The fast engine's counts of matching pods per node (domain_counts.PodCounts), None for
         # the reference engine, which scans the pods as defined here.
         self.counts = counts
@@ -192,14 +192,14 @@ class K8sView:
     # -- ImageLocality ----------------------------------------------------------
     def any_node_has_images_of(self, task: Task) -> bool:
         """Some node holds one of the pod's images (else every node scores the minimum, 0)."""
-        if self._image_holders is None:
-            self._image_holders = Counter()
-            for n in self.nodes:
-                self._image_holders.update(set(node_image_sizes(n)))
-        return any(image in self._image_holders for image in pod_images(task))
+        if self._image_states is None:
+            self._image_states = cache_image_states(self.nodes)
+            self._images_held = {name for images in self._image_states.values() for name in images}
+        return any(image in self._images_held for image in pod_images(task))
 
     def image_locality_score(self, task: Task, node: Node) -> int:
-        """:func:`image_locality_score` with the image spread taken from the session's nodes."""
+        """:func:`image_locality_score` with the image states Volcano's cache recorded for the node."""
         if not self.any_node_has_images_of(task):
             return 0
-        return image_locality_score(task, node, len(self.nodes) or 1, self._image_holders)
+        assert self._image_states is not None
+        return image_locality_score(task, self._image_states.get(node.name, {}), len(self.nodes) or 1)
