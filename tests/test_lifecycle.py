@@ -110,6 +110,19 @@ def test_diff_warns_once_and_runs(cli, tmp_path):
     assert [line for line in result.err.splitlines() if "K110" in line] == [f"{cluster}:26:3: warning[K110]: {CYCLE}"]
 
 
+def test_serve_reports_the_session_warning_in_its_entry(tmp_path):
+    """A served session decides as ``run`` does and says what ``run`` would print as a warning."""
+    folder = tmp_path / "bundle"
+    folder.mkdir()
+    (folder / "bundle.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "fumarole/v1", "kind": "PolicyBundle", "metadata": {"name": "hierarchy", "revision": "1"},
+        "uses": ["volcano"], "actions": ["enqueue", "allocate"], "tiers": CONF["tiers"]}))
+    entry = make_service(archive(folder)).run_session(cluster_text().encode())
+    assert entry["decisions"]["binds"] == BOUND
+    assert [(w["code"], w["severity"], w["message"], w["file"], w["line"]) for w in entry["warnings"]] == [
+        ("K110", "warning", CYCLE, "request", 26)]
+
+
 def extender_queue(name: str, parent: str) -> dict:
     return {"UID": name, "Name": name, "Weight": 1, "Queue": queue(name, parent)}
 

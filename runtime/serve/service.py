@@ -34,6 +34,7 @@ from fumarole.runtime.framework.namespace import PolicyRuntimeError
 from fumarole.runtime.framework.process_state import ProcessState
 from fumarole.runtime.ingest.kube import Cluster, cluster_from_objects, load_cluster
 from fumarole.runtime.ingest.kube_convert import parse_time
+from fumarole.runtime.ingest.queue_tree import HierarchyProblem
 from fumarole.runtime.ingest.scheduler_options import SchedulerOptions, with_overrides
 from fumarole.runtime.ingest.source import NotText, decode
 from fumarole.runtime.ingest.strict_json import strict_json
@@ -192,11 +193,17 @@ class Service:
         Raises FumaroleError when a policy fails (R001: an error, a budget or the
         session timeout ran out), as ``run`` would.
         """
+        return self.decide_and_warn(loaded, cluster, clock, state)[0]
+
+    def decide_and_warn(self, loaded: LoadedBundle, cluster: Cluster, clock: float | None = None,
+                        state: ProcessState | None = None) -> tuple[dict[str, Any], list[HierarchyProblem]]:
+        """``decide``, with what the session found opening (a broken queue hierarchy, K110), which
+        ``run`` prints as warnings: a served session reports them in its entry's ``warnings``."""
         session = new_session(loaded.bundle, cluster, now=clock, options=self.options(loaded),
                               process_state=state if state is not None else ProcessState(),
                               budget=StepBudget(timeout=self.session_timeout))
         try:
-            return decisions_as_expect(run_session(session, "request"))
+            return decisions_as_expect(run_session(session, "request")), session.problems
         except PolicyRuntimeError as exc:
             raise _policy_failure(exc, loaded) from None
 
@@ -217,14 +224,16 @@ class Service:
             clock = parse_time(now) if now else None
         except (ValueError, OverflowError):
             raise FumaroleError([kube_errors.bad_request_time(now)]) from None
+        body_text: Callable[[], str | None] = lambda: None  # noqa: E731
         if isinstance(cluster, Cluster):
             source: ClusterSource = lambda: cluster  # noqa: E731
         else:
             body = cluster
             source = lambda: parse_cluster(body, content_type)  # noqa: E731
+            body_text = lambda: decode(body)  # noqa: E731
         try:
             with self._cycle:
-                revision, entry, warnings, started_from = self._run_cycle(source, clock)
+                revision, entry, warnings, started_from = self._run_cycle(source, clock, body_text)
         except FumaroleError as err:  # the session did not close, so it saved no process state
             if session_failed(err):
                 self.metrics.sessions.inc(outcome="error")
@@ -239,15 +248,17 @@ class Service:
         entry_id = self.decisions.append(entry)
         return {"id": entry_id, **entry, "warnings": warnings}
 
-    def _run_cycle(self, source: ClusterSource, clock: float | None) \
+    def _run_cycle(self, source: ClusterSource, clock: float | None, body_text: Callable[[], str | None]) \
             -> tuple[Revision, dict[str, Any], list[dict], ProcessState]:
         revision = self.registry.active  # pinned: a swap from here on does not concern this session
         started_from = self.process_state.copy()  # the shadow decides from where the active session started
 
         def session() -> tuple[dict, dict, list[dict]]:
             cluster = source()
-            decisions = self.decide(revision.loaded, cluster, clock, self.process_state)
-            warnings = diagnostics_json(cluster.warnings_for(self.options(revision.loaded)))
+            decisions, problems = self.decide_and_warn(revision.loaded, cluster, clock, self.process_state)
+            text = body_text() if problems else None  # a body's problems are placed in it, as `run` places a file's
+            opened = [p.diagnostic(cluster.file, text) for p in problems]
+            warnings = diagnostics_json((*cluster.warnings_for(self.options(revision.loaded)), *opened))
             return decisions, self.process_state.to_dict(), warnings
 
         started = time.perf_counter()
