@@ -185,20 +185,15 @@ class Service:
         return with_overrides(loaded.bundle.scheduler_options, self.option_flags)
 
     def decide(self, loaded: LoadedBundle, cluster: Cluster, clock: float | None = None,
-               state: ProcessState | None = None) -> dict[str, Any]:
-        """One session's decisions, as ``fumarole run --format json`` prints them.
+               state: ProcessState | None = None) -> tuple[dict[str, Any], list[HierarchyProblem]]:
+        """One session's decisions, as ``fumarole run --format json`` prints them, and what the
+        session found opening (a broken queue hierarchy, K110), which ``run`` prints as warnings.
 
         ``state`` is the process state the session reads and updates (a fresh
         one when None: smoke runs and shadows never touch the service's).
         Raises FumaroleError when a policy fails (R001: an error, a budget or the
         session timeout ran out), as ``run`` would.
         """
-        return self.decide_and_warn(loaded, cluster, clock, state)[0]
-
-    def decide_and_warn(self, loaded: LoadedBundle, cluster: Cluster, clock: float | None = None,
-                        state: ProcessState | None = None) -> tuple[dict[str, Any], list[HierarchyProblem]]:
-        """``decide``, with what the session found opening (a broken queue hierarchy, K110), which
-        ``run`` prints as warnings: a served session reports them in its entry's ``warnings``."""
         session = new_session(loaded.bundle, cluster, now=clock, options=self.options(loaded),
                               process_state=state if state is not None else ProcessState(),
                               budget=StepBudget(timeout=self.session_timeout))
@@ -255,7 +250,7 @@ class Service:
 
         def session() -> tuple[dict, dict, list[dict]]:
             cluster = source()
-            decisions, problems = self.decide_and_warn(revision.loaded, cluster, clock, self.process_state)
+            decisions, problems = self.decide(revision.loaded, cluster, clock, self.process_state)
             text = body_text() if problems else None  # a body's problems are placed in it, as `run` places a file's
             opened = [p.diagnostic(cluster.file, text) for p in problems]
             warnings = diagnostics_json((*cluster.warnings_for(self.options(revision.loaded)), *opened))
@@ -282,7 +277,7 @@ class Service:
         """
         out: dict[str, Any] = {"bundle": shadow.stamp()}
         try:
-            decided = self.containment.run(lambda: self.decide(shadow.loaded, source(), clock, state),
+            decided = self.containment.run(lambda: self.decide(shadow.loaded, source(), clock, state)[0],
                                            "shadow session")
             out["differences"] = decision_diff(active, decided)
         except FumaroleError as err:
