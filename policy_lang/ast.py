@@ -303,6 +303,9 @@ class ArgDecl(Node):
     # `strict`: Volcano reads the key with framework.Get (mapstructure), which stops the scheduler
     # on a value it cannot decode; such a value is a configuration error, not a kept default.
     strict: bool = False
+    # `asserted`: Volcano reads the key with a bare Go type assertion (`v.(string)`), which panics on
+    # a value of any other type, a null included; such a value is a configuration error.
+    asserted: bool = False
 
 
 @node

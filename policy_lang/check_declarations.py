@@ -51,6 +51,15 @@ def _strict_type(t: A.TypeExpr) -> bool:
     return (t.name in scalar and not t.args) or _string_list(t)
 
 
+def _asserted_type(decl: A.ArgDecl) -> bool:
+    """What `asserted` models: a bare `v.(string)` of one key's value (a `string`), or of every key of a
+    `from prefix` / `from containing` family (a map[string, string]), as tdm reads its zones."""
+    t = decl.type
+    if decl.family:
+        return t.name == "map" and len(t.args) == 2 and t.args[1].name == "string" and not t.args[1].args
+    return t.name == "string" and not t.args and not decl.path
+
+
 def _plain_map_type(t: A.TypeExpr) -> bool:
     """map[string, T] of a plain argument type: a YAML mapping of such values."""
     return t.name == "map" and len(t.args) == 2 and t.args[0].name == "string" and _plain_arg_type(t.args[1])
@@ -137,6 +146,8 @@ class DeclarationChecks(BodyChecks):
             self.report(declaration_errors.empty_separator(self.file, decl.span))
         if decl.strict and not _strict_type(t):
             self.report(declaration_errors.strict_argument_type(self.file, t.span))
+        if decl.asserted and not _asserted_type(decl):
+            self.report(declaration_errors.asserted_argument_type(self.file, t.span))
         if t.optional:
             self.report(declaration_errors.optional_argument(self.file, t.span))
         if decl.default is not None:

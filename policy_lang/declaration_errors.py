@@ -172,6 +172,14 @@ def strict_argument_type(file: str, at: Span) -> Diagnostic:
                       hint="framework.Get decodes other types in ways fumarole does not model")
 
 
+def asserted_argument_type(file: str, at: Span) -> Diagnostic:
+    """`asserted` models a bare `v.(string)` of a key's value, the only such reading of Volcano's
+    plugins (tdm, rescheduling)."""
+    return Diagnostic("E140", "an `asserted` argument must have type string, or map[string, string] read "
+                      "`from prefix` or `from containing`", file, at,
+                      hint="Volcano's plugins assert only texts this way (`v.(string)`)")
+
+
 def optional_argument(file: str, at: Span) -> Diagnostic:
     return Diagnostic("E140", "arguments cannot be optional: give a default instead", file, at)
 

@@ -269,6 +269,8 @@ def _decl(d: A.Decl, source_line: str) -> Doc:
         parts.append(f" split {separator}")
     if d.strict:
         parts.append(" strict")
+    if d.asserted:
+        parts.append(" asserted")
     return tuple(parts)
 
 

@@ -168,9 +168,11 @@ class _Build(Transformer):
         return A.Use(str(items[0]), _span(meta))
 
     def arg_decl(self, meta, items):
-        name, typ, default, key, split, strict = items
+        name, typ, default, key, split, reader = items
         key_text, family, path = (key if key else (None, "", ()))
-        return A.ArgDecl(str(name), typ, default, key_text, family, _span(meta), tuple(path), split, strict is not None)
+        reading = reader.type if reader is not None else ""
+        return A.ArgDecl(str(name), typ, default, key_text, family, _span(meta), tuple(path), split,
+                         strict=reading == "STRICT", asserted=reading == "ASSERTED")
 
     def arg_key(self, meta, items):
         return unescape(items[0]), "", items[1:]

@@ -2,8 +2,9 @@
 ``framework.Get`` (`strict`): binpack's and network-topology-aware's resources ignore a YAML list
 (``.(string)`` fails), resource-strategy-fit's sra/proportional resources and extender's
 managedResources stop Volcano on the other form (mapstructure cannot decode it), so fumarole
-refuses it.  The decisions themselves are pinned by the authored conformance cases
-(plugins/binpack/authored-a-resources-*, plugins/network-topology-aware/authored-*)."""
+refuses it; tdm's and rescheduling's texts read with a bare ``v.(string)`` (`asserted`) panic on
+any other value, so fumarole refuses that too.  The decisions themselves are pinned by the authored
+conformance cases (plugins/binpack/authored-a-resources-*, plugins/network-topology-aware/authored-*)."""
 
 from __future__ import annotations
 
@@ -283,3 +284,58 @@ def test_a_yaml_integer_weight_is_what_go_makes_of_it(number):
 def test_a_bool_or_text_weight_is_refused(value):
     written = json.dumps(value)
     assert _strict_refusal(f"      sra: {{weight: {written}}}\n") == [("C012", "error", 8, 21, STOPS)]
+
+
+# -- `asserted`: keys Volcano's plugins read with a bare `v.(string)` --------------------------------------
+
+ASSERTS = "Volcano's plugin panics on it (a bare type assertion, `v.(string)`): give a text"
+
+
+@pytest.mark.parametrize("plugin, arguments, at", [
+    ("tdm", "      tdm.evict.period: 60\n", "60"),
+    ("tdm", "      tdm.evict.period: null\n", "null"),
+    ("tdm", "      tdm.evict.period: [1m]\n", "["),
+    ("tdm", "      tdm.revocable-zone.rz1: '10:00-21:00'\n      tdm.revocable-zone.rz2: 1000\n", "1000"),
+    ("tdm", "      tdm.revocable-zone.rz1: null\n", "null"),
+    ("rescheduling", "      interval: 300\n", "300"),
+    ("rescheduling", "      interval: 5m\n      metricsPeriod: true\n", "true")])
+def test_a_value_a_bare_type_assertion_panics_on_is_a_positioned_error(plugin, arguments, at):
+    """tdm.go New (``v.(string)``, ``period.(string)``) and rescheduling.go parseArguments
+    (``intervalArg.(string)``, ``metricsPeriodArg.(string)``) panic on a value that is not a text, a
+    null included, every session the plugin opens: the scheduler goes down, so there is no decision."""
+    with pytest.raises(FumaroleError) as err:
+        build_bundle(load_config(HEAD + f"  - name: {plugin}\n    arguments:\n" + arguments, "v.conf"))
+    line = arguments.count("\n", 0, arguments.index(at))
+    assert [(d.code, d.severity, d.span.line, d.span.col, d.hint) for d in err.value.diagnostics] == [
+        ("C012", "error", 8 + line, arguments.splitlines()[line].index(at) + 1, ASSERTS)]
+
+
+def test_asserted_texts_load_as_given(cli, tmp_path):
+    """A text that does not parse is no panic: tdm keeps its 1m period, rescheduling its 5m interval."""
+    text = HEAD + ("  - name: tdm\n    arguments:\n      tdm.evict.period: soon\n"
+                   "      tdm.revocable-zone.rz1: '10:00-21:00'\n"
+                   "  - name: rescheduling\n    arguments:\n      interval: ''\n      metricsPeriod: 10m\n")
+    bundle = build_bundle(load_config(text, "v.conf"))
+    entries = {e.name: e.arguments for tier in bundle.tiers for e in tier}
+    assert entries["tdm"]["evict_period"] == "soon" and entries["tdm"]["revocable_zones"] == {"rz1": "10:00-21:00"}
+    assert entries["rescheduling"]["interval"] == "" and entries["rescheduling"]["metrics_period"] == "10m"
+    assert bundle.warnings == ()
+    conf = _conf(tmp_path, "tdm", "      tdm.evict.period: 60\n")
+    run = cli("run", str(CLUSTER), "--config", str(conf), "-o", "json")
+    assert run.code == 2 and run.out == "" and "Traceback" not in run.err
+    assert run.err.splitlines()[0] == (f"{conf}:8:25: error[C012]: argument 'tdm.evict.period' of plugin 'tdm' "
+                                       "must be a string, not 60")
+
+
+def test_asserted_is_checked_and_formats_canonically(cli, tmp_path):
+    policy = tmp_path / "p.policy"
+    policy.write_text('plugin p\n\narg a: int = 1 from "a" asserted\narg b: map[string, int] from prefix "b." asserted\n'
+                      'arg c: string = "" from "c" / "d" asserted\narg e: string = "" from "e"   asserted # why\n\n'
+                      'on node_order(task, node) = float(a + len(b) + len(c) + len(e))\n')
+    check = cli("check", str(policy))
+    message = ("error[E140]: an `asserted` argument must have type string, or map[string, string] read "
+               "`from prefix` or `from containing`")
+    assert [line for line in check.out.splitlines() if "error[" in line] == [
+        f"{policy}:3:8: {message}", f"{policy}:4:8: {message}", f"{policy}:5:8: {message}"]
+    assert 'arg e: string = "" from "e" asserted  # why\n' in format_source(policy.read_text(), str(policy))
+    assert parse('plugin p\n\narg asserted: string = "" from "x" asserted\n', "p.policy").decls[0].asserted

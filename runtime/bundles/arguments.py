@@ -16,6 +16,9 @@ an argument with nothing to keep (no default) stays an error, and one the policy
 the scheduler (extender.managedResources given a text, sra's resources given a list,
 resource-strategy-fit's ``resources`` weight given a text).  A strict argument is decoded as
 mapstructure decodes it (:mod:`mapstructure`): a float int field is truncated, a null is Go's zero.
+One it declares ``asserted`` is read with a bare type assertion (tdm's ``period.(string)``,
+rescheduling's ``intervalArg.(string)``), which panics on any value that is not a text, a null
+included: an error too.
 """
 
 from __future__ import annotations
@@ -115,9 +118,10 @@ def resolve_arguments(policy: CompiledPolicy, raw: Mapping[str, Any], file: str,
                     ok, converted = convert_argument(value, type_expr.args[1].name)
                     if ok:
                         values[raw_key.replace(key, "", 1)] = converted
-                    else:
-                        diags.append(config_errors.entry_left_out(
-                            argument_error(raw, raw_key, value, type_expr.args[1].name, file, what)))
+                        continue
+                    error = argument_error(raw, raw_key, value, type_expr.args[1].name, file, what)
+                    diags.append(config_errors.asserted_value(error) if decl.asserted
+                                 else config_errors.entry_left_out(error))
             out[name] = values
             continue
         resolved: Any = _ABSENT
@@ -127,14 +131,15 @@ def resolve_arguments(policy: CompiledPolicy, raw: Mapping[str, Any], file: str,
             resolved = _follow_path(raw, key, decl.path, type_expr, file, what, diags, bad, decl.split, decl.strict)
         elif key in raw:
             used.add(key)
-            resolved = _converted(raw, key, type_expr, file, what, diags, bad, split=decl.split, strict=decl.strict)
+            resolved = _converted(raw, key, type_expr, file, what, diags, bad, split=decl.split, strict=decl.strict,
+                                  asserted=decl.asserted)
         place = (key, decl.path)
         if resolved is not _ABSENT:
             out[name] = resolved
             read_at.add(place)
         elif decl.default is not None:
             out[name] = _literal_default(decl.default, type_expr.name)
-            if not decl.strict:  # a strict argument's unreadable value stops Volcano: it stays an error
+            if not (decl.strict or decl.asserted):  # Volcano stops on such a value: it stays an error
                 bad = [config_errors.default_kept(d, out[name]) if d.severity == "error" else d for d in bad]
         elif not any(d.severity == "error" for d in bad):  # nothing to keep: read as absent, it is missing
             diags.append(config_errors.missing_argument(file, Span(*where), what, key, type_expr.name))
@@ -229,14 +234,19 @@ def _unmodelled_value(key: Unmodelled, raw: Mapping, raw_key: str, file: str, wh
 
 def _converted(container: Mapping | list, key: Any, type_expr: Any, file: str, what: str,
                diags: list[Diagnostic], bad: list[Diagnostic], shown: str | None = None,
-               split: str | None = None, strict: bool = False) -> Any:
+               split: str | None = None, strict: bool = False, asserted: bool = False) -> Any:
     """``container[key]`` as an argument of the declared type, or ``_ABSENT`` with its diagnostic in
     ``bad`` when it is not one.  A ``map[string, T]`` argument reads a YAML mapping, each value a T;
     an entry that is not a T is left out (a warning in ``diags``), as Volcano skips what it cannot read.
     A ``strict`` argument is decoded as mapstructure decodes it: a null is Go's zero value (so is a
     null item of a list, a null key or entry of a map), and a value it cannot decode -- the whole
-    argument, or any one entry of it -- is a ``strict_value`` error."""
+    argument, or any one entry of it -- is a ``strict_value`` error.  An ``asserted`` argument (a
+    string) takes a text only, a null no more than any other value: an ``asserted_value`` error."""
     value = container[key]
+    if asserted and not isinstance(value, str):
+        bad.append(config_errors.asserted_value(argument_error(container, key, value, type_expr.name, file, what,
+                                                               shown)))
+        return _ABSENT
     if strict:
         if value is None:
             return copy.copy(_ZERO[type_expr.name])

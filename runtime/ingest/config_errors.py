@@ -117,6 +117,13 @@ def strict_value(diagnostic: Diagnostic) -> Diagnostic:
     return replace(diagnostic, hint="Volcano stops the scheduler on it (framework.Get cannot decode it: klog.Fatalf)")
 
 
+def asserted_value(diagnostic: Diagnostic) -> Diagnostic:
+    """C012 kept an error for an ``asserted`` argument: Volcano's plugin reads it with a bare type
+    assertion (tdm's ``period.(string)``, rescheduling's ``intervalArg.(string)``), which panics on
+    any other value, a null included, and takes the scheduler down: no Volcano decision exists."""
+    return replace(diagnostic, hint="Volcano's plugin panics on it (a bare type assertion, `v.(string)`): give a text")
+
+
 def machine_dependent(diagnostic: Diagnostic) -> Diagnostic:
     """C012 kept an error for a ``strict`` int argument given a number past Go's int64 (or NaN, an
     infinity): mapstructure converts it with ``int64(f)``, whose result Go leaves to the machine

@@ -277,7 +277,8 @@ def _signature(decl: A.ArgDecl | A.ConstDecl | A.FuncDef) -> str:
     if isinstance(decl, A.ArgDecl):
         default = f" = {expr_text(decl.default)}" if decl.default is not None else ""
         key = f' from "{decl.key}"' if decl.key else ""
-        reading = (f' split "{decl.split}"' if decl.split is not None else "") + (" strict" if decl.strict else "")
+        reading = (f' split "{decl.split}"' if decl.split is not None else "") + (" strict" if decl.strict else "") + \
+            (" asserted" if decl.asserted else "")
         return f"arg {decl.name}: {type_text(decl.type)}{default}{key}{reading}"
     if isinstance(decl, A.ConstDecl):
         declared = f": {type_text(decl.type)}" if decl.type is not None else ""
