@@ -191,20 +191,35 @@ def test_the_predicates_cache_switched_on_loads():
     assert bundle.warnings == ()
 
 
-def test_an_unreadable_unmodelled_value_keeps_the_default_with_a_warning():
-    bundle = build_bundle(load_config(UNMODELLED.format(plugin="predicates", key="volumebinding.weight",
-                                                        value="heavy"), "v.conf"))
+@pytest.mark.parametrize("key", ["volumebinding.weight", "volumebinding.bindTimeoutSeconds",
+                                 "dynamicresources.filterTimeoutSeconds"])
+def test_an_unmodelled_value_framework_get_cannot_decode_is_an_error(key):
+    """helper.go reads these with framework.Get, which stops the scheduler (klog.Fatalf) on a value
+    mapstructure cannot decode: there is no Volcano decision, as for a `strict` argument."""
+    with pytest.raises(FumaroleError) as err:
+        build_bundle(load_config(UNMODELLED.format(plugin="predicates", key=key, value="heavy"), "v.conf"))
+    assert [(d.code, d.severity, d.message, d.hint) for d in err.value.diagnostics] == [
+        ("C012", "error", f"argument '{key}' of plugin 'predicates' must be an int, not 'heavy'",
+         "Volcano stops the scheduler on it (framework.Get cannot decode it: klog.Fatalf)")]
+
+
+def test_the_volume_binding_keys_are_not_read_with_volume_binding_off():
+    """predicates.go InitPlugin sets the volume binding up (and reads its keys) only while
+    predicate.VolumeBindingEnable is on: off, an unreadable weight stops nothing and keeps the default."""
+    text = UNMODELLED.format(plugin="predicates", key="volumebinding.weight",
+                             value="heavy, predicate.VolumeBindingEnable: false")
+    bundle = build_bundle(load_config(text, "v.conf"))
     assert [(d.code, d.severity, d.message) for d in bundle.warnings] == [
         ("C012", "warning", "argument 'volumebinding.weight' of plugin 'predicates' must be an int, not 'heavy'; "
                             "the default 1 is used")]
 
 
-@pytest.mark.parametrize("plugin,key", [("binpack", "binpack.weight"), ("predicates", "volumebinding.weight")])
-def test_an_integer_past_gos_int_keeps_the_default_with_a_warning(plugin, key):
-    huge = 10**400  # past float64 too: gopkg.in/yaml.v2 keeps it as a string
-    bundle = build_bundle(load_config(UNMODELLED.format(plugin=plugin, key=key, value=huge), "v.conf"))
+def test_an_integer_past_gos_int_keeps_the_default_with_a_warning():
+    huge = 10**400  # past float64 too: gopkg.in/yaml.v2 keeps it as a string (GetInt keeps the default)
+    bundle = build_bundle(load_config(UNMODELLED.format(plugin="binpack", key="binpack.weight", value=huge), "v.conf"))
     assert [(d.code, d.severity, d.message) for d in bundle.warnings] == [
-        ("C012", "warning", f"argument '{key}' of plugin '{plugin}' must be an int, not '{str(huge)[:59]}...; the default 1 is used")]
+        ("C012", "warning", f"argument 'binpack.weight' of plugin 'binpack' must be an int, not '{str(huge)[:59]}...; "
+                            "the default 1 is used")]
     run_session(new_session(bundle, load_cluster(CLUSTER.read_text(), str(CLUSTER)), now=0.0))
 
 

@@ -172,6 +172,10 @@ class Unmodelled:
     default: Any
     reads_as: Callable[[Any], Any]
     type_name: str
+    # Whether Volcano reads the key, given the plugin's arguments, with framework.Get, which stops
+    # the scheduler on a value it cannot decode (klog.Fatalf): such a value is then an error, as for a
+    # `strict` argument.  None for a lenient reader (GetBool keeps the default).
+    fatal_when: Callable[[Mapping], bool] | None = None
 
 
 def _in_family(raw_key: Any, text: str, family: str) -> bool:
@@ -199,6 +203,18 @@ def _mapstructure_int(value: Any) -> Any:
     return _ABSENT if decoded is None else decoded
 
 
+def _volume_binding_on(raw: Mapping) -> bool:
+    """predicates.go InitPlugin reads the volume binding's keys (helper.go setUpVolumeBindingArgs) only
+    while predicate.VolumeBindingEnable, read with GetBool (default true), is on."""
+    return _go_get_bool(raw.get("predicate.VolumeBindingEnable", True)) is not False
+
+
+def _always(_raw: Mapping) -> bool:
+    """The DRA filter's arguments are read whenever the DynamicResourceAllocation gate is on, as it is
+    under the default gates fumarole decides with."""
+    return True
+
+
 def _filter_timeout_seconds(value: Any) -> Any:
     """predicates/helper.go setUpDynamicResourcesArgs: a negative count of seconds keeps the default."""
     seconds = _mapstructure_int(value)
@@ -212,20 +228,23 @@ NOT_MODELLED: dict[str, dict[str, Unmodelled]] = {
     # feature gates): framework.Get of the volume binding score's weight, the volume binder's and
     # the DRA filter's timeouts
     "predicates": {
-        "volumebinding.weight": Unmodelled(1, _mapstructure_int, "int"),
-        "volumebinding.bindTimeoutSeconds": Unmodelled(600, _mapstructure_int, "int"),
-        "dynamicresources.filterTimeoutSeconds": Unmodelled(10, _filter_timeout_seconds, "int"),
+        "volumebinding.weight": Unmodelled(1, _mapstructure_int, "int", _volume_binding_on),
+        "volumebinding.bindTimeoutSeconds": Unmodelled(600, _mapstructure_int, "int", _volume_binding_on),
+        "dynamicresources.filterTimeoutSeconds": Unmodelled(10, _filter_timeout_seconds, "int", _always),
     },
 }
 
 def _unmodelled_value(key: Unmodelled, raw: Mapping, raw_key: str, file: str, what: str) -> list[Diagnostic]:
-    """Nothing for a value Volcano reads as the key's default; a C012 warning for one its reader
-    cannot read (GetBool keeps the default; framework.Get stops the scheduler, so no Volcano
-    decision exists and keeping the default contradicts none); the C010 error for any other."""
+    """Nothing for a value Volcano reads as the key's default; for one its reader cannot read, a C012
+    warning where the reader keeps the default (GetBool) and a C012 error where it stops the
+    scheduler (framework.Get, when Volcano reads the key: no Volcano decision exists); the C010
+    error for any other."""
     value = key.reads_as(raw[raw_key])
     if value is _ABSENT:
-        return [config_errors.default_kept(argument_error(raw, raw_key, raw[raw_key], key.type_name, file, what),
-                                           key.default)]
+        error = argument_error(raw, raw_key, raw[raw_key], key.type_name, file, what)
+        if key.fatal_when is not None and key.fatal_when(raw):
+            return [config_errors.strict_value(error)]
+        return [config_errors.default_kept(error, key.default)]
     if value == key.default:
         return []
     return [config_errors.argument_not_modelled(file, Span(*key_position(raw, raw_key)), what, raw_key, key.default)]
