@@ -63,6 +63,23 @@ def pod_affinity_failure(session: Session, task: Task, node: Node, view: PodView
     return _k8s_failure(session.k8s.pod_affinity_failure(task, node, view.placed if view is not None else None))
 
 
+def affinity_prefilter_skips(session: Session, task: Task, view: PodView | None = None) -> bool:
+    """InterPodAffinity's PreFilter returns Skip over the live view or a PodView: the task has no
+    required pod terms and no placed pod's required anti-affinity reaches it.  Such a term would
+    refuse at least its holder's node, so the fast engine asks whether the filter refuses the
+    task anywhere (the answer its predicate reads next)."""
+    if has_required_pod_terms(task):
+        return False
+    counts = session.k8s.counts
+    if counts is not None and (view is None or view.counts is counts):
+        if not counts.any_affinity({} if view is None else view.delta):
+            return True
+        refuses = domain_counts.refuses_somewhere(counts, domain_counts.affinity_reasons, task, view)
+        if refuses is not None:
+            return not refuses
+    return session.k8s.affinity_prefilter_skips(task, view.placed if view is not None else None)
+
+
 def topology_spread_failure(session: Session, task: Task, node: Node,
                             view: PodView | None = None) -> FitError | None:
     """PodTopologySpread over the live view or a PodView: a node without the topology label

@@ -141,6 +141,17 @@ def affinity_cannot_refuse(task: Task, with_affinity: Placements, placed: Placem
     return index is not None and not index and not has_required_pod_terms(task)
 
 
+def prefilter_skips(task: Task, with_affinity: Placements, placed: Placements | None = None) -> bool:
+    """InterPodAffinity's PreFilter returns Skip (filtering.go PreFilter): the pod has no required
+    terms of its own and no placed pod's required anti-affinity term matches it from a node
+    carrying the term's topology key (the counts its filter would read are all empty)."""
+    if has_required_pod_terms(task):
+        return False
+    return not any(t.topology_key in node.labels and t.matches(task)
+                   for node, other in _others_with_affinity(task, with_affinity, placed)
+                   for t in required_terms(other, "podAntiAffinity", False))
+
+
 def pod_affinity_failure(task: Task, node: Node, nodes: list[Node], with_affinity: Placements,
                          placed: Placements | None = None) -> str | None:
     """InterPodAffinity Filter: why the node is refused, or None.

@@ -176,6 +176,9 @@ class K8sView:
     def affinity_cannot_refuse(self, task: Task, placed: Placements | None = None) -> bool:
         return interpodaffinity.affinity_cannot_refuse(task, self._with_affinity, placed)
 
+    def affinity_prefilter_skips(self, task: Task, placed: Placements | None = None) -> bool:
+        return interpodaffinity.prefilter_skips(task, self._with_affinity, placed)
+
     def pod_affinity_failure(self, task: Task, node: Node, placed: Placements | None = None) -> str | None:
         return interpodaffinity.pod_affinity_failure(task, node, self.nodes, self._with_affinity, placed)
 
