@@ -7,6 +7,7 @@ controller's ``CompareTask``.  The session's dispatchers end on these.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from fumarole.runtime.api.model import Job, Queue, Task
@@ -31,6 +32,7 @@ def sub_job_fallback(l: Any, r: Any) -> bool:
     return l.uid < r.uid
 
 
+@lru_cache(maxsize=1 << 16)  # asked for both tasks of every comparison of a task order
 def _pod_index(name: str) -> int | None:
     parts = name.split("-")
     if len(parts) < 3:
