@@ -22,11 +22,11 @@ from fumarole.runtime.authoring.scenario import decisions_as_expect
 from tests.differential import CONFIGS, eviction_heavy_clusters
 
 # kept_for's reuse of an earlier preemptor's answers (without it every preemptor starts afresh),
-# the walk's passing over nodes known not to be covered in one pass (without it, one by one), and
-# the screen before the scoring (without it, every preemptor that passes the queue's bound is scored).
+# the walk's passing over nodes known not to be covered with a look-up (without it, each is asked),
+# and the screen before the scoring (without it, every preemptor that passes the queue's bound is scored).
 KEEPING = "    for earlier in kept.keys():\n        return kept[earlier] when same(earlier, preemptor)\n"
-PREFILTER = ("for node in [n for n in sort_by_score(scores) if covered.get(n, true)]:",
-             "for node in sort_by_score(scores):")
+PREFILTER = ("    for node in sort_by_score(scores):\n        continue when not covered.get(node, true)\n",
+             "    for node in sort_by_score(scores):\n")
 # The screen before the scoring: a preemptor none of whose nodes is worth trying is not scored.
 SCREEN = "    return false when not any_worth_trying(preemptor, queue, feasible, sources, held, reach, covered, answers)\n"
 
