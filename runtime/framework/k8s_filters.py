@@ -19,7 +19,7 @@ from fumarole.runtime.api.model import Node, Task
 from fumarole.runtime.framework.node_columns import NodeColumns
 from fumarole.runtime.k8s import domain_counts
 from fumarole.runtime.k8s.interpodaffinity import has_required_pod_terms
-from fumarole.runtime.k8s.noderesources import view_appended
+from fumarole.runtime.k8s.noderesources import view_appended, view_removed
 from fumarole.runtime.k8s.podtopologyspread import has_hard_spread_constraints
 from fumarole.runtime.k8s.view import PodView, UNRESOLVABLE_REASONS
 
@@ -43,8 +43,11 @@ def node_view_add(session: Session, task: Task) -> None:
 def node_view_remove(session: Session, task: Task) -> None:
     node = session.nodes.get(task.node_name)
     if node is not None:
-        node.view_pods.pop(task.key, None)
-        node.view_cache.clear()
+        left = node.view_pods.pop(task.key, None)
+        if left is None:
+            node.view_cache.clear()
+        else:
+            view_removed(node, left)
         session.touch(node)
         session.k8s.removed(task)
 

@@ -59,35 +59,94 @@ def nonzero_request(task: Task) -> Resource:
 
 
 def view_requested(node: Node) -> Resource:
-    """Sum of the requests of the pods in the node's k8s view (cached until the view changes)."""
-    total = node.view_cache.get("requested")
-    if total is None:
-        total = node.view_cache["requested"] = Resource()
-        for task in node.view_pods.values():
-            total.add(task.request)
-    return total
+    """Sum of the requests of the pods in the node's k8s view (kept until the view changes)."""
+    return _view_sum(node, _REQUESTED)
 
 
 def view_nonzero_requested(node: Node) -> Resource:
     """As :func:`view_requested`, with the non-zero defaults (k8s NodeInfo.NonZeroRequested)."""
-    total = node.view_cache.get("nonzero")
+    return _view_sum(node, _NONZERO)
+
+
+def _request(task: Task) -> Resource:
+    return task.request
+
+
+# The sums kept in a node's view_cache, each under its key and, under the key and _TERMS, how
+# many of its terms carry scalars while the sum is whole (else None): every cpu, memory and scalar
+# amount of its terms a whole number, not negative, and the sum's below 2^53.  Whole numbers add up
+# exactly in any order there, so a whole sum less one of its terms is the sum of the others
+# (view_removed).
+_REQUESTED, _NONZERO = ("requested", _request), ("nonzero", nonzero_request)
+_SUMS = (_REQUESTED, _NONZERO)
+_TERMS = " terms"
+_EXACT_BELOW = float(2 ** 53)  # every whole number up to here is a float
+
+
+def _view_sum(node: Node, kept: tuple) -> Resource:
+    key, term = kept
+    cache = node.view_cache
+    total = cache.get(key)
     if total is None:
-        total = node.view_cache["nonzero"] = Resource()
+        total, carrying = Resource(), 0
         for task in node.view_pods.values():
-            total.add(nonzero_request(task))
+            amount = term(task)
+            total.add(amount)
+            carrying = _carrying(carrying, amount)
+        cache[key], cache[key + _TERMS] = total, _if_exact(carrying, total)
     return total
+
+
+def _whole(amount: float) -> bool:
+    return amount >= 0 and amount.is_integer()
+
+
+def _carrying(carrying: int | None, amount: Resource) -> int | None:
+    """The terms carrying scalars with ``amount`` added, or None when it or the sum is not whole."""
+    if carrying is None or not (_whole(amount.milli_cpu) and _whole(amount.memory)):
+        return None
+    if not amount.scalars:
+        return carrying
+    return carrying + 1 if all(_whole(value) for value in amount.scalars.values()) else None
+
+
+def _if_exact(carrying: int | None, total: Resource) -> int | None:
+    amounts = (total.milli_cpu, total.memory, *(total.scalars or {}).values())
+    return carrying if carrying is not None and max(amounts) < _EXACT_BELOW else None
 
 
 def view_appended(node: Node, task: Task) -> None:
     """The task joined the end of the node's view: the sums kept so far take its requests last,
     the same additions in the same order as summing the whole view again."""
     cache = node.view_cache
-    requested, nonzero = cache.get("requested"), cache.get("nonzero")
+    kept = [(key, term, cache.get(key), cache.get(key + _TERMS)) for key, term in _SUMS]
     cache.clear()
-    if requested is not None:
-        cache["requested"] = requested.clone().add(task.request)
-    if nonzero is not None:
-        cache["nonzero"] = nonzero.clone().add(nonzero_request(task))
+    for key, term, total, carrying in kept:
+        if total is not None:
+            amount = term(task)
+            cache[key] = total = total.clone().add(amount)
+            cache[key + _TERMS] = _if_exact(_carrying(carrying, amount), total)
+
+
+def view_removed(node: Node, task: Task) -> None:
+    """The task (as the view held it) left the node's view.  A whole kept sum less the task's
+    requests is the sum of the pods left, to the bit, where those requests are whole and the sum
+    has one scalar at most (what adding up the rest makes of the scalars is then known: the same
+    one, or none once no term carries it); any other sum is added up again when next asked."""
+    cache = node.view_cache
+    kept = [(key, term, cache.get(key), cache.get(key + _TERMS)) for key, term in _SUMS]
+    cache.clear()
+    for key, term, total, carrying in kept:
+        if total is None or carrying is None or (total.scalars is not None and len(total.scalars) > 1):
+            continue
+        amount = term(task)
+        if _carrying(0, amount) is None:
+            continue
+        left = total.clone().sub(amount)
+        if amount.scalars:
+            carrying -= 1
+            left.scalars = left.scalars if carrying else None
+        cache[key], cache[key + _TERMS] = left, carrying
 
 
 # The resources Volcano's nodeorder plugin gives NodeResourcesBalancedAllocation.
