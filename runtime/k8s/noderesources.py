@@ -88,7 +88,8 @@ def _view_sum(node: Node, kept: tuple) -> Resource:
     cache = node.view_cache
     total = cache.get(key)
     if total is None:
-        total, carrying = Resource(), 0
+        total = Resource()
+        carrying: int | None = 0
         for task in node.view_pods.values():
             amount = term(task)
             total.add(amount)
