@@ -16,8 +16,10 @@ from tests.test_k8s import make_node, make_pod
 # Whole amounts mostly, one close below 2^53 (where whole floats stop adding up exactly), and
 # fractions whose sums round.
 AMOUNTS = st.one_of(st.sampled_from([0.0, 1.0, 3.0, 1000.0, 2.0 ** 30]), st.sampled_from([2.0 ** 53 - 2.0, 0.1, 0.2]))
+# Scalars as a cluster may hold them: floats, and ints, a huge one among them.
+SCALAR_AMOUNTS = st.one_of(AMOUNTS, st.sampled_from([1, 2 ** 40, 2 ** 60 + 1]))
 SCALARS = st.one_of(st.none(), st.just({}), st.dictionaries(st.sampled_from(["pods", "nvidia.com/gpu"]),
-                                                             AMOUNTS, min_size=1, max_size=2))
+                                                             SCALAR_AMOUNTS, min_size=1, max_size=2))
 CONTAINERS = st.sampled_from([[{}], [{"resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}],
                               [{"resources": {"requests": {"cpu": "1500m"}}}]])
 POD = st.tuples(AMOUNTS, AMOUNTS, SCALARS, CONTAINERS)

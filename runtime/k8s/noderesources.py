@@ -99,7 +99,8 @@ def _view_sum(node: Node, kept: tuple) -> Resource:
 
 
 def _whole(amount: float) -> bool:
-    return amount >= 0 and amount.is_integer()
+    """A whole number, not negative (scalars may hold ints)."""
+    return amount >= 0 and (isinstance(amount, int) or amount.is_integer())
 
 
 def _carrying(carrying: int | None, amount: Resource) -> int | None:
