@@ -481,11 +481,14 @@ def as_batch(columns: NodeColumns, value) -> NodeBatch | None:
 
 
 def as_value(result):
-    """A batch form's result as per-node code reads it: maps as dicts, batches as node lists."""
+    """A batch form's result as per-node code reads it: maps as dicts, batches as node lists, also
+    inside a list (a ``list[list[Node]]`` result holds batches)."""
     if isinstance(result, NodeMap):
         return result.as_dict()
     if isinstance(result, NodeBatch):
         nodes = NodeList(result.nodes)
         nodes.rows = result.rows
         return nodes
+    if type(result) is list and any(isinstance(item, (NodeMap, NodeBatch, list)) for item in result):
+        return [as_value(item) for item in result]
     return result

@@ -6,6 +6,12 @@ collected, starting from a rotating index the scheduler process keeps from one
 session to the next (``ProcessState.predicate_start_index``); and failures of earlier tasks of the same job and role are
 remembered per helper.  Volcano evaluates nodes on 16 workers, so its result
 order is random; fumarole returns nodes in visiting order.
+
+In hard sharding mode (``--scheduler-sharding-mode hard``) every scan refuses
+the nodes outside the scheduler's NodeShard before asking the check, as
+Volcano's helper does for every action (each passes ``ssn.NodesInShard``): the
+refusal is an ``Error`` status (a plain Go error), remembered in the error cache
+like any other, and the refused node still counts towards the nodes visited.
 """
 
 from __future__ import annotations
@@ -14,9 +20,9 @@ from typing import Callable, Protocol
 
 import numpy as np
 
-from fumarole.runtime.api.fit import FitError, FitErrors
+from fumarole.runtime.api.fit import ERROR, FitError, FitErrors
 from fumarole.runtime.api.model import Node, Task
-from fumarole.runtime.ingest.scheduler_options import DEFAULT_OPTIONS, SchedulerOptions
+from fumarole.runtime.ingest.scheduler_options import DEFAULT_OPTIONS, HARD_SHARDING, SchedulerOptions
 from fumarole.runtime.framework.batch_forms import BatchForm, BatchForms, EngineDisagreement, PerNodeOnly, disagreement
 from fumarole.runtime.framework.node_columns import NodeBatch, NodeColumns, as_batch
 from fumarole.runtime.framework.policy_error import NOT_RETRIED, POLICY_FAILURES
@@ -29,12 +35,14 @@ class NodeScan(Protocol):
     predicate_start_index: int
     predicate_scans: int  # node scans made so far (of at least one node)
     options: SchedulerOptions
+    nodes_in_shard: frozenset[str]  # Volcano's ssn.NodesInShard
     columns: NodeColumns | None  # the fast engine's node columns (None: node by node)
     node_list: list[Node]
     batch_forms: BatchForms  # the batch forms of node checks (vectorize), asked when there are columns
 
 
 BASELINE_PERCENTAGE_OF_NODES_TO_FIND = 50
+NOT_IN_SHARD = "node isn't in scheduler node shard"  # Volcano's words (util/predicate_helper.go)
 
 
 def num_feasible_nodes_to_find(total: int, options: SchedulerOptions = DEFAULT_OPTIONS) -> int:
@@ -66,11 +74,30 @@ class PredicateResult:
 
 
 class PredicateHelper:
-    __slots__ = ("ssn", "cache")
+    __slots__ = ("ssn", "cache", "shard")
 
     def __init__(self, ssn: NodeScan) -> None:
         self.ssn = ssn
         self.cache: dict[str, dict[str, FitError]] = {}
+        # The only nodes a scan may find, in hard sharding mode; None: any node.
+        self.shard = ssn.nodes_in_shard if ssn.options.sharding_mode == HARD_SHARDING else None
+
+    def _refusal(self, node: Node) -> FitError | None:
+        """The hard sharding mode's refusal of a node outside the shard, asked before the check."""
+        if self.shard is None or node.name in self.shard:
+            return None
+        return FitError([(ERROR, NOT_IN_SHARD)])
+
+    def _outside_shard(self, columns: NodeColumns) -> np.ndarray | None:
+        """Per row, whether hard sharding mode refuses the node (None: it refuses none)."""
+        if self.shard is None:
+            return None
+        mask = columns.static.get(NOT_IN_SHARD)
+        if mask is None:
+            shard = self.shard
+            mask = columns.static[NOT_IN_SHARD] = np.array([name not in shard for name in columns.node_names],
+                                                           dtype=bool)
+        return mask
 
     def predicate_nodes(self, task: Task, nodes: list[Node],
                         check: Callable[[Task, Node], FitError | None], cache: bool) -> PredicateResult:
@@ -139,7 +166,7 @@ class PredicateHelper:
             if cached is not None and node.name in cached:
                 errors.nodes[node.name] = cached[node.name]
                 continue
-            failure = check(task, node)
+            failure = self._refusal(node) or check(task, node)
             if failure is not None:
                 errors.nodes[node.name] = failure
                 if use_cache:
@@ -177,16 +204,20 @@ class PredicateHelper:
 
         columns = batch.columns
         spec = self._spec_key(task, form)
+        outside = self._outside_shard(columns)
         if spec is not None:
             memo = columns.memo(spec, lambda lanes: form.run(task, lanes),
                                 lambda node: check(task, node) is not None, bool)
 
-            def failing(lanes: np.ndarray) -> np.ndarray:
+            def checked(lanes: np.ndarray) -> np.ndarray:
                 return memo[lanes]
         else:
-            def failing(lanes: np.ndarray) -> np.ndarray:
+            def checked(lanes: np.ndarray) -> np.ndarray:
                 return np.broadcast_to(np.asarray(form.run(task, NodeBatch(columns, lanes)), dtype=bool),
                                        (len(lanes),))
+
+        def failing(lanes: np.ndarray) -> np.ndarray:  # the shard refuses its lanes without asking the check
+            return checked(lanes) if outside is None else outside[lanes] | checked(lanes)
         skipped = None
         if cached:
             skipped = np.zeros(total, dtype=bool)
@@ -224,9 +255,14 @@ class PredicateHelper:
 
             def failure_of(row: int):
                 return check(task, columns.nodes[row])
+            refused: list[str] = []
+            if outside is not None:  # refused by the shard: the check is not asked
+                refused = columns.node_names[asked[outside[asked]]].tolist()
+                asked = asked[~outside[asked]]
             failures = ([failure_of(row) for row in asked.tolist()] if spec is None
                         else columns.row_values(spec, asked, failure_of))  # kept per pod spec and row
             found = dict(zip(columns.node_names[asked].tolist(), failures))
+            found.update((name, FitError([(ERROR, NOT_IN_SHARD)])) for name in refused)
             for name, failure in found.items():
                 if failure is None:
                     raise disagreement(check, f"task {task.key}, node {name}", "fails", "fits")

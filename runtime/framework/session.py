@@ -181,6 +181,8 @@ class Session:
             self.budget = budget if budget is not None else StepBudget()  # every policy of the session runs on it
             self.uid = str(uuid.uuid4())
             self.nodes: dict[str, Node] = snap.nodes
+            # Volcano's ssn.NodesInShard: the nodes of the scheduler's NodeShard (ingest/node_shards.py)
+            self.nodes_in_shard: frozenset[str] = cluster.nodes_in_shard(self.options)
             self.node_list: list[Node] = list(snap.nodes.values())
             self.queues: dict[str, Queue] = snap.queues
             self.queue_list: list[Queue] = list(snap.queues.values())

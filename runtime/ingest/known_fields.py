@@ -75,6 +75,9 @@ HYPER_NODE_MEMBER = _names("type selector")
 NUMA_SPEC = _names("policies resReserved numares cpuDetail podAllocations")
 NUMA_RESOURCE = _names("allocatable capacity")
 NUMA_CPU = _names("numa socket core")
+# shard.volcano.sh/v1alpha1 (Volcano's staging apis, shard/v1alpha1/types.go).
+NODE_SHARD_SPEC = _names("nodesDesired")
+NODE_SHARD_STATUS = _names("lastUpdateTime nodesInUse nodesToRemove nodesToAdd")
 
 # Per kind: (path, fields) pairs; a path step "[]" means every item of a list.
 SCHEMAS: dict[str, tuple[tuple[tuple[str, ...], frozenset[str]], ...]] = {
@@ -94,6 +97,8 @@ SCHEMAS: dict[str, tuple[tuple[tuple[str, ...], frozenset[str]], ...]] = {
     "HyperNode": (((), OBJECT), (("metadata",), METADATA), (("spec",), HYPER_NODE_SPEC),
                   (("spec", "members", "[]"), HYPER_NODE_MEMBER)),
     "Numatopology": (((), OBJECT - _names("status")), (("metadata",), METADATA), (("spec",), NUMA_SPEC)),
+    "NodeShard": (((), OBJECT), (("metadata",), METADATA), (("spec",), NODE_SHARD_SPEC),
+                  (("status",), NODE_SHARD_STATUS)),
 }
 
 

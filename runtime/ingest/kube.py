@@ -1,7 +1,7 @@
 """Kubernetes objects in, the scheduler's model out: a whole cluster read, checked and snapshotted.
 
 ``load_cluster`` reads what ``kubectl get nodes,pods,podgroups,queues,
-priorityclasses -A -o yaml`` prints (multi-document YAML or a ``kind: List``),
+priorityclasses -A -o yaml`` prints (and the other kinds in :data:`KINDS`) (multi-document YAML or a ``kind: List``),
 validates every object and parses every quantity up front, so that a bad
 input is reported with its ``file:line:col`` before anything runs.  A
 :class:`Cluster` is immutable; each session calls :meth:`Cluster.snapshot`
@@ -42,13 +42,14 @@ from fumarole.runtime.ingest.kube_convert import (
     task_from_pod,
 )
 from fumarole.runtime.ingest.kube_fields import fields_are_typed
+from fumarole.runtime.ingest.node_shards import missing_shard_warning, nodes_in_shard
 from fumarole.runtime.ingest.numa_fields import check_numatopology_values
 from fumarole.runtime.ingest.plain_yaml import plain_yaml
 from fumarole.runtime.ingest.scheduler_options import DEFAULT_OPTIONS, SchedulerOptions
 from fumarole.runtime.ingest.yamlpos import YamlError, key_position, load_all
 
 KINDS = ("Node", "Pod", "PodGroup", "Queue", "PriorityClass", "ResourceQuota", "HyperNode", "PodDisruptionBudget",
-         "Numatopology")
+         "Numatopology", "NodeShard")
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,7 @@ class Cluster:
     built: "BuiltModels | None" = field(default=None, compare=False, repr=False)
     disruption_budgets: tuple = ()  # policy/v1 PodDisruptionBudget objects (the pdb plugin)
     numa_topologies: tuple = ()  # nodeinfo.volcano.sh/v1alpha1 Numatopology objects (the numa-aware plugin)
+    node_shards: tuple = ()  # shard.volcano.sh/v1alpha1 NodeShard objects (--scheduler-sharding-mode)
 
     @property
     def is_empty(self) -> bool:
@@ -77,11 +79,20 @@ class Cluster:
                        if f.name not in ("warnings", "file", "built"))
 
     def warnings_for(self, options: SchedulerOptions) -> tuple:
-        """The warnings, with the queue of a PodGroup naming none taken from ``--default-queue``."""
-        if options.default_queue == DEFAULT_QUEUE:
-            return self.warnings
-        kept = [w for w in self.warnings if w.code != "K101"]
-        return tuple(kept + _queue_warnings(self.queues, self.pod_groups, self.file, options.default_queue))
+        """The warnings, with the queue of a PodGroup naming none taken from ``--default-queue``, and
+        K107 when the scheduler shards by a NodeShard the cluster does not have."""
+        warnings = self.warnings
+        if options.default_queue != DEFAULT_QUEUE:
+            kept = [w for w in warnings if w.code != "K101"]
+            warnings = tuple(kept + _queue_warnings(self.queues, self.pod_groups, self.file, options.default_queue))
+        if options.sharded:
+            warnings += tuple(missing_shard_warning(self.node_shards, options.sharding_name, options.sharding_mode,
+                                                    self.file))
+        return warnings
+
+    def nodes_in_shard(self, options: SchedulerOptions) -> frozenset[str]:
+        """Volcano's NodesInShard for a session (node_shards.py); empty unless the scheduler shards."""
+        return nodes_in_shard(self.node_shards, options.sharding_name) if options.sharded else frozenset()
 
     def priorities(self, options: SchedulerOptions = DEFAULT_OPTIONS) -> tuple[dict[str, int], int | None]:
         """PriorityClass values and the global default's; none when --priority-class=false (no informer)."""
@@ -325,7 +336,7 @@ def _cluster_from_objects(docs: list, file: str, text: str | None) -> Cluster:
                    tuple(groups["Queue"]), tuple(groups["PriorityClass"]),
                    tuple(groups["ResourceQuota"]), tuple(warnings), file, tuple(hyper_nodes),
                    BuiltModels(nodes, tasks), tuple(groups["PodDisruptionBudget"]),
-                   tuple(groups["Numatopology"]))
+                   tuple(groups["Numatopology"]), tuple(groups["NodeShard"]))
 
 
 def _queue_warnings(queues: Any, pod_groups: Any, file: str, default_queue: str = DEFAULT_QUEUE) -> list[Diagnostic]:

@@ -180,7 +180,7 @@ def hyper_node_members_not_a_list(file: str, at: Span, hyper_node: str) -> Diagn
     return Diagnostic("K007", f"spec.members of HyperNode {hyper_node} must be a list", file, at)
 
 
-# -- K101 .. K106 warnings: what Volcano silently leaves out ------------------------------------------
+# -- K101 .. K107 warnings: what Volcano silently leaves out ------------------------------------------
 
 def pod_group_queue_missing(file: str, at: Span, pod_group: str, queue: str) -> Diagnostic:
     return Diagnostic("K101", f"PodGroup {pod_group} names queue {queue!r}, which does not exist: Volcano leaves the "
@@ -210,6 +210,13 @@ def hyper_node_member_node_missing(file: str, at: Span, hyper_node: str, node: s
 def numatopology_without_node(file: str, at: Span, name: str) -> Diagnostic:
     return Diagnostic("K106", f"Numatopology {name} names no node of the cluster: Volcano leaves it out", file, at,
                       severity="warning")
+
+
+def node_shard_missing(file: str, shard: str, mode: str) -> Diagnostic:
+    effect = "schedules onto no node" if mode == "hard" else "prefers no node"
+    return Diagnostic("K107", f"--scheduler-sharding-mode {mode} names NodeShard {shard!r}, which the cluster does not "
+                      f"have: Volcano keeps no node in its shard and {effect}", file, NO_POSITION, severity="warning",
+                      hint="add the NodeShard (shard.volcano.sh/v1alpha1) or set --scheduler-sharding-name")
 
 
 # -- K110 .. K113 hierarchies: queues and HyperNodes --------------------------------------------------

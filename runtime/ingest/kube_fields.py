@@ -105,6 +105,8 @@ _TYPED_FIELDS: dict[str, tuple] = {
                      ("spec.podAllocations", "list"), ("spec.podAllocations.*", "map"),
                      ("spec.podAllocations.*.uid", "scalar"), ("spec.podAllocations.*.name", "scalar"),
                      ("spec.podAllocations.*.namespace", "scalar")),
+    "NodeShard": (("spec.nodesDesired", "list"), ("spec.nodesDesired.*", "scalar"),
+                  ("status.nodesInUse", "list"), ("status.nodesInUse.*", "scalar")),
     "PodDisruptionBudget": (*_under("spec.selector", _LABEL_SELECTOR), ("status.disruptionsAllowed", "int"),
                             ("status.disruptedPods", "map"), ("status.disruptedPods.*", "time")),
 }

@@ -21,6 +21,10 @@ from fumarole.runtime.ingest import config_errors
 from fumarole.runtime.ingest.yamlpos import PosList, key_position, position
 
 
+# Volcano's sharding modes (pkg/util: NoneShardingMode, HardShardingMode, SoftShardingMode).
+NO_SHARDING, HARD_SHARDING, SOFT_SHARDING = "none", "hard", "soft"
+
+
 @dataclass(frozen=True)
 class SchedulerOptions:
     """Volcano's defaults; a field per modelled option (the flag name is in :data:`OPTIONS`)."""
@@ -32,6 +36,14 @@ class SchedulerOptions:
     default_queue: str = "default"
     node_selector: tuple[str, ...] = ()
     priority_class: bool = True
+    sharding_mode: str = "none"
+    sharding_name: str = "volcano"
+
+    @property
+    def sharded(self) -> bool:
+        """Whether the scheduler schedules by its NodeShard (hard or soft mode): only then does
+        Volcano's cache watch NodeShards and fill the session's NodesInShard."""
+        return self.sharding_mode in (HARD_SHARDING, SOFT_SHARDING)
 
     def node_selector_labels(self) -> frozenset[str]:
         """The ``name:value`` pairs a node must carry one of (SchedulerCache.updateNodeSelectors)."""
@@ -57,6 +69,9 @@ class Option:
     field: str
     kind: str  # int32 | string | names (StringArray) | labels (StringSlice) | bool
     doc: str
+    # The only values a string option takes.  Volcano compares such a value with each and treats
+    # any other as the first (none): a misspelt mode would silently mean no sharding, so it is refused.
+    choices: tuple[str, ...] = ()
 
 
 OPTIONS: dict[str, Option] = {o.flag: o for o in (
@@ -74,6 +89,11 @@ OPTIONS: dict[str, Option] = {o.flag: o for o in (
            "only nodes carrying one of these name:value labels are scheduled onto (comma-separated or repeated)"),
     Option("priority-class", "priority_class", "bool",
            "false: PriorityClasses are not read, so every PodGroup has priority 0"),
+    Option("scheduler-sharding-mode", "sharding_mode", "string",
+           "none: every node; hard: only the nodes of the scheduler's NodeShard; soft: those first",
+           choices=(NO_SHARDING, HARD_SHARDING, SOFT_SHARDING)),
+    Option("scheduler-sharding-name", "sharding_name", "string",
+           "the NodeShard whose nodes the scheduler schedules onto in hard or soft sharding mode"),
 )}
 
 NOT_MODELLED: dict[str, str] = {
@@ -88,8 +108,6 @@ NOT_MODELLED: dict[str, str] = {
         "log-flush-frequency", "v", "vmodule", "logtostderr", "alsologtostderr", "stderrthreshold")},
     "feature-gates": "fumarole decides as Volcano does with its default feature gates",
     "ignored-provisioners": "fumarole does not model CSI volumes, whose requests it would change",
-    "scheduler-sharding-mode": "fumarole does not model node shards (NodeShard objects)",
-    "scheduler-sharding-name": "fumarole does not model node shards (NodeShard objects)",
 }
 
 
@@ -116,10 +134,18 @@ def flag_value(option: Option, texts: list[str]) -> Any:
             raise OptionError(f"--{option.flag} takes true or false, not {text!r}")
         return flag
     if option.kind == "string":
-        return text
+        return _choice(option, text)
     if option.kind == "names":
         return _names(option, texts)
     return _labels(option, [part for text in texts for part in text.split(",")])
+
+
+def _choice(option: Option, text: str) -> str:
+    """``text``, when the option takes any string or ``text`` is one of its choices."""
+    if option.choices and text not in option.choices:
+        raise OptionError(f"{option.flag} takes {', '.join(option.choices[:-1])} or {option.choices[-1]}, not "
+                          f"{text!r} (Volcano would take it as {option.choices[0]})")
+    return text
 
 
 def _names(option: Option, names: list[str]) -> tuple[str, ...]:
@@ -150,7 +176,7 @@ def _yaml_value(option: Option, value: Any) -> Any:
     if kind == "string":
         if not isinstance(value, str):
             raise OptionError(f"{option.flag} takes a string, not {value!r}")
-        return value
+        return _choice(option, value)
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
         raise OptionError(f"{option.flag} takes a string or a list of strings, not {value!r}")
@@ -211,5 +237,5 @@ def with_overrides(base: SchedulerOptions, *overrides: Mapping[str, Any]) -> Sch
 
 DEFAULT_OPTIONS = SchedulerOptions()
 
-__all__ = ["SchedulerOptions", "Option", "OPTIONS", "NOT_MODELLED", "DEFAULT_OPTIONS", "OptionError",
+__all__ = ["NO_SHARDING", "HARD_SHARDING", "SOFT_SHARDING", "SchedulerOptions", "Option", "OPTIONS", "NOT_MODELLED", "DEFAULT_OPTIONS", "OptionError",
            "flag_value", "read_options_block", "unknown_option", "with_overrides"]

@@ -77,6 +77,7 @@ class LiveCluster:
         # Kept as the trace gives them: no quota or disruption controller runs during a replay.
         self.resource_quotas, self.disruption_budgets = initial.resource_quotas, initial.disruption_budgets
         self.hyper_nodes = initial.hyper_nodes  # the network topology does not change during a replay
+        self.node_shards = initial.node_shards  # nor do the NodeShards (no sharding controller runs)
         self.jobs: dict[str, LiveJob] = {}
         self.orphans: list[dict] = []  # pods of no PodGroup: kept, as Volcano keeps them
         self.lost: list[Lost] = []
@@ -261,7 +262,7 @@ class LiveCluster:
         return Cluster(tuple(self.nodes.values()), tuple(pods + self.orphans),
                        tuple(job.pod_group for job in self.jobs.values()), self.queues,
                        self.priority_classes, self.resource_quotas, hyper_nodes=self.hyper_nodes,
-                       disruption_budgets=self.disruption_budgets)
+                       disruption_budgets=self.disruption_budgets, node_shards=self.node_shards)
 
     def has_pending_work(self) -> bool:
         """Whether a session could have anything to do: a pod waiting, or a PodGroup not yet running."""
