@@ -103,6 +103,7 @@ _CODES = (
     Code("K104", "HyperNode names a node that does not exist"),
     Code("K105", "Queue spec field outside Volcano's Queue API"),
     Code("K106", "Numatopology names a node that does not exist"),
+    Code("K107", "sharding names a NodeShard that does not exist"),
     Code("K110", "invalid queue hierarchy"),
     Code("K111", "HyperNode claimed by two parents"),
     Code("K112", "HyperNode member names no HyperNode"),

@@ -339,6 +339,7 @@ PINNED_ELSEWHERE: dict[str, str] = {
     "K008": "tests/test_strict_cluster_input.py::test_a_cluster_with_no_object_is_refused",
     "K110": "tests/test_lifecycle.py::test_open_session_places_the_problem_in_the_cluster_file",
     "K113": "tests/test_hypernodes.py::test_a_cycle_is_reported_once_as_k113",
+    "K107": "tests/test_sharding.py::test_without_its_node_shard_a_sharded_scheduler_has_no_shard_and_is_warned",
     "R001": "tests/test_check.py::test_runtime_failure_is_r001",
     "S003": "tests/test_server.py::test_state_folder_problems_are_diagnostics",
     "S004": "tests/test_server.py::test_state_folder_problems_are_diagnostics",

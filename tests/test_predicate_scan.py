@@ -18,13 +18,14 @@ from fumarole.runtime.api.resource import Resource
 from fumarole.runtime.framework.batch_forms import BatchForm, BatchForms, EngineDisagreement
 from fumarole.runtime.framework.node_columns import NodeColumns
 from fumarole.runtime.framework.predicate_helper import PredicateHelper
-from fumarole.runtime.ingest.scheduler_options import DEFAULT_OPTIONS
+from fumarole.runtime.ingest.scheduler_options import DEFAULT_OPTIONS, HARD_SHARDING, SchedulerOptions
 from fumarole.runtime.k8s.view import K8sView
 
 
-def _scan(nodes, failing, start, tasks, engine_columns):
+def _scan(nodes, failing, start, tasks, engine_columns, shard=None):
     """Each task's (feasible names, fit errors, next start) from one helper, scanning in turn; the fit
-    errors of a scan that found nodes only where the error cache keeps them (a task with a role)."""
+    errors of a scan that found nodes only where the error cache keeps them (a task with a role).
+    ``shard``: the nodes of the scheduler's shard in hard sharding mode (None: no sharding)."""
     passed = []  # nodes the per-node check found feasible: the batch scan never asks about one
 
     def check(task, node):
@@ -35,8 +36,9 @@ def _scan(nodes, failing, start, tasks, engine_columns):
 
     forms = BatchForms()
     forms.add(check, BatchForm(lambda task, batch: np.array([(task.key, n.name) in failing for n in batch.nodes])))
-    ssn = SimpleNamespace(predicate_start_index=start, predicate_scans=0, options=DEFAULT_OPTIONS, node_list=nodes,
-                          columns=engine_columns, batch_forms=forms)
+    options = DEFAULT_OPTIONS if shard is None else SchedulerOptions(sharding_mode=HARD_SHARDING)
+    ssn = SimpleNamespace(predicate_start_index=start, predicate_scans=0, options=options, node_list=nodes,
+                          columns=engine_columns, batch_forms=forms, nodes_in_shard=shard)
     helper, out = PredicateHelper(ssn), []
     for task in tasks:
         result = helper.predicate_nodes(task, nodes, check, True)
@@ -62,8 +64,10 @@ def test_the_batch_scan_visits_what_the_node_by_node_scan_visits(data):
     failing = {(t.key, n.name): (UNRESOLVABLE if rng.random() < 0.5 else UNSCHEDULABLE)
                for t in tasks for n in nodes if rng.random() < rate}
     start = data.draw(st.integers(0, 3 * size), label="start")
-    assert _scan(nodes, failing, start, tasks, NodeColumns(nodes, K8sView(nodes))) == \
-        _scan(nodes, failing, start, tasks, None)
+    in_shard = data.draw(st.sampled_from([None, 0.0, 0.3, 0.8]), label="hard shard")
+    shard = None if in_shard is None else frozenset(n.name for n in nodes if rng.random() < in_shard)
+    assert _scan(nodes, failing, start, tasks, NodeColumns(nodes, K8sView(nodes)), shard) == \
+        _scan(nodes, failing, start, tasks, None, shard)
 
 
 def _one_task_scan(batch_fails, node_fails, checked: bool, raises: Exception | None = None):
@@ -166,3 +170,33 @@ def test_unchecked_scans_that_leave_fit_errors_out_record_what_the_reference_eng
     fast = _unchecked_outcome(objects, "fast")
     assert fast[1], "the shape leaves some task fitting nowhere"
     assert fast == _unchecked_outcome(objects, "reference")
+
+
+def test_hard_sharding_refuses_the_nodes_outside_the_shard_before_the_check():
+    """Volcano's helper refuses a node outside the shard with a plain error (an Error status) without
+    asking the check, keeps the refusal in the error cache, and counts the node as visited."""
+    nodes = [Node(f"n{i}", Resource(1000.0, 1e9), Resource(1000.0, 1e9), {}, {}, {}, [], False, [])
+             for i in range(4)]
+    asked = []
+
+    def check(task, node):
+        asked.append(node.name)
+        return FitError([(UNSCHEDULABLE, "full")]) if node.name == "n3" else None
+    for columns in (None, NodeColumns(nodes, K8sView(nodes))):
+        asked.clear()
+        forms = BatchForms()
+        forms.add(check, BatchForm(lambda task, batch: np.array([n.name == "n3" for n in batch.nodes])))
+        ssn = SimpleNamespace(predicate_start_index=1, predicate_scans=0, node_list=nodes, columns=columns,
+                              batch_forms=forms, options=SchedulerOptions(sharding_mode=HARD_SHARDING),
+                              nodes_in_shard=frozenset({"n0", "n3"}))
+        helper = PredicateHelper(ssn)
+        task = SimpleNamespace(key="ns/p", job_id="ns/job", role="worker")
+        result = helper.predicate_nodes(task, nodes, check, True)
+        assert [n.name for n in result.nodes] == ["n0"]
+        assert {name: e.statuses for name, e in result.errors.nodes.items()} == {
+            "n1": [("Error", "node isn't in scheduler node shard")],
+            "n2": [("Error", "node isn't in scheduler node shard")],
+            "n3": [(UNSCHEDULABLE, "full")]}
+        assert "n1" not in asked and "n2" not in asked
+        assert ssn.predicate_start_index == 1  # every node visited from 1: back to 1
+        assert set(helper.cache["ns/job/worker"]) == {"n1", "n2", "n3"}
