@@ -118,3 +118,23 @@ def test_gpu_and_numa_clusters_get_the_same_decisions(objects: list[dict]):
     the fast engine keeps deviceshare's per-node tallies as row state and memoises the predicates
     per pod spec, the reference engine asks every node."""
     assert decisions(objects, "gpu", "fast") == decisions(objects, "gpu", "reference")
+
+
+@pytest.mark.parametrize("mode", ["hard", "soft"])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(objects=eviction_heavy_clusters(), data=st.data())
+def test_sharded_schedulers_get_the_same_decisions(mode: str, objects: list[dict], data):
+    """A NodeShard holding some of the nodes (another shard still using one of them): hard mode's
+    scans refuse the others in both forms, soft mode's groups put the shard's nodes first in every
+    action."""
+    names = [o["metadata"]["name"] for o in objects if o["kind"] == "Node"]
+    desired = data.draw(st.lists(st.sampled_from(names), unique=True), label="nodesDesired")
+    in_use = data.draw(st.lists(st.sampled_from(names), max_size=1, unique=True), label="other shard's nodesInUse")
+    objects = objects + [
+        {"apiVersion": "shard.volcano.sh/v1alpha1", "kind": "NodeShard", "metadata": {"name": "volcano"},
+         "spec": {"nodesDesired": desired}},
+        {"apiVersion": "shard.volcano.sh/v1alpha1", "kind": "NodeShard", "metadata": {"name": "other"},
+         "spec": {"nodesDesired": in_use}, "status": {"nodesInUse": in_use}}]
+    options = SchedulerOptions(sharding_mode=mode)
+    assert decisions(objects, "reclaim-preempt-binpack", "fast", options) == \
+        decisions(objects, "reclaim-preempt-binpack", "reference", options)
