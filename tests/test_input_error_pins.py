@@ -39,7 +39,8 @@ def _child(name: str, parent: str = "s0") -> str:
     return HYPER_NODE.replace("s0", parent) + f"  - {{type: HyperNode, selector: {{exactMatch: {{name: {name}}}}}}}\n"
 
 
-KINDS = "Node, Pod, PodGroup, Queue, PriorityClass, ResourceQuota, HyperNode, PodDisruptionBudget, Numatopology"
+KINDS = ("Node, Pod, PodGroup, Queue, PriorityClass, ResourceQuota, HyperNode, PodDisruptionBudget, Numatopology, "
+         "NodeShard")
 QUANTITY = "is not a Kubernetes quantity (e.g. '500m', '2', '4Gi', '1e3')"
 MEMBER = "HyperNode s0 spec.members[0]"
 
@@ -155,8 +156,9 @@ BODY = {
                                 "per session)"),
 }
 # Reached by neither: K110, which only a bundle with a hierarchical capacity plugin reports
-# (test_a_broken_queue_hierarchy_is_pinned), and a service request's `now` (tests/adversarial_corpus.py).
-ELSEWHERE = {"queue_parent_missing", "queue_cycle", "bad_request_time"}
+# (test_a_broken_queue_hierarchy_is_pinned), a service request's `now` (tests/adversarial_corpus.py),
+# and K107, which only a sharding option reports (tests/test_sharding.py).
+ELSEWHERE = {"queue_parent_missing", "queue_cycle", "bad_request_time", "node_shard_missing"}
 
 
 def _by_file(output: str) -> dict[str, list[tuple[str, str | None]]]:

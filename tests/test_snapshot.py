@@ -20,6 +20,7 @@ PATHS = {  # list endpoint -> kind
     "/api/v1/resourcequotas": "ResourceQuota",
     "/apis/policy/v1/poddisruptionbudgets": "PodDisruptionBudget",
     "/apis/nodeinfo.volcano.sh/v1alpha1/numatopologies": "Numatopology",
+    "/apis/shard.volcano.sh/v1alpha1/nodeshards": "NodeShard",
 }
 
 
@@ -36,9 +37,13 @@ NUMA = {"apiVersion": "nodeinfo.volcano.sh/v1alpha1", "kind": "Numatopology", "m
                  "cpuDetail": {str(i): {"numa": 0, "socket": 0, "core": i // 2} for i in range(4)}}}
 
 
+SHARD = {"apiVersion": "shard.volcano.sh/v1alpha1", "kind": "NodeShard", "metadata": {"name": "volcano"},
+         "spec": {"nodesDesired": ["node-1"]}, "status": {"nodesInUse": ["node-1"]}}
+
+
 def _objects() -> list[dict]:
     docs = [d for d in yaml.safe_load_all(EXAMPLE.joinpath("cluster.yaml").read_text()) if d]
-    return [item for d in docs for item in (d["items"] if d.get("kind") == "List" else [d])] + [QUOTA, BUDGET, NUMA]
+    return [item for d in docs for item in (d["items"] if d.get("kind") == "List" else [d])] + [QUOTA, BUDGET, NUMA, SHARD]
 
 
 class _Api(JsonHandler):
@@ -131,3 +136,13 @@ def test_snapshot_keeps_the_numatopologies(cli, tmp_path, api_server):
     assert cli("snapshot", "--kubeconfig", str(kubeconfig), "-o", str(out)).code == 0
     dumped = yaml.safe_load(out.read_text())["items"]
     assert [o for o in dumped if o["kind"] == "Numatopology"] == [NUMA]
+
+
+def test_snapshot_keeps_the_node_shards(cli, tmp_path, api_server):
+    """A sharded scheduler (--scheduler-sharding-mode) schedules by its NodeShard: a dump without them
+    would leave it no node in hard mode."""
+    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", api_server.server_address[1])
+    out = tmp_path / "cluster.yaml"
+    assert cli("snapshot", "--kubeconfig", str(kubeconfig), "-o", str(out)).code == 0
+    dumped = yaml.safe_load(out.read_text())["items"]
+    assert [o for o in dumped if o["kind"] == "NodeShard"] == [SHARD]

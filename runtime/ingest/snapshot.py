@@ -47,6 +47,7 @@ KINDS = (
     ("scheduling.volcano.sh/v1beta1", "PodGroup", "podgroups"),
     ("topology.volcano.sh/v1alpha1", "HyperNode", "hypernodes"),
     ("nodeinfo.volcano.sh/v1alpha1", "Numatopology", "numatopologies"),
+    ("shard.volcano.sh/v1alpha1", "NodeShard", "nodeshards"),
 )
 DEFAULT_CONFIGMAP = "volcano-system/volcano-scheduler-configmap"
 CONF_KEY = "volcano-scheduler.conf"
