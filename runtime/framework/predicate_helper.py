@@ -45,6 +45,12 @@ BASELINE_PERCENTAGE_OF_NODES_TO_FIND = 50
 NOT_IN_SHARD = "node isn't in scheduler node shard"  # Volcano's words (util/predicate_helper.go)
 
 
+def not_in_shard() -> FitError:
+    """Hard sharding mode's refusal: a plain Go error, which FitErrors.SetNodeError records as an
+    Error status (one per node, as Volcano makes one per node)."""
+    return FitError([(ERROR, NOT_IN_SHARD)])
+
+
 def num_feasible_nodes_to_find(total: int, options: SchedulerOptions = DEFAULT_OPTIONS) -> int:
     """CalculateNumOfFeasibleNodesToFind: how many feasible nodes end the scan, from the sampling options."""
     if total <= options.minimum_feasible_nodes or options.percentage_nodes_to_find >= 100:
@@ -86,7 +92,7 @@ class PredicateHelper:
         """The hard sharding mode's refusal of a node outside the shard, asked before the check."""
         if self.shard is None or node.name in self.shard:
             return None
-        return FitError([(ERROR, NOT_IN_SHARD)])
+        return not_in_shard()
 
     def _outside_shard(self, columns: NodeColumns) -> np.ndarray | None:
         """Per row, whether hard sharding mode refuses the node (None: it refuses none)."""
@@ -262,7 +268,7 @@ class PredicateHelper:
             failures = ([failure_of(row) for row in asked.tolist()] if spec is None
                         else columns.row_values(spec, asked, failure_of))  # kept per pod spec and row
             found = dict(zip(columns.node_names[asked].tolist(), failures))
-            found.update((name, FitError([(ERROR, NOT_IN_SHARD)])) for name in refused)
+            found.update((name, not_in_shard()) for name in refused)
             for name, failure in found.items():
                 if failure is None:
                     raise disagreement(check, f"task {task.key}, node {name}", "fails", "fits")
