@@ -110,14 +110,19 @@ def test_diff_warns_once_and_runs(cli, tmp_path):
     assert [line for line in result.err.splitlines() if "K110" in line] == [f"{cluster}:26:3: warning[K110]: {CYCLE}"]
 
 
-def test_serve_reports_the_session_warning_in_its_entry(tmp_path):
-    """A served session decides as ``run`` does and says what ``run`` would print as a warning."""
+def hierarchy_bundle(tmp_path: Path) -> bytes:
+    """The archive of a bundle running CONF's hierarchical capacity plugin."""
     folder = tmp_path / "bundle"
     folder.mkdir()
     (folder / "bundle.yaml").write_text(yaml.safe_dump({
         "apiVersion": "fumarole/v1", "kind": "PolicyBundle", "metadata": {"name": "hierarchy", "revision": "1"},
         "uses": ["volcano"], "actions": ["enqueue", "allocate"], "tiers": CONF["tiers"]}))
-    entry = make_service(archive(folder)).run_session(cluster_text().encode())
+    return archive(folder)
+
+
+def test_serve_reports_the_session_warning_in_its_entry(tmp_path):
+    """A served session decides as ``run`` does and says what ``run`` would print as a warning."""
+    entry = make_service(hierarchy_bundle(tmp_path)).run_session(cluster_text().encode())
     assert entry["decisions"]["binds"] == BOUND
     assert [(w["code"], w["severity"], w["message"], w["file"], w["line"]) for w in entry["warnings"]] == [
         ("K110", "warning", CYCLE, "request", 26)]
@@ -128,12 +133,7 @@ def extender_queue(name: str, parent: str) -> dict:
 
 
 def test_the_extender_opens_the_session_volcano_opened(tmp_path):
-    folder = tmp_path / "bundle"
-    folder.mkdir()
-    (folder / "bundle.yaml").write_text(yaml.safe_dump({
-        "apiVersion": "fumarole/v1", "kind": "PolicyBundle", "metadata": {"name": "hierarchy", "revision": "1"},
-        "uses": ["volcano"], "actions": ["enqueue", "allocate"], "tiers": CONF["tiers"]}))
-    extender = Extender(make_service(archive(folder)).registry)
+    extender = Extender(make_service(hierarchy_bundle(tmp_path)).registry)
     body = {"Jobs": {}, "Nodes": {}, "Queues": {"root": extender_queue("root", ""), "a": extender_queue("a", "b"),
                                                 "b": extender_queue("b", "a")}}
     extender.handle("onSessionOpen", body)
