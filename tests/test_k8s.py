@@ -203,6 +203,42 @@ def test_preferred_node_affinity_score():
     assert nodeaffinity.preferred_node_affinity_score(task, make_node("n2", {"zone": "b"})) == 0
 
 
+
+@pytest.mark.parametrize("requirement, parses", [
+    ({"key": "gen", "operator": "Gt", "values": ["3"]}, True),
+    ({"key": "gen", "operator": "Gt", "values": ["-3"]}, False),  # an integer, but no label value
+    ({"key": "gen", "operator": "Lt", "values": ["+3"]}, False),
+    ({"key": "gen", "operator": "Lt", "values": ["9223372036854775808"]}, False),  # beyond int64
+    ({"key": "gen", "operator": "Gt", "values": ["1", "2"]}, False),
+    ({"key": "zone", "operator": "In", "values": [""]}, True),  # the empty string is a label value
+    ({"key": "zone", "operator": "In", "values": ["a" * 63]}, True),
+    ({"key": "zone", "operator": "In", "values": ["a" * 64]}, False),
+    ({"key": "zone", "operator": "NotIn", "values": ["a_b.c-d"]}, True),
+    ({"key": "zone", "operator": "NotIn", "values": ["a b"]}, False),
+    ({"key": "zone", "operator": "In", "values": ["-a"]}, False),
+    ({"key": "zone", "operator": "In", "values": []}, False),
+    ({"key": "zone", "operator": "Exists", "values": ["a"]}, False),
+    ({"key": "zone", "operator": "Equal", "values": ["a"]}, False),
+])
+def test_preferred_requirement_kubernetes_cannot_parse_fails_the_scorer(requirement, parses):
+    """labels.NewRequirement's checks: a preferred term it refuses fails NodeAffinity's PreScore, the
+    same term required matches no node."""
+    preferred = make_pod(affinity={"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 1, "preference": {"matchExpressions": [requirement]}}]}})
+    assert nodeaffinity.preferred_node_affinity_unparsable(preferred) is not parses
+    if not parses:
+        required = make_pod(affinity=_required({"matchExpressions": [requirement]}))
+        node = make_node("n1", {"gen": "5", "zone": "b"})
+        assert not nodeaffinity.matches_node_selector_and_affinity(required, node)
+
+
+def test_unparsable_preferred_terms_that_kubernetes_drops_do_not_fail_the_scorer():
+    """NewPreferredSchedulingTerms skips zero weights and empty preferences before parsing."""
+    bad = {"matchExpressions": [{"key": "gen", "operator": "Gt", "values": ["x"]}]}
+    zero_weight = make_pod(affinity={"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 0, "preference": bad}, {"weight": 2, "preference": {}}]}})
+    assert not nodeaffinity.preferred_node_affinity_unparsable(zero_weight)
+
 # -- taints ---------------------------------------------------------------------
 
 def test_untolerated_taint_reports_first_untolerated():

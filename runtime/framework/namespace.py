@@ -58,7 +58,7 @@ __all__ = ["PolicyRuntimeError", "namespace"]
 # The functions of runtime/schema.yaml's `_k8s.NAME` and `_go.NAME` expressions; nothing else of those modules.
 _K8S_FUNCTIONS: dict[ModuleType, tuple[str, ...]] = {
     nodeaffinity: ("has_node_selection", "has_preferred_node_affinity", "matches_node_selector_and_affinity",
-                   "node_affinity_conflict", "preferred_node_affinity_score"),
+                   "node_affinity_conflict", "preferred_node_affinity_score", "preferred_node_affinity_unparsable"),
     noderesources: ("balanced_allocation_score", "nonzero_request", "view_nonzero_requested", "view_requested"),
     nodeports: ("host_port_conflict",),
     nodeunschedulable: ("tolerates_unschedulable",),

@@ -1,8 +1,9 @@
 """Kubernetes' ``nodeaffinity`` plugin: nodeSelector and required node affinity (the
 filter, its PreFilter's conflicting-names failure) and preferred node affinity (the score).
 
-Quirks kept: an empty required node-selector term matches nothing, and a
-requirement Kubernetes refuses to parse fails its whole term.
+Quirks kept: an empty required node-selector term matches nothing, a
+requirement Kubernetes refuses to parse fails its whole term, and such a
+requirement in a preferred term fails the scorer itself.
 """
 
 from __future__ import annotations
@@ -27,40 +28,70 @@ def _parse_go_int(text: object) -> int | None:
     return number if -2**63 <= number < 2**63 else None
 
 
+_LABEL_VALUE = re.compile(r"(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?)?")
+
+
+def _valid_label_value(value: str) -> bool:
+    """validation.IsValidLabelValue: at most 63 characters, alphanumerics with '-', '_' or '.' inside."""
+    return len(value) <= 63 and _LABEL_VALUE.fullmatch(value) is not None
+
+
+def _requirement_parses(expr: dict) -> bool:
+    """Whether labels.NewRequirement accepts a node selector requirement.
+
+    In / NotIn need values, Exists / DoesNotExist none, Gt / Lt exactly one
+    integer; every value must be a valid label value (so a negative bound
+    fails).  The API server checks only the operator and the number of values,
+    so a pod can carry a requirement the scheduler refuses to parse.
+    """
+    op = expr.get("operator")
+    values = [str(v) for v in expr.get("values") or []]
+    if op in ("In", "NotIn"):
+        shape = bool(values)
+    elif op in ("Exists", "DoesNotExist"):
+        shape = not values
+    elif op in ("Gt", "Lt"):
+        shape = len(values) == 1 and _parse_go_int(values[0]) is not None
+    else:
+        return False
+    return shape and all(_valid_label_value(v) for v in values)
+
+
 def _node_requirement(expr: dict, labels: dict) -> bool:
     """One nodeSelectorRequirement against node labels.
 
-    Requirements Kubernetes refuses to parse (In/NotIn without values, Exists
-    with values, Gt/Lt without exactly one integer) make the whole term fail,
-    which inside an AND is the same as this requirement failing.
+    A requirement Kubernetes refuses to parse (:func:`_requirement_parses`)
+    makes the whole term fail, which inside an AND is the same as this
+    requirement failing.
     """
+    if not _requirement_parses(expr):
+        return False
     key, op = expr.get("key"), expr.get("operator")
     values = [str(v) for v in expr.get("values") or []]
     if op in ("In", "NotIn"):
-        if not values:
-            return False
         present = key in labels and str(labels[key]) in values
         return present if op == "In" else not present
     if op in ("Exists", "DoesNotExist"):
-        if values:
-            return False
         return (key in labels) == (op == "Exists")
-    if op in ("Gt", "Lt"):
-        bound = _parse_go_int(values[0]) if len(values) == 1 else None
-        actual = _parse_go_int(labels[key]) if key in labels else None
-        if bound is None or actual is None:
-            return False
-        return actual > bound if op == "Gt" else actual < bound
-    return False
+    actual = _parse_go_int(labels[key]) if key in labels else None
+    if actual is None:
+        return False
+    bound = _parse_go_int(values[0])
+    assert bound is not None  # _requirement_parses checked it
+    return actual > bound if op == "Gt" else actual < bound
+
+
+def _field_parses(expr: dict) -> bool:
+    """nodeSelectorRequirementsAsFieldSelector: only In / NotIn with exactly one value parse."""
+    return expr.get("operator") in ("In", "NotIn") and len(expr.get("values") or []) == 1
 
 
 def _field_requirement(expr: dict, node: Node) -> bool:
-    """One matchFields requirement: only In / NotIn with exactly one value parse."""
-    values = expr.get("values") or []
-    if expr.get("operator") not in ("In", "NotIn") or len(values) != 1:
+    """One matchFields requirement (metadata.name is the only field a node has)."""
+    if not _field_parses(expr):
         return False
     actual = node.name if expr.get("key") == "metadata.name" else ""
-    equal = actual == str(values[0])
+    equal = actual == str((expr.get("values") or [])[0])
     return equal if expr.get("operator") == "In" else not equal
 
 
@@ -143,6 +174,28 @@ def _preferred_node_terms(task: Task) -> list:
     return list_at(node_affinity, "preferredDuringSchedulingIgnoredDuringExecution")
 
 
+def _scored_preferred_terms(task: Task) -> list[tuple[int, dict]]:
+    """The preferred terms NewPreferredSchedulingTerms keeps: (weight, preference), zero weights and
+    empty preferences left out."""
+    out = []
+    for term in _preferred_node_terms(task):
+        weight = int(term.get("weight") or 0) if isinstance(term, dict) else 0
+        preference = mapping_at(term, "preference")
+        if weight and not _is_empty_term(preference):
+            out.append((weight, preference))
+    return out
+
+
+@cached_per_spec
+def preferred_node_affinity_unparsable(task: Task) -> bool:
+    """Whether NodeAffinity's PreScore fails: a kept preferred term holds a requirement Kubernetes
+    refuses to parse.  Unlike the filter, which lets such a term match no node, the scorer
+    returns the error, and Volcano's nodeorder plugin then fails its whole batch of scores."""
+    return any(not all(_requirement_parses(e) for e in list_at(preference, "matchExpressions"))
+               or not all(_field_parses(f) for f in list_at(preference, "matchFields"))
+               for _weight, preference in _scored_preferred_terms(task))
+
+
 def has_preferred_node_affinity(task: Task) -> bool:
     """Whether the NodeAffinity scorer runs (its PreScore skips pods without preferred terms)."""
     return bool(_preferred_node_terms(task))
@@ -150,10 +203,4 @@ def has_preferred_node_affinity(task: Task) -> bool:
 
 def preferred_node_affinity_score(task: Task, node: Node) -> int:
     """Sum of weights of the preferred terms matching the node (zero-weight and empty terms ignored)."""
-    score = 0
-    for term in _preferred_node_terms(task):
-        weight = int(term.get("weight") or 0) if isinstance(term, dict) else 0
-        preference = mapping_at(term, "preference")
-        if weight and not _is_empty_term(preference) and _term_matches(preference, node):
-            score += weight
-    return score
+    return sum(weight for weight, preference in _scored_preferred_terms(task) if _term_matches(preference, node))
