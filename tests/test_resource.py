@@ -65,8 +65,12 @@ def test_diff_and_exceeded_part():
     assert exceeded_part(r(5, 5), r(7, 1)).to_dict() == {"cpu": 0, "memory": 4}
 
 
-def test_max_keeps_positive_scalars_only():
-    assert res_max(r(1, 5, a=0), r(2, 1, b=3)).to_dict() == {"cpu": 2, "memory": 5, "b": 3}
+def test_max_keeps_the_scalars_that_are_not_negative():
+    """helpers.Max keeps a scalar at 0 (`lQuant >= 0`): capacity's reclaim weighs a scalar whose key
+    the deserved map has (authored-deserved-zero-scalar-stays-relevant); a negative one is left out."""
+    assert res_max(r(1, 5, a=0), r(2, 1, b=3)).to_dict() == {"cpu": 2, "memory": 5, "a": 0, "b": 3}
+    assert res_max(r(1, 5, a=-1), r(2, 1, a=0, b=-2)).to_dict() == {"cpu": 2, "memory": 5, "a": 0}
+    assert res_max(r(1, 5, a=-1), r(2, 1, a=-3)).scalars == {}
 
 
 def test_capacity_comparisons():

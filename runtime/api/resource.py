@@ -532,13 +532,15 @@ def exceeded_part(l: Resource | None, r: Resource | None) -> Resource:
 
 
 def res_max(l: Resource, r: Resource) -> Resource:
-    """helpers.Max: scalars are the union of the positive keys of both sides."""
+    """helpers.Max: scalars are the union of the keys of both sides whose quantity is not negative.
+    A scalar at 0 is kept: capacity's reclaim weighs a request's scalar only where the deserved map
+    has its key (GreaterPartlyWithRelevantDimensions), and proportion's DeepEqual sees the key."""
     out = Resource(max(l.milli_cpu, r.milli_cpu), max(l.memory, r.memory))
     if l.scalars is not None or r.scalars is not None:
         out.scalars = {}
         for side in (l.scalars or {}, r.scalars or {}):
             for name, amount in side.items():
-                if amount > 0:
+                if amount >= 0:
                     out.scalars[name] = max(out.scalars.get(name, 0.0), amount)
     return out
 
