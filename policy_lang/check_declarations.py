@@ -52,12 +52,13 @@ def _strict_type(t: A.TypeExpr) -> bool:
 
 
 def _asserted_type(decl: A.ArgDecl) -> bool:
-    """What `asserted` models: a bare `v.(string)` of one key's value (a `string`), or of every key of a
+    """What `asserted` models: a bare `v.(string)` of one key's value (a `string`, or a `duration` when
+    the text goes on to time.ParseDuration, as tdm's evict period does), or of every key of a
     `from prefix` / `from containing` family (a map[string, string]), as tdm reads its zones."""
     t = decl.type
     if decl.family:
         return t.name == "map" and len(t.args) == 2 and t.args[1].name == "string" and not t.args[1].args
-    return t.name == "string" and not t.args and not decl.path
+    return t.name in ("string", "duration") and not t.args and not decl.path
 
 
 def _plain_map_type(t: A.TypeExpr) -> bool:

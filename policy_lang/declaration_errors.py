@@ -174,8 +174,8 @@ def strict_argument_type(file: str, at: Span) -> Diagnostic:
 
 def asserted_argument_type(file: str, at: Span) -> Diagnostic:
     """`asserted` models a bare `v.(string)` of a key's value, the only such reading of Volcano's
-    plugins (tdm, rescheduling)."""
-    return Diagnostic("E140", "an `asserted` argument must have type string, or map[string, string] read "
+    plugins (tdm, rescheduling), whose text may go on to time.ParseDuration (a duration)."""
+    return Diagnostic("E140", "an `asserted` argument must have type string or duration, or map[string, string] read "
                       "`from prefix` or `from containing`", file, at,
                       hint="Volcano's plugins assert only texts this way (`v.(string)`)")
 

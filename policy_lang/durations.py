@@ -1,5 +1,5 @@
-"""Duration text ('1h30m', '500ms') to seconds: shared by the parser (duration literals) and the
-bundle loader (duration arguments), which must not need the parser to convert an argument."""
+"""Duration literal text ('1h30m', '500ms') to seconds, for the parser.  A duration *argument* is read
+with Go's time.ParseDuration instead (runtime/framework/go_semantics.py), as Volcano's plugins read one."""
 
 from __future__ import annotations
 

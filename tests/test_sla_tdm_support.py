@@ -205,6 +205,23 @@ def test_a_window_crossing_midnight_closes_at_midnight(tmp_path):
     assert len(early.decisions.evictions) == 3
 
 
+def _victim_rounds(tmp_path: Path, period: str) -> tuple[list, list]:
+    """Two calls of victim_tasks in one session, the zone closed."""
+    scheduler = {"actions": "", "tiers": [{"plugins": [_tdm("10:00-11:00", period)]}]}
+    scenario, _ = _run(tmp_path, scheduler, _revocable_cluster(), _today(12), hooks=[])
+    ssn = new_session(scenario.bundle, scenario.cluster, now=scenario.now)
+    open_session(ssn, "test")
+    return ssn.H.victim_tasks([]), ssn.H.victim_tasks([])
+
+
+@pytest.mark.parametrize("period, again", [("soon", 0), ("1h30", 0), ("0", 3), ("-1s", 3)])
+def test_an_evict_period_go_does_not_read_keeps_one_minute(tmp_path, period, again):
+    """tdm.go New keeps time.Minute where time.ParseDuration fails ('soon', '1h30': a second round
+    right away finds nothing); Go reads '0' and '-1s', a period that has always passed."""
+    first, second = _victim_rounds(tmp_path, period)
+    assert len(first) == 3 and len(second) == again
+
+
 def test_victim_tasks_waits_an_evict_period_between_rounds(tmp_path):
     scheduler = {"actions": "", "tiers": [{"plugins": [_tdm("10:00-11:00", "1m")]}]}
     scenario, _ = _run(tmp_path, scheduler, _revocable_cluster(), _today(12), hooks=[])

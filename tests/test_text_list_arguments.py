@@ -310,21 +310,29 @@ def test_a_value_a_bare_type_assertion_panics_on_is_a_positioned_error(plugin, a
         ("C012", "error", 8 + line, arguments.splitlines()[line].index(at) + 1, ASSERTS)]
 
 
-def test_asserted_texts_load_as_given(cli, tmp_path):
-    """A text that does not parse is no panic: tdm keeps its 1m period, rescheduling its 5m interval."""
+def test_asserted_texts_load_and_a_duration_go_does_not_read_keeps_the_default():
+    """A text that does not parse is no panic: tdm keeps its 1m period, rescheduling its 5m interval
+    (time.ParseDuration fails, the plugin keeps its default), each with a positioned C012 warning."""
     text = HEAD + ("  - name: tdm\n    arguments:\n      tdm.evict.period: soon\n"
                    "      tdm.revocable-zone.rz1: '10:00-21:00'\n"
                    "  - name: rescheduling\n    arguments:\n      interval: ''\n      metricsPeriod: 10m\n")
     bundle = build_bundle(load_config(text, "v.conf"))
     entries = {e.name: e.arguments for tier in bundle.tiers for e in tier}
-    assert entries["tdm"]["evict_period"] == "soon" and entries["tdm"]["revocable_zones"] == {"rz1": "10:00-21:00"}
-    assert entries["rescheduling"]["interval"] == "" and entries["rescheduling"]["metrics_period"] == "10m"
-    assert bundle.warnings == ()
+    assert entries["tdm"]["evict_period"] == 60.0 and entries["tdm"]["revocable_zones"] == {"rz1": "10:00-21:00"}
+    assert entries["rescheduling"]["interval"] == 300.0 and entries["rescheduling"]["metrics_period"] == "10m"
+    assert [(d.code, d.severity, d.span.line, d.span.col, d.message) for d in bundle.warnings] == [
+        ("C012", "warning", 8, 25, "argument 'tdm.evict.period' of plugin 'tdm' must be a duration, not 'soon'; "
+                                   "the default 1m0s is used"),
+        ("C012", "warning", 12, 17, "argument 'interval' of plugin 'rescheduling' must be a duration, not ''; "
+                                    "the default 5m0s is used")]
+
+
+def test_an_asserted_duration_given_a_number_is_still_an_error(cli, tmp_path):
     conf = _conf(tmp_path, "tdm", "      tdm.evict.period: 60\n")
     run = cli("run", str(CLUSTER), "--config", str(conf), "-o", "json")
     assert run.code == 2 and run.out == "" and "Traceback" not in run.err
     assert run.err.splitlines()[0] == (f"{conf}:8:25: error[C012]: argument 'tdm.evict.period' of plugin 'tdm' "
-                                       "must be a string, not 60")
+                                       "must be a duration, not 60")
 
 
 def test_asserted_is_checked_and_formats_canonically(cli, tmp_path):
@@ -333,7 +341,7 @@ def test_asserted_is_checked_and_formats_canonically(cli, tmp_path):
                       'arg c: string = "" from "c" / "d" asserted\narg e: string = "" from "e"   asserted # why\n\n'
                       'on node_order(task, node) = float(a + len(b) + len(c) + len(e))\n')
     check = cli("check", str(policy))
-    message = ("error[E140]: an `asserted` argument must have type string, or map[string, string] read "
+    message = ("error[E140]: an `asserted` argument must have type string or duration, or map[string, string] read "
                "`from prefix` or `from containing`")
     assert [line for line in check.out.splitlines() if "error[" in line] == [
         f"{policy}:3:8: {message}", f"{policy}:4:8: {message}", f"{policy}:5:8: {message}"]

@@ -28,10 +28,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
 from fumarole.policy_lang.diagnostics import Diagnostic, Span, did_you_mean
-from fumarole.policy_lang.durations import duration_seconds
 from fumarole.runtime.bundles import mapstructure
 from fumarole.runtime.bundles.library import CompiledPolicy
-from fumarole.runtime.framework.go_semantics import trim_space
+from fumarole.runtime.framework.go_semantics import duration_text, parse_duration, trim_space
 from fumarole.runtime.ingest.go_parse import parse_go_bool
 from fumarole.runtime.ingest import config_errors
 from fumarole.runtime.ingest.yamlpos import key_position, position
@@ -65,10 +64,9 @@ def convert_argument(value: Any, type_name: str, split: str | None = None,
         return parsed is not None, parsed
     if type_name == "string":  # Go's readers take a text only (GetString, `.(string)`, mapstructure)
         return isinstance(value, str), value
-    if type_name == "duration":
-        if isinstance(value, str) and duration_seconds(value) > 0 or value in ("0", "0s"):
-            return True, duration_seconds(value)
-        return False, value
+    if type_name == "duration":  # a text Go's time.ParseDuration reads, as every Volcano plugin reads one
+        seconds = parse_duration(value) if isinstance(value, str) else None
+        return seconds is not None, value if seconds is None else seconds
     if type_name == "list" and split is not None:
         return isinstance(value, str), split_text(value, split) if isinstance(value, str) else value
     if type_name == "list":
@@ -139,8 +137,8 @@ def resolve_arguments(policy: CompiledPolicy, raw: Mapping[str, Any], file: str,
             read_at.add(place)
         elif decl.default is not None:
             out[name] = _literal_default(decl.default, type_expr.name)
-            if not (decl.strict or decl.asserted):  # Volcano stops on such a value: it stays an error
-                bad = [config_errors.default_kept(d, out[name]) if d.severity == "error" else d for d in bad]
+            if not decl.strict:  # Volcano stops on such a value: it stays an error
+                bad = [_default_kept(d, out[name], type_expr.name) if d.severity == "error" else d for d in bad]
         elif not any(d.severity == "error" for d in bad):  # nothing to keep: read as absent, it is missing
             diags.append(config_errors.missing_argument(file, Span(*where), what, key, type_expr.name))
         bad_at.setdefault(place, bad)
@@ -260,11 +258,13 @@ def _converted(container: Mapping | list, key: Any, type_expr: Any, file: str, w
     A ``strict`` argument is decoded as mapstructure decodes it: a null is Go's zero value (so is a
     null item of a list, a null key or entry of a map), and a value it cannot decode -- the whole
     argument, or any one entry of it -- is a ``strict_value`` error.  An ``asserted`` argument (a
-    string) takes a text only, a null no more than any other value: an ``asserted_value`` error."""
+    string or a duration) takes a text only, a null no more than any other value: an
+    ``asserted_value`` error; an asserted duration's text that Go's time.ParseDuration does not read
+    keeps the default, as tdm and rescheduling keep theirs."""
     value = container[key]
-    if asserted and not isinstance(value, str):
-        bad.append(config_errors.asserted_value(argument_error(container, key, value, type_expr.name, file, what,
-                                                               shown)))
+    if asserted and not isinstance(value, str):  # an error whatever the default: straight to diags
+        diags.append(config_errors.asserted_value(argument_error(container, key, value, type_expr.name, file, what,
+                                                                 shown)))
         return _ABSENT
     if strict:
         if value is None:
@@ -443,6 +443,15 @@ def _check_fields(value: Any, fields: dict[Any, Any], shown: str, file: str, wha
             diags.append(config_errors.unknown_argument(file, Span(*key_position(value, field_key)), what,
                                                         f"{shown}/{field_key}",
                                                         did_you_mean(str(field_key), [str(f) for f in fields])))
+
+
+def _default_kept(diagnostic: Diagnostic, default: Any, type_name: str) -> Diagnostic:
+    """The warning for a value the argument's reader cannot read, naming the default it keeps: a
+    duration's as Go prints one (``1m0s``), since a text Go's time.ParseDuration does not read is
+    the one way Volcano's plugins fall back to a duration default (tdm, rescheduling, extender, sla)."""
+    if type_name == "duration":
+        return config_errors.duration_default_kept(diagnostic, duration_text(default))
+    return config_errors.default_kept(diagnostic, default)
 
 
 def argument_error(raw: Mapping | list, key: Any, value: Any, type_name: str, file: str, what: str,

@@ -44,6 +44,32 @@ def parse_duration(text: str) -> float | None:
     return None if nanos is None else nanos / 1e9
 
 
+def duration_text(seconds: float) -> str:
+    """Go's time.Duration.String of a duration in seconds (rounded to the nanosecond): "1m0s",
+    "1h30m0s", "1.5s", "500ms", "0s" -- how Volcano logs a duration, and so how a kept default is named."""
+    nanos = round(seconds * 1e9)
+    sign, nanos = ("-" if nanos < 0 else ""), abs(nanos)
+    if nanos == 0:
+        return "0s"
+    if nanos < 1_000_000_000:  # below a second: the largest of ns, µs, ms that keeps a whole part
+        for scale, unit in ((1_000_000, "ms"), (1_000, "µs"), (1, "ns")):
+            if nanos >= scale:
+                return sign + _decimal(nanos, scale) + unit
+    minutes, rest = divmod(nanos, 60_000_000_000)
+    hours, minutes = divmod(minutes, 60)
+    text = _decimal(rest, 1_000_000_000) + "s"
+    if hours:
+        return f"{sign}{hours}h{minutes}m{text}"
+    return f"{sign}{minutes}m{text}" if minutes else sign + text
+
+
+def _decimal(value: int, scale: int) -> str:
+    """``value / scale`` in decimal, the fraction's trailing zeros dropped (Go's fmtFrac + fmtInt)."""
+    whole, fraction = divmod(value, scale)
+    digits = str(fraction).rjust(len(str(scale)) - 1, "0").rstrip("0") if scale > 1 else ""
+    return f"{whole}.{digits}" if digits else str(whole)
+
+
 def _duration_nanos(s: bytes) -> int | None:
     """ParseDuration on the UTF-8 bytes (Go scans bytes), in integer nanoseconds."""
     negative = s[:1] == b"-"

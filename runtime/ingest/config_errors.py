@@ -110,6 +110,15 @@ def default_kept(diagnostic: Diagnostic, default: object) -> Diagnostic:
                    "is used", hint="Volcano's argument readers log a value they cannot read and keep the default")
 
 
+def duration_default_kept(diagnostic: Diagnostic, default: str) -> Diagnostic:
+    """C012 as a warning for a duration argument given a text (or another value) Go's
+    time.ParseDuration does not read: Volcano's plugins keep their default duration then (tdm's evict
+    period, rescheduling's interval, extender's httpTimeout; sla leaves its waiting time unset)."""
+    return replace(diagnostic, severity="warning", message=f"{diagnostic.message}; the default {default} is used",
+                   hint="Go's time.ParseDuration does not read it (e.g. 90s, 1m30s, 1.5h, 500ms): "
+                        "Volcano keeps the default")
+
+
 def strict_value(diagnostic: Diagnostic) -> Diagnostic:
     """C012 kept an error for a ``strict`` argument: Volcano reads it with ``framework.Get``, whose
     mapstructure decoding of such a value fails and stops the scheduler (``klog.Fatalf``), so there

@@ -1,0 +1,81 @@
+"""Duration arguments read as Volcano's plugins read them: a text through Go's time.ParseDuration
+(tdm.go New's ``tdm.evict.period``, rescheduling.go parseArguments' ``interval``, extender.go's
+``extender.httpTimeout``, sla.go's ``sla-waiting-time``), and a text it does not read keeps the
+plugin's default -- silently in Volcano, with a positioned C012 warning here, exit code as for any
+warning.  tdm's and rescheduling's are also ``asserted`` (a bare ``v.(string)``): a value that is not
+a text is still an error (tests/test_text_list_arguments.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fumarole.runtime.bundles.arguments import convert_argument
+from fumarole.runtime.bundles.bundle import build_bundle
+from fumarole.runtime.framework.go_semantics import duration_text, parse_duration
+from fumarole.runtime.ingest.scheduler_config import load_config
+
+ROOT = Path(__file__).resolve().parent.parent
+CLUSTER = ROOT / "examples" / "cluster.yaml"
+
+HEAD = 'actions: "enqueue, allocate, backfill"\ntiers:\n- plugins: [{name: priority}, {name: gang}]\n' \
+       '- plugins:\n  - name: predicates\n'
+
+
+@pytest.mark.parametrize("plugin, key, default", [
+    ("tdm", "tdm.evict.period", "1m0s"),
+    ("rescheduling", "interval", "5m0s"),
+    ("extender", "extender.httpTimeout", "1s"),
+    ("sla", "sla-waiting-time", "0s")])
+def test_a_text_go_does_not_read_as_a_duration_keeps_the_default_with_a_warning(cli, tmp_path, plugin, key, default):
+    conf = tmp_path / "volcano-scheduler.conf"
+    conf.write_text(HEAD + f"  - name: {plugin}\n    arguments:\n      {key}: 1h30\n")
+    col = len(f"      {key}: ") + 1
+    warning = (f"{conf}:8:{col}: warning[C012]: argument '{key}' of plugin '{plugin}' must be a duration, "
+               f"not '1h30'; the default {default} is used")
+    check = cli("check", str(conf))
+    assert check.code == 0 and warning in check.out.splitlines()
+    assert "hint: Go's time.ParseDuration does not read it" in check.out
+    assert cli("check", "--fail-on", "warning", str(conf)).code == 1
+    run = cli("run", str(CLUSTER), "--config", str(conf), "-o", "json")
+    assert run.code == 0 and run.err.splitlines() == [warning]
+    assert "binds" in json.loads(run.out)
+
+
+def test_sla_reads_a_go_duration_and_leaves_a_non_positive_one_unset():
+    text = HEAD + "  - name: sla\n    arguments:\n      sla-waiting-time: 1h2m3s4ms5µs6ns\n"
+    bundle = build_bundle(load_config(text, "v.conf"))
+    sla = next(e for tier in bundle.tiers for e in tier if e.name == "sla")
+    assert sla.arguments["waiting_time"] == 3723.004005006 and bundle.warnings == ()
+
+
+_UNITS = st.sampled_from(["ns", "us", "µs", "ms", "s", "m", "h"])
+_UNIT_NANOS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 10**6, "s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(["", "-", "+"]), st.lists(st.tuples(st.integers(0, 10**4), _UNITS), min_size=1, max_size=4))
+def test_a_go_duration_text_is_read_to_the_nanosecond(sign, parts):
+    """Whole-number parts in any of Go's units, a sign before them: what ParseDuration sums."""
+    text = sign + "".join(f"{n}{unit}" for n, unit in parts)
+    nanos = sum(n * _UNIT_NANOS[unit] for n, unit in parts) * (-1 if sign == "-" else 1)
+    ok, seconds = convert_argument(text, "duration")
+    assert ok and round(seconds * 1e9) == nanos
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(-(10**15), 10**15))
+def test_a_kept_default_is_named_as_go_prints_it_and_reads_back(nanos):
+    """duration_text is Go's Duration.String: ParseDuration reads it back to the same nanosecond."""
+    text = duration_text(nanos / 1e9)
+    assert round(parse_duration(text) * 1e9) == round(nanos / 1e9 * 1e9)
+    assert " " not in text and (text == "0s") == (round(nanos / 1e9 * 1e9) == 0)
+
+
+@pytest.mark.parametrize("value", ["", "1h30", "1 m", "1d", "5", "m", ".s", 60, 1.5, True, None, ["1m"]])
+def test_what_go_does_not_read_is_no_duration(value):
+    assert convert_argument(value, "duration")[0] is False
