@@ -15,6 +15,19 @@ arithmetic, stays in ``policies/volcano/plugins/capacity.policy``.
 A broken link is also something the user should see: every problem names the
 queue at fault and becomes a warning at that queue's place in the cluster
 file (``fumarole run`` prints it; the session runs as Volcano's would).
+
+Each queue's ancestor list is a Go slice, and Volcano's lists share backing
+arrays (go_slices.py): ``append(parent.ancestors, parent)`` writes into the
+parent's array when it has room, which it has at depths 4, 6 to 8, 10 to 16...
+Below a queue at depth 5 (9, 17, ...), the lists of the queues at depth 7 and 8
+share one array, so a queue there lists the parent last written at that place:
+its own, or a cousin's parent -- the tree's build order decides (a Go map's in
+Volcano, the order the queues are given here), and so do capacity's allocatable
+and enqueueable checks, whose ``append(attr.ancestors, queue)`` writes the
+queue checked into the array (``append_self``): after a check of a leaf at
+depth 6, every queue at depth 7 under the same depth-5 queue lists that leaf
+as its parent, and capacity books its allocations there and checks its tasks
+against that leaf's quota.  A tree less than 7 levels deep is never affected.
 """
 
 from __future__ import annotations
@@ -25,6 +38,7 @@ from typing import TYPE_CHECKING, Iterable
 from fumarole.policy_lang.diagnostics import Diagnostic, Span
 from fumarole.runtime.api.model import Queue
 from fumarole.runtime.ingest import kube_errors, parent_links
+from fumarole.runtime.ingest.go_slices import EMPTY, Slice, SliceArena
 from fumarole.runtime.ingest.yamlpos import YamlError, load_all, walk_path
 
 if TYPE_CHECKING:
@@ -74,12 +88,17 @@ def _positioned_queue(text: str, name: str, fallback: dict) -> dict:
 @dataclass(frozen=True)
 class QueueTree:
     """Queues as a directed graph, parent -> child, rooted at ``root``, and each queue's
-    ancestors as Volcano's ``updateAncestors`` leaves them."""
+    ancestors as Volcano's ``updateAncestors`` leaves them: a Go slice over ``arena``'s arrays,
+    which ``append_self`` may write into afterwards (one tree per session, as Volcano builds its
+    queue attributes anew in each)."""
 
     graph: nx.DiGraph
     queues: dict[str, Queue]
     problems: tuple[HierarchyProblem, ...] = ()
-    lineage: dict[str, list[str]] = field(default_factory=dict, repr=False)  # ancestors, by queue name
+    lineage: dict[str, Slice] = field(default_factory=dict, repr=False)  # ancestors, by queue name
+    arena: SliceArena = field(default_factory=SliceArena, repr=False)
+    # ancestors() answers, dropped whenever a write changes what some slice shows
+    _shown: dict[str, list[Queue]] = field(default_factory=dict, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -110,8 +129,22 @@ class QueueTree:
 
     def ancestors(self, queue: Queue) -> list[Queue]:
         """``root`` first, down to the queue's parent; empty for ``root``.  Off the tree (in or
-        below a cycle) the list ``updateAncestors`` builds, which may hold the queue itself."""
-        return [self.queues[name] for name in self.lineage.get(queue.name, ())]
+        below a cycle) the list ``updateAncestors`` builds, which may hold the queue itself.  In
+        a tree 7 or more levels deep, what the queue's slice shows now (the module's docstring)."""
+        shown = self._shown.get(queue.name)
+        if shown is None:
+            view = self.lineage.get(queue.name, EMPTY)
+            shown = self._shown[queue.name] = [self.queues[name] for name in self.arena.items(view)]
+        return shown
+
+    def append_self(self, queue: Queue) -> list[Queue]:
+        """capacity's ``list := append(attr.ancestors, queue)`` (checkQueueAllocatableHierarchically,
+        checkJobEnqueueableHierarchically): the queue's ancestors, then the queue -- written into
+        the ancestors' backing array where it has room, for every slice over it to see."""
+        view, overwritten = self.arena.append(self.lineage.get(queue.name, EMPTY), queue.name)
+        if overwritten:
+            self._shown.clear()
+        return [self.queues[name] for name in self.arena.items(view)]
 
 
 def build_queue_tree(queues: Iterable[Queue]) -> QueueTree:
@@ -136,25 +169,27 @@ def build_queue_tree(queues: Iterable[Queue]) -> QueueTree:
         first = min(ring, key=order.__getitem__)
         problems[first] = HierarchyProblem(by_name[first], cycle=(*parent_links.starting_at(ring, first), first))
     in_order = tuple(problems[name] for name in by_name if name in problems)
-    return QueueTree(graph, by_name, in_order, _lineage(by_name, parents))
+    arena = SliceArena()
+    return QueueTree(graph, by_name, in_order, _lineage(by_name, parents, arena), arena)
 
 
-def _lineage(by_name: dict[str, Queue], parents: dict[str, str]) -> dict[str, list[str]]:
+def _lineage(by_name: dict[str, Queue], parents: dict[str, str], arena: SliceArena) -> dict[str, Slice]:
     """Each queue's ancestors as ``updateAncestors`` builds them, visiting the queues in the order
     given (Volcano's is a Go map's).  A queue is recorded (with no ancestors yet) before its
     parent is visited, and a parent already recorded is not visited again, so in a cycle the
     last queue reached takes the first one's ancestors as they are then: for x -> y -> x met at
-    x, y gets [x] and x gets [x, y].  Written as a loop over the chain the recursion would climb."""
-    lineage: dict[str, list[str]] = {}
+    x, y gets [x] and x gets [x, y].  Written as a loop over the chain the recursion would climb;
+    each list is ``append(parent's, parent)`` in ``arena``, sharing arrays as Go's slices do."""
+    lineage: dict[str, Slice] = {}
     for start in by_name:
         if start in lineage:
             continue
         chain = [start]
-        lineage[start] = []
+        lineage[start] = EMPTY
         while chain[-1] in parents and parents[chain[-1]] in by_name and parents[chain[-1]] not in lineage:
             chain.append(parents[chain[-1]])
-            lineage[chain[-1]] = []
+            lineage[chain[-1]] = EMPTY
         for name in reversed(chain):  # the recursion unwinding: the topmost queue first
             if name in parents and parents[name] in by_name:
-                lineage[name] = lineage[parents[name]] + [parents[name]]
+                lineage[name] = arena.append(lineage[parents[name]], parents[name])[0]
     return lineage
