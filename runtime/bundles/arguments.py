@@ -40,7 +40,8 @@ from fumarole.runtime.ingest.yamlpos import key_position, position
 GO_INT_MIN, GO_INT_MAX = mapstructure.GO_INT_MIN, mapstructure.GO_INT_MAX
 
 
-def _go_int(value: Any) -> bool:
+def go_int(value: Any) -> bool:
+    """A YAML integer gopkg.in/yaml.v2 gives Go as an int (not one past int64, not a bool)."""
     return isinstance(value, int) and not isinstance(value, bool) and GO_INT_MIN <= value <= GO_INT_MAX
 
 
@@ -55,7 +56,7 @@ def convert_argument(value: Any, type_name: str, split: str | None = None,
         ok, decoded, _ = mapstructure.decode(value, type_name)
         return ok, decoded
     if type_name == "int":
-        return _go_int(value), value
+        return go_int(value), value
     if type_name == "float":
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)
         return ok, float(value) if ok else value
@@ -344,7 +345,7 @@ def _follow_path(raw: Mapping, key: str, path: tuple[str | None, ...], type_expr
             return _ABSENT
         if step is None:
             return _each_entry(node, steps[index + 1:], type_expr.args[1], file, what, diags, bad, shown, strict)
-        step = step if index == 0 else _field(node, step)
+        step = step if index == 0 else mapstructure_field(node, step)
         if step is None or step not in node:
             return _ABSENT
         parent, last, node = node, step, node[step]
@@ -373,7 +374,7 @@ def _each_entry(entries: Mapping | list, rest: list[Any], type_expr: Any, file: 
             if not isinstance(node, Mapping):
                 entry_bad.append(_refused(argument_error(parent, last, node, "mapping", file, what, where), strict))
                 break
-            step = _field(node, step)
+            step = mapstructure_field(node, step)
             if step is None:
                 node = None
                 break
@@ -395,7 +396,7 @@ def _indexed(items: list) -> Iterable[tuple[str, Any]]:
     return ((str(i), item) for i, item in enumerate(items))
 
 
-def _field(mapping: Mapping, name: str) -> Any:
+def mapstructure_field(mapping: Mapping, name: str) -> Any:
     """The key of a structure field in a mapping as mapstructure finds it: the exact name, else the
     first key equal to it ignoring case (`resourceweight` for `resourceWeight`); None if none."""
     if name in mapping:

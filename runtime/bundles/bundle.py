@@ -33,7 +33,7 @@ from fumarole.runtime.bundles.manifest import (
     manifest_sources,
     read_manifest,
 )
-from fumarole.runtime.bundles.refusals import refused_arguments, refused_tiers
+from fumarole.runtime.bundles.refusals import panicking_thresholds, refused_arguments, refused_tiers
 from fumarole.runtime.framework.dispatch import COMBINATORS
 from fumarole.runtime.ingest.scheduler_config import (
     PluginEntry,
@@ -158,7 +158,10 @@ def build_bundle(config: SchedulerConfig, library: Library | None = None, name: 
                 diags.append(_unknown_plugin(entry, library, file))
                 continue
             args, arg_diags = resolve_arguments(plugin, entry.arguments, file, entry.pos, f"plugin '{entry.name}'")
-            diags.extend(arg_diags)
+            # a threshold Volcano panics on in every session: the reader's warning there becomes the error
+            panics = {(d.span.line, d.span.col): d for d in panicking_thresholds(entry, args, config.actions, file)}
+            diags.extend(panics.pop((d.span.line, d.span.col), d) for d in arg_diags)
+            diags.extend(panics.values())
             refused = refused_arguments(entry, _by_key(plugin, args), entry.arguments, file)
             if refused is not None:
                 diags.append(refused)

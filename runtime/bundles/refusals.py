@@ -12,6 +12,14 @@ positioned where the configuration says the offending thing:
 - deviceshare's ``klog.Fatal`` in ``enablePredicate`` (``plugins/deviceshare/
   deviceshare.go``), run by the plugin's builder, that is when the first session
   opens: GPU sharing together with GPU number, or either of them with vGPU.
+
+One more configuration takes the scheduler down, not at once but in every session, so no
+decision of it exists either: rescheduling's lowNodeUtilization reads its ``thresholds`` with a
+bare ``v.(int)`` (``low_node_utilization.go`` ``parse``), which panics on any other value, each
+time the strategy runs -- and with an ``interval`` of 0 or less it runs in every session the
+``shuffle`` action asks for victims (``timeToRun``).  Such a threshold is a C012 error there
+(``panicking_thresholds``); with a positive interval the strategy skips sessions, and it stays the
+warning the argument reader gives (docs/diagnostics.md, C012).
 """
 
 from __future__ import annotations
@@ -20,9 +28,12 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from fumarole.policy_lang.diagnostics import Diagnostic, Span
+from fumarole.runtime.bundles.arguments import argument_error, go_int, mapstructure_field
 from fumarole.runtime.ingest.scheduler_config import PluginEntry
 from fumarole.runtime.ingest import config_errors
 from fumarole.runtime.ingest.yamlpos import key_position
+
+LOW_NODE_UTILIZATION = "lowNodeUtilization"
 
 
 @dataclass(frozen=True)
@@ -71,3 +82,46 @@ def refused_arguments(entry: PluginEntry, values: Mapping[str, Any], raw: Mappin
             where = key_position(raw, second[0]) if second[0] in raw else entry.pos
             return config_errors.exclusive_switches(file, Span(*where), entry.name, second[0], first[0], rule.fatal)
     return None
+
+
+def panicking_thresholds(entry: PluginEntry, arguments: Mapping[str, Any], actions: Sequence[str],
+                         file: str) -> list[Diagnostic]:
+    """C012 errors for the thresholds rescheduling's lowNodeUtilization panics on in every session.
+
+    The strategy runs when ``shuffle`` asks the plugin for victims (``enabledVictim``) and
+    ``interval`` has passed since the last run, so in every session when it is 0 or less; it reads
+    the params of the last strategy of its name: ``thresholds`` first -- a value that is not a
+    mapping ends the reading there, without a panic -- then ``targetThresholds``, each entry with
+    ``k.(string)`` and ``v.(int)``.  ``arguments`` are the entry's resolved ones (by name).
+    """
+    if (entry.name != "rescheduling" or "shuffle" not in actions or not entry.switches.get("enabledVictim", True)
+            or arguments["interval"] > 0):
+        return []
+    index, params = _last_params(entry.arguments, arguments["strategy_names"])
+    for section in ("thresholds", "targetThresholds"):
+        key = mapstructure_field(params, section)
+        if key is None:
+            continue
+        table = params[key]
+        if not isinstance(table, dict):
+            return []
+        bad = [(k, v) for k, v in table.items() if not (isinstance(k, str) and go_int(v))]
+        if bad:  # a key that is not a text panics as its value would (`k.(string)`)
+            return [config_errors.panicking_threshold(argument_error(
+                table, k, *((v, "int") if isinstance(k, str) else (k, "text key")), file, f"plugin '{entry.name}'",
+                f"strategies/{index}/params/{section}/{k}")) for k, v in bad]
+    return []
+
+
+def _last_params(raw: Mapping[str, Any], names: Mapping[str, str]) -> tuple[int, Mapping[str, Any]]:
+    """The index and params of the last strategy named lowNodeUtilization (RegisteredStrategyConfigs
+    keeps the last one); params {} when none has a mapping there."""
+    indexes = [int(i) for i, name in names.items() if name == LOW_NODE_UTILIZATION]
+    strategies = raw.get("strategies")
+    if not indexes or not isinstance(strategies, list):
+        return -1, {}
+    strategy = strategies[max(indexes)]
+    key = mapstructure_field(strategy, "params")
+    params = strategy[key] if key is not None else None
+    return max(indexes), params if isinstance(params, dict) else {}
+

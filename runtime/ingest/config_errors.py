@@ -119,6 +119,15 @@ def duration_default_kept(diagnostic: Diagnostic, default: str) -> Diagnostic:
                         "Volcano keeps the default")
 
 
+def panicking_threshold(diagnostic: Diagnostic) -> Diagnostic:
+    """C012 kept an error for a rescheduling threshold lowNodeUtilization's bare ``v.(int)`` panics
+    on while the strategy runs in every session (an interval of 0 or less, with shuffle): no
+    session of that configuration has a Volcano decision (bundles/refusals.py)."""
+    return replace(diagnostic, message=f"{diagnostic.message} (lowNodeUtilization runs in every session: "
+                   "the interval is 0 or less and shuffle asks for victims)",
+                   hint="Volcano's lowNodeUtilization panics on it (`v.(int)`): give an integer")
+
+
 def strict_value(diagnostic: Diagnostic) -> Diagnostic:
     """C012 kept an error for a ``strict`` argument: Volcano reads it with ``framework.Get``, whose
     mapstructure decoding of such a value fails and stops the scheduler (``klog.Fatalf``), so there
