@@ -1,6 +1,9 @@
 from fractions import Fraction
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from fumarole.runtime.framework import go_semantics
 from fumarole.runtime.api.quantity import (
     QuantityError,
     milli_value,
@@ -72,3 +75,19 @@ def test_everything_else_is_refused_with_a_reason(text, message):
     with pytest.raises(QuantityError) as caught:
         parse_quantity(text)
     assert message in str(caught.value)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10**7), st.sampled_from(["", "m", "k", "Mi", "Gi"]))
+def test_the_stdlib_reads_milli_value_and_value_exactly(thousandths, suffix):
+    """usage's be_cpu / be_mem: "2.007" is 2007 millicores, where a float scaled by 1000 and rounded up
+    gives 2008 (plugins/usage/authored-a-best-effort-quantity-is-read-exactly)."""
+    text = f"{thousandths // 1000}.{thousandths % 1000:03d}{suffix}"
+    exact = parse_quantity(text)
+    assert go_semantics.quantity_milli_value(text) == milli_value(exact)
+    assert go_semantics.quantity_value(text) == value(exact)
+    assert go_semantics.quantity_milli_value("2.007") == 2007 and go_semantics.quantity_value("2.007") == 3
+
+
+def test_the_stdlib_gives_none_for_what_kubernetes_refuses():
+    assert go_semantics.quantity_milli_value("1 Gi") is None and go_semantics.quantity_value("x") is None

@@ -14,8 +14,12 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
+from fractions import Fraction
+from typing import Callable
 
 from fumarole.runtime.api.devices import atoi
+from fumarole.runtime.api.quantity import QuantityError, milli_value, value
+from fumarole.runtime.api.quantity import parse_quantity as exact_quantity
 
 _UNIT_NANOS = {
     b"ns": 1,
@@ -268,12 +272,27 @@ def _json_int64(text: str) -> int:
 def parse_quantity(text: str) -> float | None:
     """resource.ParseQuantity's value (the exact quantity as a float: "250m" is 0.25); None where
     Kubernetes refuses the text."""
-    from fumarole.runtime.api.quantity import QuantityError
-    from fumarole.runtime.api.quantity import parse_quantity as exact
-
     try:
-        return float(exact(text))
+        return float(exact_quantity(text))
     except (QuantityError, OverflowError):
+        return None
+
+
+def quantity_milli_value(text: str) -> int | None:
+    """Quantity.MilliValue() of ``text``, exact (a float's ``q * 1000`` rounds "0.1" up to 101); None
+    where Kubernetes refuses the text."""
+    return _exact_quantity(text, milli_value)
+
+
+def quantity_value(text: str) -> int | None:
+    """Quantity.Value() of ``text``, exact; None where Kubernetes refuses the text."""
+    return _exact_quantity(text, value)
+
+
+def _exact_quantity(text: str, unit: Callable[[Fraction], int]) -> int | None:
+    try:
+        return unit(exact_quantity(text))
+    except QuantityError:
         return None
 
 
