@@ -13,7 +13,7 @@ from .check_hooks import BodyChecks
 from .diagnostics import Span
 from .types import Type, fn_of
 
-ARG_TYPES = ("int", "float", "bool", "string", "duration")
+ARG_TYPES = ("int", "float", "bool", "string", "duration", "quantity")
 # What a `process state` may hold: JSON scalars, so the state can be shown and restated.
 PROCESS_STATE_TYPES = frozenset({"int", "float", "duration", "string", "bool"})
 

@@ -28,12 +28,14 @@ class ExpressionTyping(NameResolution):
         name = t.name
         if name == "duration":
             name = "float"
+        elif name == "quantity":  # an argument's text, checked by the reader to be a Kubernetes quantity
+            name = "string"
         args = tuple(self.resolve_type(a) for a in t.args)
         arity = builtin_type_arity(name)
         info = self.env.types.get(name)
         if arity is None and info is None and name not in self.env.enums:
             known = list(self.env.types) + list(self.env.enums) + ["bool", "int", "float", "string",
-                                                                    "duration", "list", "map"]
+                                                                    "duration", "quantity", "list", "map"]
             self.report(declaration_errors.unknown_type(self.file, t.span, t.name, self._hint(t.name, known)))
             return UNKNOWN
         expected = arity if arity is not None else (len(info.params) if info else 0)

@@ -82,7 +82,7 @@ class Environment:
 
 
 
-_BUILTIN_TYPES = {"bool": 0, "int": 0, "float": 0, "string": 0, "duration": 0, "void": 0,
+_BUILTIN_TYPES = {"bool": 0, "int": 0, "float": 0, "string": 0, "duration": 0, "quantity": 0, "void": 0,
                   "list": 1, "map": 2, "fn": -1}
 
 

@@ -117,7 +117,7 @@ def test_a_key_two_arguments_read_is_taken_by_the_one_of_its_type(value, text, m
 def test_a_key_no_argument_reads_warns_once():
     arguments, warnings = _usage_arguments("0.5")
     assert (arguments["be_cpu"], arguments["be_cpu_millis"]) == ("250m", -1)
-    assert warnings == [("C012", "argument 'estimator/be_cpu' of plugin 'usage' must be a string, not 0.5; "
+    assert warnings == [("C012", "argument 'estimator/be_cpu' of plugin 'usage' must be a quantity, not 0.5; "
                                  "the default '250m' is used")]
 
 

@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterable, Mapping
 from fumarole.policy_lang.diagnostics import Diagnostic, Span, did_you_mean
 from fumarole.runtime.bundles import mapstructure
 from fumarole.runtime.bundles.library import CompiledPolicy
-from fumarole.runtime.framework.go_semantics import duration_text, parse_duration, trim_space
+from fumarole.runtime.framework.go_semantics import duration_text, parse_duration, parse_quantity, trim_space
 from fumarole.runtime.ingest.go_parse import parse_go_bool
 from fumarole.runtime.ingest import config_errors
 from fumarole.runtime.ingest.yamlpos import key_position, position
@@ -68,6 +68,8 @@ def convert_argument(value: Any, type_name: str, split: str | None = None,
     if type_name == "duration":  # a text Go's time.ParseDuration reads, as every Volcano plugin reads one
         seconds = parse_duration(value) if isinstance(value, str) else None
         return seconds is not None, value if seconds is None else seconds
+    if type_name == "quantity":  # a text resource.ParseQuantity reads, kept as written for the policy
+        return isinstance(value, str) and parse_quantity(value) is not None, value
     if type_name == "list" and split is not None:
         return isinstance(value, str), split_text(value, split) if isinstance(value, str) else value
     if type_name == "list":
@@ -448,10 +450,13 @@ def _check_fields(value: Any, fields: dict[Any, Any], shown: str, file: str, wha
 
 def _default_kept(diagnostic: Diagnostic, default: Any, type_name: str) -> Diagnostic:
     """The warning for a value the argument's reader cannot read, naming the default it keeps: a
-    duration's as Go prints one (``1m0s``), since a text Go's time.ParseDuration does not read is
-    the one way Volcano's plugins fall back to a duration default (tdm, rescheduling, extender, sla)."""
+    duration's as Go prints one (``1m0s``).  A duration or a quantity falls back to its default where
+    the plugin's parser does not read the text (tdm, rescheduling, extender, sla; usage), which the
+    hint names."""
     if type_name == "duration":
-        return config_errors.duration_default_kept(diagnostic, duration_text(default))
+        return config_errors.text_default_kept(diagnostic, duration_text(default), type_name)
+    if type_name == "quantity":
+        return config_errors.text_default_kept(diagnostic, repr(default), type_name)
     return config_errors.default_kept(diagnostic, default)
 
 

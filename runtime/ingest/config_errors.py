@@ -110,13 +110,18 @@ def default_kept(diagnostic: Diagnostic, default: object) -> Diagnostic:
                    "is used", hint="Volcano's argument readers log a value they cannot read and keep the default")
 
 
-def duration_default_kept(diagnostic: Diagnostic, default: str) -> Diagnostic:
-    """C012 as a warning for a duration argument given a text (or another value) Go's
-    time.ParseDuration does not read: Volcano's plugins keep their default duration then (tdm's evict
-    period, rescheduling's interval, extender's httpTimeout; sla leaves its waiting time unset)."""
+# The parser a plugin hands an argument's text to, and texts it reads, by argument type.
+TEXT_READERS = {"duration": "Go's time.ParseDuration does not read it (e.g. 90s, 1m30s, 1.5h, 500ms)",
+                "quantity": "Kubernetes' resource.ParseQuantity does not read it (e.g. 250m, 1.5, 200Mi)"}
+
+
+def text_default_kept(diagnostic: Diagnostic, default: str, type_name: str) -> Diagnostic:
+    """C012 as a warning for a duration or quantity argument given a text (or another value) the
+    parser the plugin hands it to does not read: Volcano's plugins keep their default then, most
+    without a word (tdm's evict period, rescheduling's interval, extender's httpTimeout, usage's
+    be_cpu / be_mem; sla leaves its waiting time unset)."""
     return replace(diagnostic, severity="warning", message=f"{diagnostic.message}; the default {default} is used",
-                   hint="Go's time.ParseDuration does not read it (e.g. 90s, 1m30s, 1.5h, 500ms): "
-                        "Volcano keeps the default")
+                   hint=f"{TEXT_READERS[type_name]}: Volcano keeps the default")
 
 
 def panicking_threshold(diagnostic: Diagnostic) -> Diagnostic:

@@ -412,6 +412,7 @@ BUILTIN_TYPES = {
     "int": "a whole number",
     "float": "a number with a fraction; times (seconds since the epoch) and durations are floats",
     "duration": "seconds, as a float, written `10m`, `2h`, `90s`",
+    "quantity": "an argument's Kubernetes quantity (`250m`, `1.5Gi`), a string to the policy",
     "string": "text: compare with `==` and `<`, test substrings with `in`, join with `+`",
     "bool": "`true` or `false`",
     "list": "`list[T]`: a list of values of type T",

@@ -1,9 +1,10 @@
-"""Duration arguments read as Volcano's plugins read them: a text through Go's time.ParseDuration
-(tdm.go New's ``tdm.evict.period``, rescheduling.go parseArguments' ``interval``, extender.go's
-``extender.httpTimeout``, sla.go's ``sla-waiting-time``), and a text it does not read keeps the
-plugin's default -- silently in Volcano, with a positioned C012 warning here, exit code as for any
-warning.  tdm's and rescheduling's are also ``asserted`` (a bare ``v.(string)``): a value that is not
-a text is still an error (tests/test_text_list_arguments.py)."""
+"""Arguments Volcano's plugins hand, as text, to a parser with a fallback: durations through Go's
+time.ParseDuration (tdm.go New's ``tdm.evict.period``, rescheduling.go parseArguments' ``interval``,
+extender.go's ``extender.httpTimeout``, sla.go's ``sla-waiting-time``) and quantities through
+resource.ParseQuantity (usage.go parseBestEffortCPU / -Memory's ``be_cpu`` / ``be_mem``).  A text the
+parser does not read keeps the plugin's default -- silently in Volcano, with a positioned C012
+warning here, exit code as for any warning.  tdm's and rescheduling's are also ``asserted`` (a bare
+``v.(string)``): a value that is not a text is still an error (tests/test_text_list_arguments.py)."""
 
 from __future__ import annotations
 
@@ -79,3 +80,26 @@ def test_a_kept_default_is_named_as_go_prints_it_and_reads_back(nanos):
 @pytest.mark.parametrize("value", ["", "1h30", "1 m", "1d", "5", "m", ".s", 60, 1.5, True, None, ["1m"]])
 def test_what_go_does_not_read_is_no_duration(value):
     assert convert_argument(value, "duration")[0] is False
+
+
+@pytest.mark.parametrize("value, ok", [("250m", True), ("1.5Gi", True), ("2.007", True), ("-1", True), ("1e3", True),
+                                       ("1 Gi", False), ("", False), ("lots", False), ("1GB", False), (3, False),
+                                       (None, False)])
+def test_a_quantity_argument_is_a_text_kubernetes_reads_kept_as_written(value, ok):
+    assert convert_argument(value, "quantity") == (ok, value)
+
+
+@pytest.mark.parametrize("key, default", [("be_cpu", "'250m'"), ("be_mem", "'200Mi'")])
+def test_a_best_effort_text_that_is_no_quantity_keeps_the_default_with_a_warning(cli, tmp_path, key, default):
+    conf = tmp_path / "volcano-scheduler.conf"
+    conf.write_text(HEAD + f"  - name: usage\n    arguments:\n      estimator:\n        {key}: lots\n")
+    warning = (f"{conf}:9:{len(f'        {key}: ') + 1}: warning[C012]: argument 'estimator/{key}' of plugin 'usage' "
+               f"must be a quantity, not 'lots'; the default {default} is used")
+    check = cli("check", str(conf))
+    assert check.code == 0 and warning in check.out.splitlines()
+    assert "hint: Kubernetes' resource.ParseQuantity does not read it" in check.out
+    run = cli("run", str(CLUSTER), "--config", str(conf), "-o", "json")
+    assert run.code == 0 and run.err.splitlines() == [warning]
+    bundle = build_bundle(load_config(conf.read_text(), "v.conf"))
+    usage = next(e for tier in bundle.tiers for e in tier if e.name == "usage")
+    assert usage.arguments["be_cpu"] == "250m" and usage.arguments["be_mem"] == "200Mi"
