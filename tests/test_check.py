@@ -209,7 +209,7 @@ EXPECTED: dict[str, tuple[str, int | None, int | None, str]] = {
     "E132": ("a.policy", 3, 5, "recursion is not allowed: f -> g -> f"),
     "E133": ("a.policy", 4, 5, "`let` cannot be guarded by `when`"),
     "E134": ("a.policy", 3, 17, "constant 'B' is used before its declaration (line 4)"),
-    "E140": ("a.policy", 3, 10, "argument type must be one of int, float, bool, string, duration, list[string] or "
+    "E140": ("a.policy", 3, 10, "argument type must be one of int, float, bool, string, duration, quantity, list[string] or "
         "map[string, T] of those, not Task"),
     "E141": ("a.policy", 3, 38, "'Runing' is not a TaskStatus (one of 'Pending', 'Allocated', 'Pipelined', "
         "'Binding', 'Bound', 'Running', 'Releasing', 'Succeeded', 'Failed', 'Unknown')"),
