@@ -25,6 +25,7 @@ from fumarole.runtime.k8s.podspec import (
     MAX_NODE_SCORE,
     Placements,
     affinity_of,
+    cached_per_spec,
     cached_per_task,
     list_at,
     mapping_at,
@@ -41,9 +42,12 @@ AFFINITY_FAILURE = "node(s) didn't match pod affinity rules"
 ANTI_AFFINITY_FAILURE = "node(s) didn't match pod anti-affinity rules"
 
 
+@cached_per_spec
 def has_required_pod_terms(task: Task) -> bool:
     """Required pod affinity or anti-affinity terms of the pod's own (without: only placed pods'
-    anti-affinity can refuse it)."""
+    anti-affinity can refuse it).  Whether there are any reads the spec alone (the terms' owner
+    namespace only fills them in), so the pods of a job ask it once: preempt and reclaim ask it
+    at every attempt of a preemptor, most of which are its first."""
     return bool(required_terms(task, "podAffinity", True) or required_terms(task, "podAntiAffinity", True))
 
 

@@ -14,7 +14,15 @@ from typing import Mapping
 from fumarole.runtime.api.labels import parse_selector, Requirement, selects
 from fumarole.runtime.api.model import Node, Task
 from fumarole.runtime.k8s.nodeaffinity import matches_node_selector_and_affinity
-from fumarole.runtime.k8s.podspec import MAX_NODE_SCORE, Placements, cached_per_task, list_at, pod_spec, terminating
+from fumarole.runtime.k8s.podspec import (
+    MAX_NODE_SCORE,
+    Placements,
+    cached_per_spec,
+    cached_per_task,
+    list_at,
+    pod_spec,
+    terminating,
+)
 from fumarole.runtime.k8s.tainttoleration import DO_NOT_SCHEDULE_EFFECTS, untolerated_taint
 
 
@@ -35,8 +43,11 @@ def go_round(x: float) -> int:
     return int(whole)
 
 
+@cached_per_spec
 def has_hard_spread_constraints(task: Task) -> bool:
-    """Any DoNotSchedule topology spread constraint (none: the filter passes every node)."""
+    """Any DoNotSchedule topology spread constraint (none: the filter passes every node).  Whether
+    there is one reads the spec alone (the pod's labels only fill a constraint's selector in), so
+    the pods of a job ask it once."""
     return bool(spread_constraints(task, "DoNotSchedule"))
 
 
