@@ -50,9 +50,11 @@ def task_limit(task: Task) -> Resource:
     from fumarole.runtime.ingest.kube_convert import pod_limit
 
     if "limit" not in task.derived:
-        spec = task.pod.get("spec") if isinstance(task.pod, dict) else None
+        pod = task.pod if isinstance(task.pod, dict) else {}
+        spec, status = pod.get("spec"), pod.get("status")
         try:
-            task.derived["limit"] = pod_limit(spec if isinstance(spec, dict) else {})
+            task.derived["limit"] = pod_limit(spec if isinstance(spec, dict) else {},
+                                              status if isinstance(status, dict) else None)
         except QuantityError as exc:
             raise PolicyRuntimeError(f"a limit of pod {task.key} is not a quantity: {exc}") from None
     return task.derived["limit"]

@@ -128,7 +128,7 @@ _POD_REQUESTS_LIMIT = 4096
 def _requests_key(spec: dict) -> tuple | None:
     """What a pod's request depends on, when that is only its containers' resource lists (the
     pods of a job all have the same); None for anything else, summed afresh each time."""
-    if spec.get("initContainers") or spec.get("overhead"):
+    if spec.get("initContainers") or spec.get("overhead") or spec.get("resources"):
         return None
     containers = spec.get("containers") or ()
     if not isinstance(containers, list):
@@ -146,10 +146,16 @@ def _requests_key(spec: dict) -> tuple | None:
     return tuple(key)
 
 
-def pod_request(spec: dict, reader: ObjectReader | None = None, where: str = "pod") -> Resource:
-    """Volcano's pod request: containers, init containers (sidecars included), pods: 1, overhead.
+def pod_request(spec: dict, reader: ObjectReader | None = None, where: str = "pod",
+                status: dict | None = None) -> Resource:
+    """Volcano's pod request (GetPodResourceRequest): containers, init containers (sidecars
+    included), pods: 1, the pod-level requests, overhead.
 
+    ``status``: the pod's status, whose container statuses carry in-place resizes.
     Requests of texts already summed are cloned (only those are kept: see resource._PARSED)."""
+    resized = _resized_containers(status)
+    if resized:
+        return _summed_request(spec, reader, where, resized, _resize_infeasible(status))
     key = _requests_key(spec)
     try:
         known = _POD_REQUESTS.get(key) if key is not None else None
@@ -166,9 +172,11 @@ def pod_request(spec: dict, reader: ObjectReader | None = None, where: str = "po
     return total
 
 
-def _summed_request(spec: dict, reader: ObjectReader | None, where: str) -> Resource:
-    total = _containers_total(spec, reader, where, "requests")
+def _summed_request(spec: dict, reader: ObjectReader | None, where: str,
+                    resized: Resized | None = None, infeasible: bool = False) -> Resource:
+    total = _containers_total(spec, reader, where, "requests", resized, infeasible)
     total.add(Resource(scalars={"pods": 1.0}))
+    _apply_pod_level(total, spec, reader, where)
     if reader is not None:
         total.add(reader.resources(spec, "overhead", f"{where}.spec") or Resource())
     elif spec.get("overhead"):
@@ -176,11 +184,13 @@ def _summed_request(spec: dict, reader: ObjectReader | None, where: str) -> Reso
     return total
 
 
-def pod_limit(spec: dict) -> Resource:
-    """Volcano's GetPodResourceLimit: the containers' limits summed, init containers (sidecars
-    included) as for requests, and the overhead added to the dimensions that have a limit.
-    Raises QuantityError for a limit that is not a quantity."""
-    total = _containers_total(spec, None, "pod", "limits")
+def pod_limit(spec: dict, status: dict | None = None) -> Resource:
+    """Volcano's GetPodResourceLimit: the containers' limits summed (a container whose status
+    reports resources: the larger of its spec's and its status's limits), init containers
+    (sidecars included) as for requests, the pod-level limits, and the overhead added to the
+    dimensions that have a limit.  Raises QuantityError for a limit that is not a quantity."""
+    total = _containers_total(spec, None, "pod", "limits", _resized_containers(status))
+    _apply_pod_level(total, spec, None, "pod", "limits")
     overhead = Resource.from_list(spec.get("overhead") or {}) if isinstance(spec.get("overhead"), dict) else None
     if overhead is not None:
         if total.milli_cpu != 0:
@@ -194,10 +204,82 @@ def pod_limit(spec: dict) -> Resource:
     return total
 
 
-def _containers_total(spec: dict, reader: ObjectReader | None, where: str, key: str) -> Resource:
+# Per container group ("containers", "initContainers"), each container status that reports
+# resources, by container name: (its index in the status list, the status).
+Resized = dict[str, dict[str, tuple[int, dict]]]
+
+_STATUS_GROUPS = (("containers", "containerStatuses"), ("initContainers", "initContainerStatuses"))
+_STATUS_FIELD = dict(_STATUS_GROUPS)
+
+# Pod-level resources Kubernetes supports (component-helpers IsSupportedPodLevelResource).
+_POD_LEVEL = ("cpu", "memory")
+_HUGE_PAGES = "hugepages-"
+
+
+def _resized_containers(status: dict | None) -> Resized:
+    """The container statuses a resize reads, InPlacePodVerticalScaling being on (GA in the
+    Kubernetes Volcano builds with): one whose ``resources`` is set, as Volcano's
+    ``cs.Resources != nil`` asks (pod_info.go aggregateRegularContainerResourceRequests)."""
+    found: Resized = {}
+    if not status:
+        return found
+    for group, field in _STATUS_GROUPS:
+        statuses = status.get(field)
+        for i, cs in enumerate(statuses if isinstance(statuses, list) else ()):
+            if isinstance(cs, dict) and cs.get("resources") is not None:
+                found.setdefault(group, {})[str(cs.get("name"))] = (i, cs)
+    return found
+
+
+def _read_list(owner: dict, key: str, reader: ObjectReader | None, what: str) -> Resource:
+    """``owner[key]`` as a resource list, reported through ``reader`` when it is not one
+    (without a reader a bad quantity raises QuantityError, as the containers' own lists do)."""
+    if reader is not None:
+        return reader.resources(owner, key, what) or Resource()
+    raw = owner.get(key)
+    return Resource.from_list(raw if isinstance(raw, dict) else {})
+
+
+def _resize_infeasible(status: dict | None) -> bool:
+    """component-helpers IsPodResizeInfeasible: the first PodResizePending condition's reason."""
+    conditions = (status or {}).get("conditions")
+    for condition in conditions if isinstance(conditions, list) else ():
+        if isinstance(condition, dict) and condition.get("type") == "PodResizePending":
+            return condition.get("reason") == "Infeasible"
+    return False
+
+
+def _apply_pod_level(total: Resource, spec: dict, reader: ObjectReader | None, where: str,
+                     key: str = "requests") -> None:
+    """amendResourceAccordingToPodFeatures and its limits twin (PodLevelResources on, beta and
+    on by default): each supported pod-level request (limit) replaces the containers' sum of
+    that resource."""
+    resources = mapping_field(spec, "resources")
+    listed = mapping_field(resources, key)
+    supported = [name for name in listed if name in _POD_LEVEL or str(name).startswith(_HUGE_PAGES)]
+    if not supported:
+        return
+    pod_level = _read_list(resources, key, reader, f"{where}.spec.resources")
+    for name in supported:
+        if name == "cpu":
+            total.milli_cpu = pod_level.milli_cpu
+        elif name == "memory":
+            total.memory = pod_level.memory
+        else:
+            scalars = dict(total.scalars or {})
+            scalars[name] = pod_level.get(name)
+            total.scalars = scalars
+
+
+def _containers_total(spec: dict, reader: ObjectReader | None, where: str, key: str,
+                      resized: Resized | None = None, infeasible: bool = False) -> Resource:
     """One resource list of the containers (`requests` or `limits`) summed, with the init
     containers' peak: a sidecar (restartPolicy Always) adds to the pod and to every later init
-    container, any other init container counts alone with the sidecars before it."""
+    container, any other init container counts alone with the sidecars before it.
+
+    ``resized``: a container (or sidecar) whose status reports resources asks for
+    determineContainerReqs' request, the largest of its spec's, its status's and its allocated
+    requests (without the spec's when the resize is infeasible)."""
     def listed(container: dict, index: int, group: str) -> Resource:
         resources = mapping_field(container, "resources")
         if reader is not None:
@@ -205,14 +287,28 @@ def _containers_total(spec: dict, reader: ObjectReader | None, where: str, key: 
         raw = resources.get(key)
         return Resource.from_list(raw if isinstance(raw, dict) else {})
 
+    def effective(container: dict, index: int, group: str) -> Resource:
+        own = listed(container, index, group)
+        found = (resized or {}).get(group, {}).get(str(container.get("name")))
+        if found is None:
+            return own
+        i, status = found
+        field = f"{where}.status.{_STATUS_FIELD[group]}[{i}]"
+        wanted = Resource() if infeasible else own
+        wanted.set_max(_read_list(mapping_field(status, "resources"), key, reader, f"{field}.resources"))
+        if key == "requests":
+            wanted.set_max(_read_list(status, "allocatedResources", reader, field))
+        return wanted
+
     total = Resource()
     for i, container in enumerate(spec.get("containers") or []):
-        total.add(listed(container, i, "containers"))
+        total.add(effective(container, i, "containers"))
     sidecars = Resource()
     peak = Resource()
     for i, container in enumerate(spec.get("initContainers") or []):
-        req = listed(container, i, "initContainers")
-        if container.get("restartPolicy") == "Always":
+        sidecar = container.get("restartPolicy") == "Always"
+        req = effective(container, i, "initContainers") if sidecar else listed(container, i, "initContainers")
+        if sidecar:
             total.add(req)
             sidecars.add(req)
             peak.set_max(sidecars)
@@ -236,14 +332,20 @@ def _task_status(phase: str, deleting: bool, node_name: str) -> str:
     return UNKNOWN
 
 
-def _check_limits(spec: dict, reader: ObjectReader, where: str) -> None:
-    """Container limits must be quantities too: deviceshare reads its requests from them."""
+def _check_limits(spec: dict, status: dict, reader: ObjectReader, where: str) -> None:
+    """Container limits must be quantities too: deviceshare reads its requests from them, and
+    usage the pod's limits (with the pod-level ones and those a resize reports)."""
     for group in ("containers", "initContainers"):
         containers = spec.get(group)
         for i, container in enumerate(containers if isinstance(containers, list) else ()):
             resources = container.get("resources") if isinstance(container, dict) else None
             if isinstance(resources, dict) and "limits" in resources:
                 reader.resources(resources, "limits", f"{where}.spec.{group}[{i}].resources")
+    reader.resources(mapping_field(spec, "resources"), "limits", f"{where}.spec.resources")
+    for group, entries in _resized_containers(status).items():
+        for i, cs in entries.values():
+            reader.resources(mapping_field(cs, "resources"), "limits",
+                             f"{where}.status.{_STATUS_FIELD[group]}[{i}].resources")
 
 
 def task_from_pod(pod: dict, reader: ObjectReader | None = None) -> Task:
@@ -252,9 +354,9 @@ def task_from_pod(pod: dict, reader: ObjectReader | None = None) -> Task:
     labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
     name, namespace = str(meta.get("name") or ""), str(meta.get("namespace") or "default")
     group = annotations.get(GROUP_NAME) or ""
-    request = pod_request(spec, reader, f"Pod {namespace}/{name}")
+    request = pod_request(spec, reader, f"Pod {namespace}/{name}", status)
     if reader is not None:
-        _check_limits(spec, reader, f"Pod {namespace}/{name}")
+        _check_limits(spec, status, reader, f"Pod {namespace}/{name}")
     priority = spec.get("priority")
     task_priority = 1 if priority is None else int(priority)
     override = annotations.get(TASK_PRIORITY)
