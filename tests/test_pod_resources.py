@@ -113,3 +113,36 @@ def test_any_status_shape_gives_a_request_or_a_quantity_error(requests, allocate
     except QuantityError:
         return
     assert request.milli_cpu >= 0 and request.memory >= 0
+
+
+# The Kubernetes resource scorers' non-zero request (runtime/k8s/noderesources.py): the incoming
+# pod's from its spec (Volcano's nodeorder leaves InPlacePodVerticalScaling off for the plugins),
+# a pod already on the node as Kubernetes' NodeInfo counts it (status read, aggregated first).
+
+def _task(spec: dict, status: dict | None = None):
+    from fumarole.runtime.ingest.kube_convert import task_from_pod
+
+    return task_from_pod({"metadata": {"name": "p", "namespace": "n"}, "spec": spec, "status": status or {}})
+
+
+def test_nonzero_request_takes_pod_level_cpu_and_keeps_defaults_elsewhere() -> None:
+    from fumarole.runtime.k8s.noderesources import DEFAULT_MEMORY, nonzero_request
+
+    spec = {"resources": {"requests": {"cpu": "3"}}, "containers": [{"name": "c1"}, {"name": "c2"}]}
+    assert _cpu_memory(nonzero_request(_task(spec))) == (3_000.0, 2 * DEFAULT_MEMORY)
+
+
+def test_held_nonzero_request_aggregates_before_the_maximum() -> None:
+    from fumarole.runtime.k8s.noderesources import held_nonzero_request, nonzero_request
+
+    spec = {"containers": [_container("c1", "1", "1Gi"), _container("c2", "1", "1Gi")]}
+    # c1 was resized up in its status, c2 down: Kubernetes takes the larger aggregate (spec 2 CPU,
+    # actuated 3 + 0.5 = 3.5 CPU), where a per-container maximum would give 3 + 1 = 4.
+    status = {"containerStatuses": [
+        {"name": "c1", "resources": {"requests": {"cpu": "3", "memory": "1Gi"}}},
+        {"name": "c2", "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}}]}
+    task = _task(spec, status)
+    assert _cpu_memory(held_nonzero_request(task)) == (3_500.0, 2 * GI)
+    assert _cpu_memory(nonzero_request(task)) == (2_000.0, 2 * GI)
+    infeasible = dict(status, conditions=[{"type": "PodResizePending", "reason": "Infeasible"}])
+    assert _cpu_memory(held_nonzero_request(_task(spec, infeasible))) == (3_500.0, 2 * GI)

@@ -249,6 +249,16 @@ def _resize_infeasible(status: dict | None) -> bool:
     return False
 
 
+def _status_list(owner: dict, key: str) -> Resource:
+    """A resource list of a container status; one that is not a list of quantities counts as
+    none here (task_from_pod reports it at load: _check_lists)."""
+    raw = owner.get(key)
+    try:
+        return Resource.from_list(raw if isinstance(raw, dict) else {})
+    except QuantityError:
+        return Resource()
+
+
 def _apply_pod_level(total: Resource, spec: dict, reader: ObjectReader | None, where: str,
                      key: str = "requests") -> None:
     """amendResourceAccordingToPodFeatures and its limits twin (PodLevelResources on, beta and
@@ -292,12 +302,11 @@ def _containers_total(spec: dict, reader: ObjectReader | None, where: str, key: 
         found = (resized or {}).get(group, {}).get(str(container.get("name")))
         if found is None:
             return own
-        i, status = found
-        field = f"{where}.status.{_STATUS_FIELD[group]}[{i}]"
+        status = found[1]
         wanted = Resource() if infeasible else own
-        wanted.set_max(_read_list(mapping_field(status, "resources"), key, reader, f"{field}.resources"))
+        wanted.set_max(_status_list(mapping_field(status, "resources"), key))
         if key == "requests":
-            wanted.set_max(_read_list(status, "allocatedResources", reader, field))
+            wanted.set_max(_status_list(status, "allocatedResources"))
         return wanted
 
     total = Resource()
@@ -332,9 +341,11 @@ def _task_status(phase: str, deleting: bool, node_name: str) -> str:
     return UNKNOWN
 
 
-def _check_limits(spec: dict, status: dict, reader: ObjectReader, where: str) -> None:
+def _check_lists(spec: dict, status: dict, reader: ObjectReader, where: str) -> None:
     """Container limits must be quantities too: deviceshare reads its requests from them, and
-    usage the pod's limits (with the pod-level ones and those a resize reports)."""
+    usage the pod's limits (with the pod-level ones and those a resize reports); so must every
+    container status's resource lists, which the pod's request and Kubernetes' view of the pod
+    read."""
     for group in ("containers", "initContainers"):
         containers = spec.get(group)
         for i, container in enumerate(containers if isinstance(containers, list) else ()):
@@ -342,10 +353,13 @@ def _check_limits(spec: dict, status: dict, reader: ObjectReader, where: str) ->
             if isinstance(resources, dict) and "limits" in resources:
                 reader.resources(resources, "limits", f"{where}.spec.{group}[{i}].resources")
     reader.resources(mapping_field(spec, "resources"), "limits", f"{where}.spec.resources")
-    for group, entries in _resized_containers(status).items():
-        for i, cs in entries.values():
-            reader.resources(mapping_field(cs, "resources"), "limits",
-                             f"{where}.status.{_STATUS_FIELD[group]}[{i}].resources")
+    for field in _STATUS_FIELD.values():
+        statuses = status.get(field)
+        for i, cs in enumerate(statuses if isinstance(statuses, list) else ()):
+            place = f"{where}.status.{field}[{i}]"
+            for key in ("requests", "limits"):
+                reader.resources(mapping_field(cs, "resources"), key, f"{place}.resources")
+            reader.resources(cs, "allocatedResources", place)
 
 
 def task_from_pod(pod: dict, reader: ObjectReader | None = None) -> Task:
@@ -356,7 +370,7 @@ def task_from_pod(pod: dict, reader: ObjectReader | None = None) -> Task:
     group = annotations.get(GROUP_NAME) or ""
     request = pod_request(spec, reader, f"Pod {namespace}/{name}", status)
     if reader is not None:
-        _check_limits(spec, status, reader, f"Pod {namespace}/{name}")
+        _check_lists(spec, status, reader, f"Pod {namespace}/{name}")
     priority = spec.get("priority")
     task_priority = 1 if priority is None else int(priority)
     override = annotations.get(TASK_PRIORITY)

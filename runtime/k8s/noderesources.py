@@ -17,16 +17,101 @@ DEFAULT_MILLI_CPU = 100.0  # schedutil.DefaultMilliCPURequest
 DEFAULT_MEMORY = 200.0 * 1024 * 1024  # schedutil.DefaultMemoryRequest
 
 
-def _container_nonzero(container: dict) -> Resource:
-    """A container's cpu/memory request, with the defaults for a request that is absent.
+def _nonzero(requests: dict | None) -> Resource:
+    """A container's cpu/memory request list with the defaults for a request that is absent
+    (None: no list, every default).
 
     Only a missing key gets the default: an explicit ``cpu: 0`` stays 0, as in
     Kubernetes' ``NonMissingContainerRequests``.
     """
-    requests = mapping_at(mapping_at(container, "resources"), "requests")
+    requests = requests or {}
     parsed = Resource.from_list({k: v for k, v in requests.items() if k in ("cpu", "memory")})
     return Resource(parsed.milli_cpu if "cpu" in requests else DEFAULT_MILLI_CPU,
                     parsed.memory if "memory" in requests else DEFAULT_MEMORY)
+
+
+def _listed(owner: dict, key: str) -> dict | None:
+    value = owner.get(key) if isinstance(owner, dict) else None
+    return value if isinstance(value, dict) else None
+
+
+def _spec_requests(container: dict, _status: dict | None, _infeasible: bool) -> dict | None:
+    return _listed(mapping_at(container, "resources"), "requests")
+
+
+def _allocated_requests(container: dict, status: dict | None, infeasible: bool) -> dict | None:
+    """component-helpers containerAllocatedRequests."""
+    allocated = _listed(status, "allocatedResources") if status is not None else None
+    if allocated is not None:
+        return allocated
+    return None if infeasible else _spec_requests(container, status, infeasible)
+
+
+def _actuated_requests(container: dict, status: dict | None, infeasible: bool) -> dict | None:
+    """component-helpers containerActuatedRequests."""
+    if status is not None:
+        actuated = _listed(mapping_at(status, "resources"), "requests")
+        if actuated is not None:
+            return actuated
+        allocated = _listed(status, "allocatedResources")
+        if allocated is not None:
+            return allocated
+    return None if infeasible else _spec_requests(container, status, infeasible)
+
+
+def _aggregate(spec: dict, statuses: dict[str, dict], infeasible: bool, listed) -> Resource:
+    """component-helpers aggregateContainerResourcesByFn with the non-zero defaults: containers
+    and restartable (sidecar) init containers add up, each ordinary init container runs
+    alongside the sidecars started before it, the pod needs the larger of the two."""
+    def request(container: dict) -> Resource:
+        return _nonzero(listed(container, statuses.get(str(container.get("name"))), infeasible))
+
+    total = Resource()
+    for container in list_at(spec, "containers"):
+        total.add(request(container))
+    sidecars, peak = Resource(), Resource()
+    for container in list_at(spec, "initContainers"):
+        amount = request(container)
+        if container.get("restartPolicy") == "Always":
+            total.add(amount)
+            sidecars.add(amount)
+            peak.set_max(sidecars)
+        else:
+            peak.set_max(amount.add(sidecars))
+    return total.set_max(peak)
+
+
+def _resize_infeasible(status: dict) -> bool:
+    """component-helpers IsPodResizeInfeasible: the first PodResizePending condition's reason."""
+    for condition in list_at(status, "conditions"):
+        if isinstance(condition, dict) and condition.get("type") == "PodResizePending":
+            return condition.get("reason") == "Infeasible"
+    return False
+
+
+def _pod_nonzero(spec: dict, status: dict | None) -> Resource:
+    """Kubernetes' PodRequests with NonMissingContainerRequests (cpu/memory only), the pod-level
+    requests on (PodLevelResources), and, given the pod's status, UseStatusResources: the
+    largest of the spec's, the actuated and the allocated aggregates (without the spec's when
+    a resize is infeasible), each aggregated over the containers first."""
+    if status is None:
+        total = _aggregate(spec, {}, False, _spec_requests)
+    else:
+        # findContainerStatus: the first of that name, container statuses before init ones.
+        statuses = {str(cs.get("name")): cs for field in ("initContainerStatuses", "containerStatuses")
+                    for cs in reversed(list_at(status, field)) if isinstance(cs, dict)}
+        infeasible = _resize_infeasible(status)
+        total = _aggregate(spec, statuses, infeasible, _actuated_requests)
+        total.set_max(_aggregate(spec, statuses, infeasible, _allocated_requests))
+        if not infeasible:
+            total.set_max(_aggregate(spec, statuses, infeasible, _spec_requests))
+    pod_level = _listed(mapping_at(spec, "resources"), "requests") or {}
+    if "cpu" in pod_level or "memory" in pod_level:
+        parsed = Resource.from_list({k: v for k, v in pod_level.items() if k in ("cpu", "memory")})
+        total = Resource(parsed.milli_cpu if "cpu" in pod_level else total.milli_cpu,
+                         parsed.memory if "memory" in pod_level else total.memory)
+    overhead = Resource.from_list(mapping_at(spec, "overhead"))
+    return Resource(total.milli_cpu + overhead.milli_cpu, total.memory + overhead.memory)
 
 
 @cached_per_spec
@@ -35,27 +120,22 @@ def nonzero_request(task: Task) -> Resource:
 
     LeastAllocated / MostAllocated must not treat request-less pods as free, so
     every container (init containers included) without a cpu or memory request
-    counts 100m / 200Mi.  Aggregation follows the Kubernetes pod request:
-    containers and restartable (sidecar) init containers add up, each ordinary
-    init container runs alongside the sidecars started before it, the pod needs
-    the larger of the two, plus the pod overhead.
+    counts 100m / 200Mi (PodRequests' NonMissingContainerRequests).  The scorers
+    read the spec alone: Volcano's nodeorder leaves the plugins'
+    InPlacePodVerticalScaling feature off, and turns PodLevelResources on.
     """
-    spec = pod_spec(task)
-    total = Resource()
-    for container in list_at(spec, "containers"):
-        total.add(_container_nonzero(container))
-    sidecars, peak = Resource(), Resource()
-    for container in list_at(spec, "initContainers"):
-        request = _container_nonzero(container)
-        if container.get("restartPolicy") == "Always":
-            total.add(request)
-            sidecars.add(request)
-            peak.set_max(sidecars)
-        else:
-            peak.set_max(request.add(sidecars))
-    total.set_max(peak)
-    overhead = Resource.from_list(mapping_at(spec, "overhead"))
-    return Resource(total.milli_cpu + overhead.milli_cpu, total.memory + overhead.memory)
+    return _pod_nonzero(pod_spec(task), None)
+
+
+def held_nonzero_request(task: Task) -> Resource:
+    """A pod of a node's view as Kubernetes' NodeInfo counts it in NonZeroRequested: as
+    :func:`nonzero_request`, reading the pod's status too (the NodeInfo reads the feature
+    gates, and InPlacePodVerticalScaling is on), so a resized pod holds what its resize does."""
+    pod = task.pod if isinstance(task.pod, dict) else {}
+    status = pod.get("status")
+    if not isinstance(status, dict) or not (status.get("containerStatuses") or status.get("initContainerStatuses")):
+        return nonzero_request(task)
+    return _pod_nonzero(pod_spec(task), status)
 
 
 def view_requested(node: Node) -> Resource:
@@ -77,7 +157,7 @@ def _request(task: Task) -> Resource:
 # amount of its terms a whole number, not negative, and the sum's below 2^53.  Whole numbers add up
 # exactly in any order there, so a whole sum less one of its terms is the sum of the others
 # (view_removed).
-_REQUESTED, _NONZERO = ("requested", _request), ("nonzero", nonzero_request)
+_REQUESTED, _NONZERO = ("requested", _request), ("nonzero", held_nonzero_request)
 _SUMS = (_REQUESTED, _NONZERO)
 _TERMS = " terms"
 _EXACT_BELOW = float(2 ** 53)  # every whole number up to here is a float
