@@ -12,7 +12,7 @@ type of every field read here is checked before (``kube_fields.py``).
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from fumarole.policy_lang.diagnostics import Diagnostic, Span
 from fumarole.runtime.api.labels import parse_selector, selects
@@ -155,7 +155,7 @@ def pod_request(spec: dict, reader: ObjectReader | None = None, where: str = "po
     Requests of texts already summed are cloned (only those are kept: see resource._PARSED)."""
     resized = _resized_containers(status)
     if resized:
-        return _summed_request(spec, reader, where, resized, _resize_infeasible(status))
+        return _summed_request(spec, reader, where, resized, resize_infeasible(status))
     key = _requests_key(spec)
     try:
         known = _POD_REQUESTS.get(key) if key is not None else None
@@ -240,7 +240,7 @@ def _read_list(owner: dict, key: str, reader: ObjectReader | None, what: str) ->
     return Resource.from_list(raw if isinstance(raw, dict) else {})
 
 
-def _resize_infeasible(status: dict | None) -> bool:
+def resize_infeasible(status: dict | None) -> bool:
     """component-helpers IsPodResizeInfeasible: the first PodResizePending condition's reason."""
     conditions = (status or {}).get("conditions")
     for condition in conditions if isinstance(conditions, list) else ():
@@ -299,6 +299,8 @@ def _containers_total(spec: dict, reader: ObjectReader | None, where: str, key: 
 
     def effective(container: dict, index: int, group: str) -> Resource:
         own = listed(container, index, group)
+        if group == "initContainers" and container.get("restartPolicy") != "Always":
+            return own  # only sidecars read their status
         found = (resized or {}).get(group, {}).get(str(container.get("name")))
         if found is None:
             return own
@@ -309,22 +311,32 @@ def _containers_total(spec: dict, reader: ObjectReader | None, where: str, key: 
             wanted.set_max(_status_list(status, "allocatedResources"))
         return wanted
 
+    return sidecar_aggregate(spec, effective)
+
+
+def sidecar_aggregate(spec: dict, amount_of: Callable[[dict, int, str], Resource]) -> Resource:
+    """Kubernetes' aggregation of a pod's containers (the sidecar KEP's formula, which Volcano's
+    pod_info.go and component-helpers share): the containers and the restartable (sidecar) init
+    containers add up, each ordinary init container runs alongside the sidecars started before
+    it, and the pod needs the larger of the two.  ``amount_of(container, index, group)``: what
+    one container counts ("containers" or "initContainers")."""
+    def listed(group: str) -> list:
+        containers = spec.get(group)
+        return containers if isinstance(containers, list) else []
+
     total = Resource()
-    for i, container in enumerate(spec.get("containers") or []):
-        total.add(effective(container, i, "containers"))
-    sidecars = Resource()
-    peak = Resource()
-    for i, container in enumerate(spec.get("initContainers") or []):
-        sidecar = container.get("restartPolicy") == "Always"
-        req = effective(container, i, "initContainers") if sidecar else listed(container, i, "initContainers")
-        if sidecar:
-            total.add(req)
-            sidecars.add(req)
+    for i, container in enumerate(listed("containers")):
+        total.add(amount_of(container, i, "containers"))
+    sidecars, peak = Resource(), Resource()
+    for i, container in enumerate(listed("initContainers")):
+        amount = amount_of(container, i, "initContainers")
+        if container.get("restartPolicy") == "Always":
+            total.add(amount)
+            sidecars.add(amount)
             peak.set_max(sidecars)
         else:
-            peak.set_max(req.clone().add(sidecars))
-    total.set_max(peak)
-    return total
+            peak.set_max(amount.clone().add(sidecars))
+    return total.set_max(peak)
 
 
 def _task_status(phase: str, deleting: bool, node_name: str) -> str:

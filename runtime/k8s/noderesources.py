@@ -7,6 +7,7 @@ import math
 
 from fumarole.runtime.api.model import Node, Task
 from fumarole.runtime.api.resource import Resource
+from fumarole.runtime.ingest.kube_convert import resize_infeasible, sidecar_aggregate
 from fumarole.runtime.k8s.podspec import cached_per_spec, list_at, mapping_at, MAX_NODE_SCORE, pod_spec
 from fumarole.runtime.k8s.podtopologyspread import included
 
@@ -60,33 +61,9 @@ def _actuated_requests(container: dict, status: dict | None, infeasible: bool) -
 
 
 def _aggregate(spec: dict, statuses: dict[str, dict], infeasible: bool, listed) -> Resource:
-    """component-helpers aggregateContainerResourcesByFn with the non-zero defaults: containers
-    and restartable (sidecar) init containers add up, each ordinary init container runs
-    alongside the sidecars started before it, the pod needs the larger of the two."""
-    def request(container: dict) -> Resource:
-        return _nonzero(listed(container, statuses.get(str(container.get("name"))), infeasible))
-
-    total = Resource()
-    for container in list_at(spec, "containers"):
-        total.add(request(container))
-    sidecars, peak = Resource(), Resource()
-    for container in list_at(spec, "initContainers"):
-        amount = request(container)
-        if container.get("restartPolicy") == "Always":
-            total.add(amount)
-            sidecars.add(amount)
-            peak.set_max(sidecars)
-        else:
-            peak.set_max(amount.add(sidecars))
-    return total.set_max(peak)
-
-
-def _resize_infeasible(status: dict) -> bool:
-    """component-helpers IsPodResizeInfeasible: the first PodResizePending condition's reason."""
-    for condition in list_at(status, "conditions"):
-        if isinstance(condition, dict) and condition.get("type") == "PodResizePending":
-            return condition.get("reason") == "Infeasible"
-    return False
+    """component-helpers aggregateContainerResourcesByFn with the non-zero defaults."""
+    return sidecar_aggregate(spec, lambda container, _index, _group: _nonzero(
+        listed(container, statuses.get(str(container.get("name"))), infeasible)))
 
 
 def _pod_nonzero(spec: dict, status: dict | None) -> Resource:
@@ -100,7 +77,7 @@ def _pod_nonzero(spec: dict, status: dict | None) -> Resource:
         # findContainerStatus: the first of that name, container statuses before init ones.
         statuses = {str(cs.get("name")): cs for field in ("initContainerStatuses", "containerStatuses")
                     for cs in reversed(list_at(status, field)) if isinstance(cs, dict)}
-        infeasible = _resize_infeasible(status)
+        infeasible = resize_infeasible(status)
         total = _aggregate(spec, statuses, infeasible, _actuated_requests)
         total.set_max(_aggregate(spec, statuses, infeasible, _allocated_requests))
         if not infeasible:
