@@ -103,3 +103,23 @@ def test_a_best_effort_text_that_is_no_quantity_keeps_the_default_with_a_warning
     bundle = build_bundle(load_config(conf.read_text(), "v.conf"))
     usage = next(e for tier in bundle.tiers for e in tier if e.name == "usage")
     assert usage.arguments["be_cpu"] == "250m" and usage.arguments["be_mem"] == "200Mi"
+
+
+@pytest.mark.parametrize("value", ["1h30", "-20m", "0s", "30"])
+def test_a_metrics_interval_that_is_not_a_positive_duration_keeps_30s_with_a_warning(cli, tmp_path, value):
+    """The scheduler's metrics collection (cache.go) and usage's delay window (usage.go OnSessionOpen)
+    take metrics.interval only when ParseDuration reads it above 0; otherwise both keep 30s, silently."""
+    conf = tmp_path / "volcano-scheduler.conf"
+    conf.write_text(f"metrics:\n  interval: '{value}'\n" + HEAD + "  - name: usage\n")
+    warning = (f"{conf}:2:13: warning[C012]: metrics.interval must be a positive duration, not '{value}'; "
+               "the default 30s is used")
+    check = cli("check", str(conf))
+    assert check.code == 0 and warning in check.out.splitlines()
+    assert cli("check", "--fail-on", "warning", str(conf)).code == 1
+    run = cli("run", str(CLUSTER), "--config", str(conf), "-o", "json")
+    assert run.code == 0 and run.err.splitlines() == [warning]
+
+
+def test_a_positive_metrics_interval_is_read_without_a_word():
+    bundle = build_bundle(load_config("metrics:\n  interval: 1m30s\n" + HEAD + "  - name: usage\n", "v.conf"))
+    assert bundle.warnings == ()

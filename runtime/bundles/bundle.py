@@ -35,6 +35,7 @@ from fumarole.runtime.bundles.manifest import (
 )
 from fumarole.runtime.bundles.refusals import panicking_thresholds, refused_arguments, refused_tiers
 from fumarole.runtime.framework.dispatch import COMBINATORS
+from fumarole.runtime.framework.go_semantics import parse_duration
 from fumarole.runtime.ingest.scheduler_config import (
     PluginEntry,
     SchedulerConfig,
@@ -169,6 +170,10 @@ def build_bundle(config: SchedulerConfig, library: Library | None = None, name: 
         tiers.append(tuple(entries))
     if loaded:
         diags.extend(refused_tiers(config.tiers, file))
+    interval = config.metrics.get("interval")
+    if interval is not None and not (parse_duration(interval) or 0) > 0:
+        diags.append(config_errors.metrics_interval_default_kept(file, Span(*config.metrics_pos.get("interval", (1, 1))),
+                                                                 interval))
     action_arguments: dict[str, dict[str, Any]] = {}
     for action in config.actions:
         policy = library.actions.get(action)

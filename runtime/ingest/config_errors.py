@@ -124,6 +124,15 @@ def text_default_kept(diagnostic: Diagnostic, default: str, type_name: str) -> D
                    hint=f"{TEXT_READERS[type_name]}: Volcano keeps the default")
 
 
+def metrics_interval_default_kept(file: str, at: Span, value: str) -> Diagnostic:
+    """C012 as a warning for a ``metrics.interval`` that is not a positive Go duration: the
+    scheduler's metrics collection (cache.go) and the usage plugin's delay window (usage.go
+    OnSessionOpen) both keep their 30s default then, without a word."""
+    return Diagnostic("C012", f"metrics.interval must be a positive duration, not {clip(repr(value))}; "
+                      "the default 30s is used", file, at, severity="warning",
+                      hint=f"{TEXT_READERS['duration']}, or gives 0 or less: Volcano keeps the default")
+
+
 def panicking_threshold(diagnostic: Diagnostic) -> Diagnostic:
     """C012 kept an error for a rescheduling threshold lowNodeUtilization's bare ``v.(int)`` panics
     on while the strategy runs in every session (an interval of 0 or less, with shuffle): no

@@ -66,6 +66,7 @@ class SchedulerConfig:
     configuration_pos: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     # The `metrics` block (type, address, interval...): Volcano's metrics configuration, as strings.
     metrics: Mapping[str, str] = field(default_factory=dict)
+    metrics_pos: Mapping[str, tuple[int, int]] = field(default_factory=dict)  # each setting's value
 
 
 def config_from_document(doc: Any, file: str = "<config>", defaults_on: bool = True) -> SchedulerConfig:
@@ -130,7 +131,8 @@ def read_config(doc: Any, file: str = "<config>",
         diags.append(config_errors.metrics_not_a_mapping(file, Span(*position(doc, "metrics"))))
         metrics = {}
     return SchedulerConfig(actions, tuple(tiers), configurations, file, position(doc, "actions"),
-                           configuration_pos, {str(k): _go_string(v) for k, v in metrics.items()}), diags
+                           configuration_pos, {str(k): _go_string(v) for k, v in metrics.items()},
+                           {str(k): position(metrics, k) for k in metrics}), diags
 
 
 def _go_string(value: Any) -> str:
