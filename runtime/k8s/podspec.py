@@ -159,12 +159,12 @@ def pod_phase(task: Task) -> str:
 
 
 def pod_scheduled_since(task: Task) -> float | None:
-    """When the pod's first PodScheduled condition turned True, or None when that condition is
-    missing or not True (a condition without lastTransitionTime turned True at Go's zero time)."""
+    """The lastTransitionTime of the pod's first PodScheduled condition that is True, or None when
+    it has none (a condition without lastTransitionTime turned True at Go's zero time).  cdp.go's
+    filterVictimFn walks past PodScheduled conditions that are not True to the first one that is."""
     for condition in list_at(mapping_at(task.pod, "status"), "conditions"):
-        if isinstance(condition, dict) and condition.get("type") == "PodScheduled":
-            if condition.get("status") != "True":
-                return None
+        if isinstance(condition, dict) and condition.get("type") == "PodScheduled" \
+                and condition.get("status") == "True":
             since = condition.get("lastTransitionTime")
             return parse_time(since) if since else GO_ZERO_TIME
     return None
