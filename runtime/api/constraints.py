@@ -155,7 +155,11 @@ def node_group_limits(queue: Any) -> NodeGroupLimits:
     if not raw:
         return NodeGroupLimits(True, {}, {})
     try:
-        parsed = json.loads(raw)
+        # Numbers kept as written (Quantity.UnmarshalJSON parses their text); NaN and Infinity are
+        # not JSON to Go.  A JSON null leaves Go's map nil, without an error: no limits.
+        parsed = json.loads(raw, parse_int=str, parse_float=str, parse_constant=_not_json)
+        if parsed is None:
+            return NodeGroupLimits(True, {}, {})
         if not isinstance(parsed, dict):
             raise ValueError("not a map")
         limits, names = {}, {}
@@ -171,7 +175,14 @@ def node_group_limits(queue: Any) -> NodeGroupLimits:
 
 
 def _json_quantity(value: Any) -> Any:
-    """A quantity as JSON may hold it: a string, or a bare number (Quantity.UnmarshalJSON)."""
-    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+    """A quantity as JSON may hold it (Quantity.UnmarshalJSON): a string or a number's text, or
+    null, which is zero."""
+    if value is None:
+        return 0
+    if not isinstance(value, str):
         raise ValueError("not a quantity")
     return value
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")
