@@ -155,7 +155,7 @@ def test_balanced_allocation_node_by_node_and_over_lanes_is_its_definition(pod, 
     built = [Node(f"n{i}", _resource(a), _resource(a), {}, {}, {}, [], False, []) for i, (a, _) in enumerate(nodes)]
     columns = NodeColumns(built, K8sView(built))
     for node, (_, pods) in zip(built, nodes):
-        node.view_pods = {f"p{j}": SimpleNamespace(request=_resource(p)) for j, p in enumerate(pods)}
+        node.view_pods = {f"p{j}": SimpleNamespace(request=_resource(p), pod={}) for j, p in enumerate(pods)}
     lanes = _balanced_or_lanes(None, task, columns.all_batch()).tolist()
     for node, lane in zip(built, lanes):
         requested = Resource()

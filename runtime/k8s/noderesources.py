@@ -60,35 +60,47 @@ def _actuated_requests(container: dict, status: dict | None, infeasible: bool) -
     return None if infeasible else _spec_requests(container, status, infeasible)
 
 
-def _aggregate(spec: dict, statuses: dict[str, dict], infeasible: bool, listed) -> Resource:
-    """component-helpers aggregateContainerResourcesByFn with the non-zero defaults."""
-    return sidecar_aggregate(spec, lambda container, _index, _group: _nonzero(
+def _plain(requests: dict | None) -> Resource:
+    """A container's request list as it is (every resource, no defaults)."""
+    return Resource.from_list(requests or {})
+
+
+def _aggregate(spec: dict, statuses: dict[str, dict], infeasible: bool, listed, amount=_nonzero) -> Resource:
+    """component-helpers aggregateContainerResourcesByFn, each container counted by ``amount``
+    (by default with the non-zero defaults)."""
+    return sidecar_aggregate(spec, lambda container, _index, _group: amount(
         listed(container, statuses.get(str(container.get("name"))), infeasible)))
 
 
-def _pod_nonzero(spec: dict, status: dict | None) -> Resource:
-    """Kubernetes' PodRequests with NonMissingContainerRequests (cpu/memory only), the pod-level
-    requests on (PodLevelResources), and, given the pod's status, UseStatusResources: the
-    largest of the spec's, the actuated and the allocated aggregates (without the spec's when
-    a resize is infeasible), each aggregated over the containers first."""
+def _pod_requests(spec: dict, status: dict | None, amount=_nonzero) -> Resource:
+    """Kubernetes' PodRequests with the pod-level requests on (PodLevelResources) and, given the
+    pod's status, UseStatusResources: the largest of the spec's, the actuated and the allocated
+    aggregates (without the spec's when a resize is infeasible), each aggregated over the
+    containers first.  ``amount`` counts a container: by default NonMissingContainerRequests
+    (cpu/memory only, the non-zero defaults), else :func:`_plain`."""
     if status is None:
-        total = _aggregate(spec, {}, False, _spec_requests)
+        total = _aggregate(spec, {}, False, _spec_requests, amount)
     else:
         # findContainerStatus: the first of that name, container statuses before init ones.
         statuses = {str(cs.get("name")): cs for field in ("initContainerStatuses", "containerStatuses")
                     for cs in reversed(list_at(status, field)) if isinstance(cs, dict)}
         infeasible = resize_infeasible(status)
-        total = _aggregate(spec, statuses, infeasible, _actuated_requests)
-        total.set_max(_aggregate(spec, statuses, infeasible, _allocated_requests))
+        total = _aggregate(spec, statuses, infeasible, _actuated_requests, amount)
+        total.set_max(_aggregate(spec, statuses, infeasible, _allocated_requests, amount))
         if not infeasible:
-            total.set_max(_aggregate(spec, statuses, infeasible, _spec_requests))
+            total.set_max(_aggregate(spec, statuses, infeasible, _spec_requests, amount))
     pod_level = _listed(mapping_at(spec, "resources"), "requests") or {}
     if "cpu" in pod_level or "memory" in pod_level:
         parsed = Resource.from_list({k: v for k, v in pod_level.items() if k in ("cpu", "memory")})
-        total = Resource(parsed.milli_cpu if "cpu" in pod_level else total.milli_cpu,
-                         parsed.memory if "memory" in pod_level else total.memory)
-    overhead = Resource.from_list(mapping_at(spec, "overhead"))
-    return Resource(total.milli_cpu + overhead.milli_cpu, total.memory + overhead.memory)
+        total.milli_cpu = parsed.milli_cpu if "cpu" in pod_level else total.milli_cpu
+        total.memory = parsed.memory if "memory" in pod_level else total.memory
+    return total.add(Resource.from_list(mapping_at(spec, "overhead")))
+
+
+def _pod_nonzero(spec: dict, status: dict | None) -> Resource:
+    """The cpu and memory of :func:`_pod_requests` with the non-zero defaults."""
+    total = _pod_requests(spec, status)
+    return Resource(total.milli_cpu, total.memory)
 
 
 @cached_per_spec
@@ -104,19 +116,38 @@ def nonzero_request(task: Task) -> Resource:
     return _pod_nonzero(pod_spec(task), None)
 
 
+def _statuses_of(task: Task) -> dict | None:
+    """The pod's status when it lists container statuses (which may carry resizes), else None."""
+    pod = task.pod if isinstance(task.pod, dict) else {}
+    status = pod.get("status")
+    if not isinstance(status, dict) or not (status.get("containerStatuses") or status.get("initContainerStatuses")):
+        return None
+    return status
+
+
 def held_nonzero_request(task: Task) -> Resource:
     """A pod of a node's view as Kubernetes' NodeInfo counts it in NonZeroRequested: as
     :func:`nonzero_request`, reading the pod's status too (the NodeInfo reads the feature
     gates, and InPlacePodVerticalScaling is on), so a resized pod holds what its resize does."""
-    pod = task.pod if isinstance(task.pod, dict) else {}
-    status = pod.get("status")
-    if not isinstance(status, dict) or not (status.get("containerStatuses") or status.get("initContainerStatuses")):
-        return nonzero_request(task)
-    return _pod_nonzero(pod_spec(task), status)
+    status = _statuses_of(task)
+    return nonzero_request(task) if status is None else _pod_nonzero(pod_spec(task), status)
+
+
+def held_request(task: Task) -> Resource:
+    """A pod of a node's view as Kubernetes' NodeInfo counts it in Requested (what
+    BalancedAllocation reads): PodRequests with its status read, so a pod whose containers were
+    resized counts the larger of its spec and status aggregates, each summed over the
+    containers first -- not Volcano's request, which takes each container's larger first.  A
+    pod without container statuses counts its request, which the two agree on."""
+    status = _statuses_of(task)
+    if status is None:
+        return task.request
+    return _pod_requests(pod_spec(task), status, _plain)
 
 
 def view_requested(node: Node) -> Resource:
-    """Sum of the requests of the pods in the node's k8s view (kept until the view changes)."""
+    """Sum of the requests of the pods in the node's k8s view (Kubernetes' NodeInfo.Requested: see
+    :func:`held_request`), kept until the view changes."""
     return _view_sum(node, _REQUESTED)
 
 
@@ -125,16 +156,12 @@ def view_nonzero_requested(node: Node) -> Resource:
     return _view_sum(node, _NONZERO)
 
 
-def _request(task: Task) -> Resource:
-    return task.request
-
-
 # The sums kept in a node's view_cache, each under its key and, under the key and _TERMS, how
 # many of its terms carry scalars while the sum is whole (else None): every cpu, memory and scalar
 # amount of its terms a whole number, not negative, and the sum's below 2^53.  Whole numbers add up
 # exactly in any order there, so a whole sum less one of its terms is the sum of the others
 # (view_removed).
-_REQUESTED, _NONZERO = ("requested", _request), ("nonzero", held_nonzero_request)
+_REQUESTED, _NONZERO = ("requested", held_request), ("nonzero", held_nonzero_request)
 _SUMS = (_REQUESTED, _NONZERO)
 _TERMS = " terms"
 _EXACT_BELOW = float(2 ** 53)  # every whole number up to here is a float
