@@ -34,6 +34,27 @@ def test_sampling_counts_follow_upstream_formula():
     assert num_feasible_nodes_to_find(6000, SchedulerOptions(minimum_percentage_nodes_to_find=10)) == 600
 
 
+@pytest.mark.parametrize("percentage, nodes, wanted", [
+    (0, 10, 10), (40, 10, 10), (0, 1000, 420), (40, 1000, 400), (0, 6000, 300), (40, 6000, 2400)])
+def test_upstream_num_feasible_nodes_to_find(percentage, nodes, wanted):
+    """scheduler_helper_test.go TestNumFeasibleNodesToFind, its six cases with its options
+    (minimum 100 nodes, minimum percentage 5)."""
+    options = SchedulerOptions(percentage_nodes_to_find=percentage, minimum_feasible_nodes=100,
+                               minimum_percentage_nodes_to_find=5)
+    assert num_feasible_nodes_to_find(nodes, options) == wanted
+
+
+def test_the_sample_size_is_worked_out_in_int32():
+    """The node count times a large minimum percentage wraps around as Go's int32 product does;
+    a negative result is raised to the minimum node count."""
+    def wanted(nodes: int, percentage: int) -> int:
+        return num_feasible_nodes_to_find(nodes, SchedulerOptions(minimum_feasible_nodes=1,
+                                                                  minimum_percentage_nodes_to_find=percentage))
+    assert wanted(4, 2**30 + 75) == 3            # 4 * (2^30 + 75) = 2^32 + 300 -> 300
+    assert wanted(4, 2**29 + 1) == 1             # 2^31 + 4 -> -2^31 + 4, below the minimum of 1
+    assert wanted(200, 10_000_000) == 20_000_000  # no wrap: far more than the nodes (all are scanned)
+
+
 def test_idle_node_past_the_sampled_window_is_only_found_when_every_node_is_scanned():
     objects = sampled_cluster(300, idle=250)
     assert binds(objects) == {"ns/want": "n000"}  # 144 feasible nodes found before n250

@@ -206,6 +206,11 @@ def _local_day(day: _dt.date, t: float) -> tuple[float, float]:
     return (start, end) if len(offsets) == 1 and start <= t < end else (t, t)
 
 
+def int32(number: int) -> int:
+    """Go's ``int32(number)``, and so the result of int32 arithmetic: the low 32 bits, signed."""
+    return (number + 2**31) % 2**32 - 2**31
+
+
 def int_or_percent(value: str, total: int) -> int | None:
     """apimachinery's intstr.Parse then GetValueFromIntOrPercent(total, roundUp=true).
 
@@ -215,7 +220,7 @@ def int_or_percent(value: str, total: int) -> int | None:
     """
     number = atoi(value)
     if number is not None:
-        return (number + 2**31) % 2**32 - 2**31
+        return int32(number)
     percent = atoi(value.replace("%", ""))
     if percent is None:
         return None

@@ -24,6 +24,7 @@ from fumarole.runtime.api.fit import ERROR, FitError, FitErrors
 from fumarole.runtime.api.model import Node, Task
 from fumarole.runtime.ingest.scheduler_options import DEFAULT_OPTIONS, HARD_SHARDING, SchedulerOptions
 from fumarole.runtime.framework.batch_forms import BatchForm, BatchForms, EngineDisagreement, PerNodeOnly, disagreement
+from fumarole.runtime.framework.go_semantics import int32
 from fumarole.runtime.framework.node_columns import NodeBatch, NodeColumns, as_batch
 from fumarole.runtime.framework.policy_error import NOT_RETRIED, POLICY_FAILURES
 from fumarole.runtime.framework.vector_lib import memo_key
@@ -52,14 +53,16 @@ def not_in_shard() -> FitError:
 
 
 def num_feasible_nodes_to_find(total: int, options: SchedulerOptions = DEFAULT_OPTIONS) -> int:
-    """CalculateNumOfFeasibleNodesToFind: how many feasible nodes end the scan, from the sampling options."""
+    """CalculateNumOfFeasibleNodesToFind: how many feasible nodes end the scan, from the sampling
+    options.  Volcano works in int32: the node count times a percentage wraps around when a large
+    --minimum-percentage-nodes-to-find is the percentage, and the quotient truncates toward zero."""
     if total <= options.minimum_feasible_nodes or options.percentage_nodes_to_find >= 100:
         return total
     pct = options.percentage_nodes_to_find
     if pct <= 0:
         pct = max(BASELINE_PERCENTAGE_OF_NODES_TO_FIND - _go_div(total, 125),
                   options.minimum_percentage_nodes_to_find)
-    return max(_go_div(total * pct, 100), options.minimum_feasible_nodes)
+    return max(_go_div(int32(total * pct), 100), options.minimum_feasible_nodes)
 
 
 def _go_div(a: int, b: int) -> int:
