@@ -200,3 +200,38 @@ def test_hard_sharding_refuses_the_nodes_outside_the_shard_before_the_check():
         assert "n1" not in asked and "n2" not in asked
         assert ssn.predicate_start_index == 1  # every node visited from 1: back to 1
         assert set(helper.cache["ns/job/worker"]) == {"n1", "n2", "n3"}
+
+
+@pytest.mark.parametrize("names, shard, mode, failing, cache, found, summary, cached", [
+    ([], {"node1"}, "none", False, False, [], "0/0 nodes are unavailable", {}),
+    (["node1", "node2"], {"node1", "node2"}, "none", True, True, [], "0/2 nodes are unavailable: 2 predicate failed.",
+     {"job1/worker": {"node1": "predicate failed", "node2": "predicate failed"}}),
+    (["node1"], {"node1"}, "none", False, False, ["node1"], None, None),
+    (["node2"], {"node1"}, HARD_SHARDING, False, False, [],
+     "0/1 nodes are unavailable: 1 node isn't in scheduler node shard.", None),
+    (["node2"], {"node1"}, "soft", False, False, ["node2"], None, None),
+    (["node1", "node2", "node3"], {"node1"}, HARD_SHARDING, False, False, ["node1"], None, None),
+], ids=["empty nodes", "predicate errors", "predicate success", "hard sharding rejects nodes outside shard",
+        "soft sharding allows nodes outside shard", "hard sharding allows nodes inside shard"])
+def test_upstream_predicate_nodes(names, shard, mode, failing, cache, found, summary, cached):
+    """predicate_helper_test.go TestPredicateNodes, each case with its options (percentage 100, at
+    least one node): the nodes found, in order, and, where none is, the one-line fit error.  The
+    error cache is compared where the case enables it: Volcano also fills it for a helper whose
+    cache is off, but such a helper never reads it (each action passes the same flag to every scan
+    of a helper), so fumarole keeps nothing there (``cached`` None: not compared)."""
+    nodes = [Node(name, Resource(1000.0, 1e9), Resource(1000.0, 1e9), {}, {}, {}, [], False, []) for name in names]
+
+    def check(task, node):
+        return FitError([(UNSCHEDULABLE, "predicate failed")]) if failing else None
+    ssn = SimpleNamespace(predicate_start_index=0, predicate_scans=0, node_list=nodes, columns=None,
+                          batch_forms=BatchForms(), nodes_in_shard=frozenset(shard),
+                          options=SchedulerOptions(percentage_nodes_to_find=100, minimum_feasible_nodes=1,
+                                                   sharding_mode=mode))
+    helper = PredicateHelper(ssn)
+    task = SimpleNamespace(key="ns/task", job_id="job1", role="worker")
+    result = helper.predicate_nodes(task, nodes, check, cache)
+    assert [n.name for n in result.nodes] == found
+    if not found:
+        assert result.errors.summary() == summary
+    if cached is not None:
+        assert {key: {name: e.reasons[0] for name, e in errors.items()} for key, errors in helper.cache.items()} == cached
