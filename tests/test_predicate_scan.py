@@ -235,3 +235,25 @@ def test_upstream_predicate_nodes(names, shard, mode, failing, cache, found, sum
         assert result.errors.summary() == summary
     if cached is not None:
         assert {key: {name: e.reasons[0] for name, e in errors.items()} for key, errors in helper.cache.items()} == cached
+
+
+def test_a_sampled_scan_ends_at_the_first_feasible_node_past_its_sample():
+    """Volcano's worker that finds a feasible node beyond the sample cancels the scan: that node and
+    the failing nodes before it count as visited (their fit errors recorded), so the next scan starts
+    after it.  Five nodes, a sample of 5 * 40 / 100 = 2: n0 and n1 kept, n2 refused, n3 ends the scan."""
+    nodes = [Node(f"n{i}", Resource(1000.0, 1e9), Resource(1000.0, 1e9), {}, {}, {}, [], False, [])
+             for i in range(5)]
+
+    def check(task, node):
+        return FitError([(UNSCHEDULABLE, "full")]) if node.name == "n2" else None
+    for columns in (None, NodeColumns(nodes, K8sView(nodes))):
+        forms = BatchForms()
+        forms.add(check, BatchForm(lambda task, batch: np.array([n.name == "n2" for n in batch.nodes])))
+        ssn = SimpleNamespace(predicate_start_index=0, predicate_scans=0, node_list=nodes, columns=columns,
+                              batch_forms=forms, nodes_in_shard=frozenset(),
+                              options=SchedulerOptions(percentage_nodes_to_find=40, minimum_feasible_nodes=1))
+        helper = PredicateHelper(ssn)
+        task = SimpleNamespace(key="ns/p", job_id="ns/job", role="worker")
+        assert [n.name for n in helper.predicate_nodes(task, nodes, check, True).nodes] == ["n0", "n1"]
+        assert ssn.predicate_start_index == 4
+        assert set(helper.cache["ns/job/worker"]) == {"n2"}

@@ -31,10 +31,10 @@ def bind_of(state: ProcessState, objects: list[dict]) -> str:
 def test_a_session_starts_where_the_previous_one_left_the_scan():
     objects = sampled_cluster(120, idle=110)
     state = ProcessState()
-    assert bind_of(state, objects) == "n000"          # scanned n000..n099: at least 100 feasible nodes
-    assert state.predicate_start_index == 100
-    assert bind_of(state, objects) == "n110"          # scanned n100..n119, n000..n079
-    assert state.predicate_start_index == 80
+    assert bind_of(state, objects) == "n000"          # found n000..n099: at least 100 feasible nodes
+    assert state.predicate_start_index == 101         # n100, the first feasible past them, ends the scan
+    assert bind_of(state, objects) == "n110"          # found n101..n119, n000..n080; n081 ends the scan
+    assert state.predicate_start_index == 82
     assert bind_of(ProcessState(), objects) == "n000"  # a freshly started scheduler starts again at n000
 
 
@@ -84,11 +84,11 @@ def test_serve_decides_the_next_session_from_where_the_last_left_the_scan(sample
     service, tmp_path = sampled_service
     cluster = cluster_from_objects(sampled_cluster(120, idle=110))
     assert service.run_session(cluster)["decisions"]["binds"] == {"ns/want": "n000"}
-    assert service.status()["processState"] == {"predicateStartIndex": 100, "plugins": {}}
+    assert service.status()["processState"] == {"predicateStartIndex": 101, "plugins": {}}
     # A bundle swap is a configuration reload, not a restart: the scan goes on.
     service.registry.activate(archive(write_bundle(tmp_path / "b2", "2", ["ns"])), "upload", origin="upload")
     assert service.run_session(cluster)["decisions"]["binds"] == {"ns/want": "n110"}
-    assert service.status()["processState"]["predicateStartIndex"] == 80
+    assert service.status()["processState"]["predicateStartIndex"] == 82
 
 
 def test_serve_holds_tdm_eviction_window_across_sessions(tmp_path):

@@ -5,7 +5,11 @@ Two behaviours matter for decisions: on clusters above
 collected, starting from a rotating index the scheduler process keeps from one
 session to the next (``ProcessState.predicate_start_index``); and failures of earlier tasks of the same job and role are
 remembered per helper.  Volcano evaluates nodes on 16 workers, so its result
-order is random; fumarole returns nodes in visiting order.
+order is random; fumarole visits them one at a time, as a single worker does,
+and returns them in visiting order.  The scan ends at the first feasible node
+past the sample: the worker that finds it cancels the scan, so it counts as
+visited (the next scan starts after it) without being kept (other workers may
+have visited a few nodes more).
 
 In hard sharding mode (``--scheduler-sharding-mode hard``) every scan refuses
 the nodes outside the scheduler's NodeShard before asking the check, as
@@ -160,7 +164,9 @@ class PredicateHelper:
     def _predicate_per_node(self, task: Task, nodes: list[Node], check: Callable[[Task, Node], FitError | None],
                             wanted: int, key: str, cached: dict[str, FitError] | None,
                             use_cache: bool) -> PredicateResult:
-        """Volcano's scan, node by node from the rotating start, until ``wanted`` nodes fit."""
+        """Volcano's scan, node by node from the rotating start, until a node fits past the ``wanted``
+        ones: the worker that finds it cancels the scan, so it counts as visited (the next scan
+        starts after it) but is not kept."""
         ssn = self.ssn
         errors = FitErrors()
         feasible: list = []
@@ -168,8 +174,6 @@ class PredicateHelper:
         start = ssn.predicate_start_index
         processed = 0
         for i in range(total):
-            if len(feasible) >= wanted:
-                break
             node = nodes[(start + i) % total]
             processed += 1
             if cached is not None and node.name in cached:
@@ -181,6 +185,8 @@ class PredicateHelper:
                 if use_cache:
                     self.cache.setdefault(key, {})[node.name] = failure
                 continue
+            if len(feasible) >= wanted:  # the first feasible node past the sample ends the scan
+                break
             feasible.append(node)
         ssn.predicate_start_index = (start + processed) % total
         return PredicateResult(feasible, errors)
@@ -242,13 +248,13 @@ class PredicateHelper:
             done = len(rows)
             excluded = fails if skipped is None else fails | skipped[:done]
             feasible_at = (~excluded).nonzero()[0]
-            if len(feasible_at) >= wanted or done == total:
+            if len(feasible_at) > wanted or done == total:
                 break
             more = span(done, total)
             rows, fails = np.concatenate((rows, more)), np.concatenate((fails, failing(more)))
-        if len(feasible_at) >= wanted:
+        if len(feasible_at) > wanted:  # the feasible node past the sample ends the scan, visited
             chosen = feasible_at[:wanted]
-            processed = int(chosen[-1]) + 1 if wanted else 0
+            processed = int(feasible_at[wanted]) + 1
         else:
             chosen, processed = feasible_at, total
         errors = FitErrors()
