@@ -180,3 +180,101 @@ def test_a_pattern_that_is_not_a_string_is_k004():
         load_cluster(regex_hyper_node("[a]"), "cluster.yaml")
     assert [(d.code, d.span.line) for d in info.value.diagnostics] == [("K004", 7)]
     assert "regexMatch needs a pattern" in info.value.diagnostics[0].message
+
+
+# -- restated from pkg/scheduler/api/hyper_node_info_test.go -------------------------------------
+
+def label_hyper_node(name: str, selector: str) -> str:
+    return (f"apiVersion: topology.volcano.sh/v1alpha1\nkind: HyperNode\nmetadata: {{name: {name}}}\nspec:\n"
+            f"  tier: 1\n  members:\n  - {{type: Node, selector: {{labelMatch: {selector}}}}}")
+
+
+@pytest.mark.parametrize("selector, expected", [
+    ("{matchLabels: {role: worker}}", ["node1"]),                                   # MatchLabels success
+    ("{matchLabels: {role: invalid-role}}", []),                                    # MatchLabels failure
+    ("{}", []),                                                                     # neither labels nor expressions
+    ("{matchExpressions: [{key: role, operator: In, values: [worker]}]}", ["node1"]),
+    ("{matchExpressions: [{key: role, operator: In, values: [invalid-role]}]}", []),
+    ("{matchExpressions: [{key: role, operator: NotIn, values: [master]}]}", ["node1", "node3"]),
+    ("{matchExpressions: [{key: role, operator: Exists}]}", ["node1", "node2"]),
+    ("{matchExpressions: [{key: role, operator: DoesNotExist}]}", ["node3"]),
+    # LabelSelectorAsSelector refuses these (labels.NewRequirement), and GetMembers then keeps no node
+    ("{matchExpressions: [{key: role, operator: NotIn, values: []}]}", []),
+    ("{matchExpressions: [{key: role, operator: Exists, values: [worker]}]}", []),
+    ("{matchExpressions: [{key: 'bad key', operator: DoesNotExist}]}", []),
+    ("{matchExpressions: [{key: role, operator: NotIn, values: ['not a value']}]}", []),
+])
+def test_get_members_by_label(selector, expected):
+    """TestGetMembers (its 'selector is nil' cases are the empty selector: the CRD needs one match)."""
+    text = "\n---\n".join([node("node1", "{role: worker}"), node("node2", "{role: master}"), node("node3"),
+                           label_hyper_node("s", selector)])
+    assert [n.name for n in topology_of(text).by_name["s"].nodes] == expected
+
+
+def test_node_regex_or_label_match_hyper_node():
+    """TestHyperNodesInfo_NodeRegexOrLabelMatchHyperNode: which nodes each member selects (s2's and s3's
+    regex HyperNode members, which Volcano skips, the cluster reader refuses: K004)."""
+    regex = ("apiVersion: topology.volcano.sh/v1alpha1\nkind: HyperNode\nmetadata: {name: s1}\nspec:\n  tier: 1\n"
+             "  members:\n  - {type: Node, selector: {regexMatch: {pattern: '^prefix'}}}\n"
+             "  - {type: Node, selector: {regexMatch: {pattern: node-2}}}")
+    text = "\n---\n".join([node("node-0"), node("node-1"), node("node-2"), node("prefix-1"), node("not-match-prefix"),
+                           node("node-5", "{role: worker}"), node("node-6", "{role: master}"),
+                           hyper_node("s0", 1, ["node-0", "node-1"], "Node"), regex,
+                           label_hyper_node("s4", "{matchLabels: {role: worker}}"),
+                           label_hyper_node("s5", "{matchLabels: {role: invalid-role}}"),
+                           label_hyper_node("s6", "{matchExpressions: [{key: role, operator: In, values: [master]}]}")])
+    by = topology_of(text).by_name
+    assert {name: [n.name for n in by[name].nodes] for name in ("s1", "s4", "s5", "s6")} == {
+        "s1": ["node-2", "prefix-1"], "s4": ["node-5"], "s5": [], "s6": ["node-6"]}
+
+
+def restated_tree() -> Topology:
+    """The tree of TestHyperNodesInfo_UpdateHyperNode_Normal and _GetLeafNodes: s3 > s2 > {s1, s0}."""
+    return topology_of("\n---\n".join([node(f"node-{i}") for i in range(4)] + [
+        hyper_node("s2", 2, ["s1", "s0"]), hyper_node("s3", 3, ["s2"]),
+        hyper_node("s0", 1, ["node-0", "node-1"], "Node"), hyper_node("s1", 1, ["node-2", "node-3"], "Node")]))
+
+
+def test_update_hyper_node_normal_parents_real_nodes_and_tiers():
+    """TestHyperNodesInfo_UpdateHyperNode_Normal, with s3 of _GetLeafNodes above s2."""
+    by = restated_tree().by_name
+    assert {n: by[n].parent.name for n in ("s0", "s1", "s2", "s3")} == {
+        "s0": "s2", "s1": "s2", "s2": "s3", "s3": CLUSTER_TOP}
+    assert {n: sorted(by[n].node_names) for n in ("s0", "s1", "s2")} == {
+        "s0": ["node-0", "node-1"], "s1": ["node-2", "node-3"], "s2": ["node-0", "node-1", "node-2", "node-3"]}
+    assert restated_tree().tiers == [1, 2, 3, 4]
+
+
+def test_get_ancestors_and_lca():
+    """TestHyperNodesInfo_GetAncestors (leaf, intermediate, root; the session adds the cluster top above
+    the root) and TestGetLCAHyperNode (siblings, one an ancestor of the other, the same HyperNode;
+    two HyperNodes of no common real ancestor meet at the cluster top)."""
+    topology = topology_of("\n---\n".join([
+        hyper_node("s0", 1, ["node-0"], "Node"), hyper_node("s1", 1, ["node-2"], "Node"),
+        hyper_node("s4", 2, ["s0", "s1"]), hyper_node("s5", 3, ["s4"]), hyper_node("orphan", 1, ["node-8"], "Node")]))
+    by = topology.by_name
+    assert [h.name for h in by["s0"].ancestors] == ["s0", "s4", "s5", CLUSTER_TOP]
+    assert [h.name for h in by["s4"].ancestors] == ["s4", "s5", CLUSTER_TOP]
+    assert [h.name for h in by["s5"].ancestors] == ["s5", CLUSTER_TOP]
+    assert topology.lca(by["s0"], by["s1"]) is by["s4"]
+    assert topology.lca(by["s4"], by["s0"]) is by["s4"]
+    assert topology.lca(by["s1"], by["s1"]) is by["s1"]
+    assert topology.lca(by["s0"], by["orphan"]) is topology.top
+    assert topology.lca(None, by["s0"]) is by["s0"] and topology.lca(by["s0"], None) is by["s0"]
+
+
+def test_the_cycle_and_two_parents_of_the_upstream_tests_are_refused_and_their_corrections_read():
+    """TestHyperNodesInfo_UpdateHyperNode_WithCycle and _MultipleParents: the cache is not ready with the
+    first objects (here: K113, K111) and is ready, with the expected parents, after the correction."""
+    nodes = [node("node-0"), node("node-1")]
+    s0 = hyper_node("s0", 1, ["node-0", "node-1"], "Node")
+    cycle = [s0, hyper_node("s1", 2, ["s0", "s3"]), hyper_node("s2", 3, ["s1"]), hyper_node("s3", 4, ["s2"])]
+    assert [code for code, _ in codes_and_lines("\n---\n".join(nodes + cycle))] == ["K113"]
+    fixed = topology_of("\n---\n".join(nodes + [s0, hyper_node("s1", 2, ["s0"])] + cycle[2:]))
+    assert {n: fixed.by_name[n].parent.name for n in ("s0", "s1", "s2", "s3")} == {
+        "s0": "s1", "s1": "s2", "s2": "s3", "s3": CLUSTER_TOP}
+    assert all(sorted(fixed.by_name[n].node_names) == ["node-0", "node-1"] for n in ("s0", "s1", "s2", "s3"))
+    two_parents = [s0, hyper_node("s1", 2, ["s0"]), hyper_node("s2", 3, ["s0"])]
+    assert [code for code, _ in codes_and_lines("\n---\n".join(nodes + two_parents))] == ["K111"]
+    fixed = topology_of("\n---\n".join(nodes + two_parents[:2] + [hyper_node("s2", 3, ["s1"])]))
+    assert {n: fixed.by_name[n].parent.name for n in ("s0", "s1", "s2")} == {"s0": "s1", "s1": "s2", "s2": CLUSTER_TOP}

@@ -66,7 +66,7 @@ def _member_nodes(member: Member, nodes: list[Node]) -> set[str]:
     labels = member.labels or {}
     if not labels.get("matchLabels") and not labels.get("matchExpressions"):
         return set()
-    selector = parse_selector(labels)
+    selector = parse_selector(labels, strict=True)  # an invalid selector selects no node
     return {n.name for n in nodes if selects(selector, n.labels)}
 
 

@@ -491,7 +491,7 @@ def sub_group_policies(raw: object) -> tuple[SubGroupPolicy, ...]:
         keys = entry.get("matchLabelKeys")
         selector = None
         if entry.get("labelSelector") is not None:
-            parsed = parse_selector(entry.get("labelSelector"))
+            parsed = parse_selector(entry.get("labelSelector"), strict=True)  # invalid: no pod matches
             selector = lambda labels, parsed=parsed: selects(parsed, labels)  # noqa: E731
         out.append(SubGroupPolicy(str(entry.get("name") or ""), _int_or(entry.get("subGroupSize"), 1) or 0,
                                   _int_or(entry.get("minSubGroups"), 0) or 0,
