@@ -473,8 +473,9 @@ def less_equal_partly_with_dimension_zero_filtered(l: Resource, r: Resource, req
 
 
 def greater_partly_with_dimension(l: Resource, r: Resource | None, req: Resource) -> list[str]:
+    """Dims requested by ``req`` where l > r; Volcano reads a missing ``r`` as an empty resource."""
     if r is None:
-        return []
+        r = Resource()
     return [n for n in _requested_dims(req) if l.get(n) > r.get(n)]
 
 
