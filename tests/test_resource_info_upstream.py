@@ -35,6 +35,30 @@ def R(milli_cpu: float = 0, memory: float = 0, scalars: dict[str, float] | None 
     return Resource(milli_cpu, memory, None if scalars is None else {k: float(v) for k, v in scalars.items()})
 
 
+# TestAddResource
+ADD_RESOURCE = [
+    dict(resource1=R(), resource2=R(milli_cpu=4000, memory=2000, scalars={"scalar.test/scalar1": 1, "hugepages-test": 2}), expected=R(milli_cpu=4000, memory=2000, scalars={"scalar.test/scalar1": 1, "hugepages-test": 2})),
+    dict(resource1=R(milli_cpu=4000, memory=4000, scalars={"scalar.test/scalar1": 1, "hugepages-test": 2}), resource2=R(milli_cpu=4000, memory=2000, scalars={"scalar.test/scalar1": 4, "hugepages-test": 5}), expected=R(milli_cpu=8000, memory=6000, scalars={"scalar.test/scalar1": 5, "hugepages-test": 7})),
+    dict(resource1=R(milli_cpu=4000, memory=4000, scalars={"scalar.test/scalar1": 1}), resource2=R(milli_cpu=4000, memory=2000, scalars={"scalar.test/scalar1": 4, "hugepages-test": 5}), expected=R(milli_cpu=8000, memory=6000, scalars={"scalar.test/scalar1": 5, "hugepages-test": 5})),
+]
+
+
+# TestIntersection and TestIntersectionWithIgnoredScalarResources (ignored: "pods")
+INTERSECTION = [
+    dict(name="no intersection", r1=R(milli_cpu=1000), r2=R(memory=2048), want=[]),
+    dict(name="left is empty resources", r1=R(), r2=R(memory=2048, scalars={"fpga": 2}), want=[]),
+    dict(name="right is empty resources", r1=R(memory=2048, scalars={"fpga": 2}), r2=R(), want=[]),
+    dict(name="partial intersection with scalar", r1=R(scalars={"fpga": 2, "nvidia.com/gpu": 1}), r2=R(scalars={"fpga": 1, "rdma": 1}), want=["fpga"]),
+    dict(name="intersection with zero value scalar", r1=R(milli_cpu=0.2, scalars={"fpga": 0, "nvidia.com/gpu": 1}), r2=R(milli_cpu=1, scalars={"fpga": 2, "nvidia.com/gpu": 2}), want=["cpu", "nvidia.com/gpu"]),
+]
+INTERSECTION_WITH_IGNORED_SCALAR_RESOURCES = [
+    dict(name="no intersection", r1=R(milli_cpu=1000), r2=R(memory=2048), want=[]),
+    dict(name="empty resources", r1=R(), r2=R(), want=[]),
+    dict(name="intersection with ignored scalar", r1=R(scalars={"pods": 2, "nvidia.com/gpu": 1}), r2=R(scalars={"pods": 1, "nvidia.com/gpu": 2}), want=["nvidia.com/gpu"]),
+    dict(name="intersection with only ignored scalar", r1=R(scalars={"pods": 2}), r2=R(scalars={"pods": 1}), want=[]),
+]
+
+
 # TestSetMaxResource
 SET_MAX_RESOURCE = [
     dict(resource1=R(), resource2=R(milli_cpu=4000, memory=2000, scalars={"scalar.test/scalar1": 1, "hugepages-test": 2}), expected=R(milli_cpu=4000, memory=2000, scalars={"scalar.test/scalar1": 1, "hugepages-test": 2})),
@@ -370,3 +394,28 @@ def test_greater_partly(row):
     with its names (capacity's hierarchy check of a child's capability)."""
     fits, names = less_equal_with_names(row["child"], row["parent"], INFINITY)
     assert (not fits, sorted(names)) == (row["expectedExceeds"], sorted(row["expectedResources"]))
+
+
+def test_new_resource():
+    """TestNewResource: cpu in millicores, memory in bytes, every scalar (hugepages and
+    ephemeral-storage included) in milli-units; an empty list gives an empty vector."""
+    assert _fields(Resource.from_list({})) == _fields(R())
+    loaded = Resource.from_list({"cpu": "4m", "memory": "2000", "scalar.test/scalar1": "1", "hugepages-test": "2",
+                                 "ephemeral-storage": "3"})
+    assert _fields(loaded) == _fields(R(4, 2000, {"scalar.test/scalar1": 1000, "hugepages-test": 2000,
+                                                  "ephemeral-storage": 3000}))
+
+
+@pytest.mark.parametrize("row", ADD_RESOURCE)
+def test_add_resource(row):
+    assert _fields(row["resource1"].clone().add(row["resource2"])) == _fields(row["expected"])
+    assert _fields(row["resource1"] + row["resource2"]) == _fields(row["expected"])
+
+
+@pytest.mark.parametrize("ignored, row", [((), row) for row in INTERSECTION]
+                         + [(("pods",), row) for row in INTERSECTION_WITH_IGNORED_SCALAR_RESOURCES])
+def test_intersection(ignored, row):
+    """TestIntersection / ...WithIgnoredScalarResources: the names both sides hold at 0.1 or more,
+    read from ``names`` (resource_names) as capacity.policy's common_dimensions reads them."""
+    both = [name for name in row["r1"].resource_names() if name in row["r2"].resource_names() and name not in ignored]
+    assert sorted(both) == sorted(row["want"])
