@@ -147,41 +147,22 @@ LESS_EQUAL_WITH_DIMENSION_AND_RESOURCES_NAME = [
 ]
 
 
-# TestLessPartly
-LESS_PARTLY_ZERO = [
-    dict(resource1=R(), resource2=R(), expected=False),
-    dict(resource1=R(), resource2=R(milli_cpu=2000, memory=2000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), expected=True),
-    dict(resource1=R(milli_cpu=2000, memory=2000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), resource2=R(), expected=False),
-    dict(resource1=R(milli_cpu=2000, memory=2000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), resource2=R(milli_cpu=4000, memory=2000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), expected=True),
-    dict(resource1=R(milli_cpu=2000, memory=2000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), resource2=R(milli_cpu=2000, memory=4000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), expected=True),
-    dict(resource1=R(milli_cpu=2000, memory=2000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), resource2=R(milli_cpu=2000, memory=2000, scalars={"scalar.test/scalar1": 2000, "hugepages-test": 2000}), expected=True),
-    dict(resource1=R(milli_cpu=2000, memory=2000, scalars={"hugepages-test": 2000}), resource2=R(milli_cpu=2000, memory=2000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), expected=True),
-    dict(resource1=R(milli_cpu=4000, memory=4000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), resource2=R(milli_cpu=2000, memory=2000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), expected=False),
-    dict(resource1=R(milli_cpu=2000, memory=2000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), resource2=R(milli_cpu=2000, memory=2000, scalars={"hugepages-test": 2000}), expected=False),
+# TestLessPartly and TestLessEqualPartly: the same inputs, each table its own expectation
+PARTLY_ZERO = [
+    dict(resource1=R(), resource2=R(), less_partly=False, less_equal_partly=True),
+    dict(resource1=R(), resource2=R(milli_cpu=2000, memory=2000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), less_partly=True, less_equal_partly=True),
+    dict(resource1=R(milli_cpu=2000, memory=2000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), resource2=R(), less_partly=False, less_equal_partly=False),
+    dict(resource1=R(milli_cpu=2000, memory=2000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), resource2=R(milli_cpu=4000, memory=2000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), less_partly=True, less_equal_partly=True),
+    dict(resource1=R(milli_cpu=2000, memory=2000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), resource2=R(milli_cpu=2000, memory=4000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), less_partly=True, less_equal_partly=True),
+    dict(resource1=R(milli_cpu=2000, memory=2000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), resource2=R(milli_cpu=2000, memory=2000, scalars={"scalar.test/scalar1": 2000, "hugepages-test": 2000}), less_partly=True, less_equal_partly=True),
+    dict(resource1=R(milli_cpu=2000, memory=2000, scalars={"hugepages-test": 2000}), resource2=R(milli_cpu=2000, memory=2000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), less_partly=True, less_equal_partly=True),
+    dict(resource1=R(milli_cpu=4000, memory=4000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), resource2=R(milli_cpu=2000, memory=2000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), less_partly=False, less_equal_partly=True),
+    dict(resource1=R(milli_cpu=2000, memory=2000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), resource2=R(milli_cpu=2000, memory=2000, scalars={"hugepages-test": 2000}), less_partly=False, less_equal_partly=True),
 ]
 
-LESS_PARTLY_INFINITY = [
-    dict(resource1=R(milli_cpu=2000, memory=2000, scalars={"hugepages-test": 2000}), resource2=R(milli_cpu=2000, memory=2000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), expected=False),
-    dict(resource1=R(milli_cpu=2000, memory=2000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), resource2=R(milli_cpu=2000, memory=2000, scalars={"hugepages-test": 2000}), expected=True),
-]
-
-
-# TestLessEqualPartly
-LESS_EQUAL_PARTLY_ZERO = [
-    dict(resource1=R(), resource2=R(), expected=True),
-    dict(resource1=R(), resource2=R(milli_cpu=2000, memory=2000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), expected=True),
-    dict(resource1=R(milli_cpu=2000, memory=2000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), resource2=R(), expected=False),
-    dict(resource1=R(milli_cpu=2000, memory=2000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), resource2=R(milli_cpu=4000, memory=2000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), expected=True),
-    dict(resource1=R(milli_cpu=2000, memory=2000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), resource2=R(milli_cpu=2000, memory=4000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), expected=True),
-    dict(resource1=R(milli_cpu=2000, memory=2000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), resource2=R(milli_cpu=2000, memory=2000, scalars={"scalar.test/scalar1": 2000, "hugepages-test": 2000}), expected=True),
-    dict(resource1=R(milli_cpu=2000, memory=2000, scalars={"hugepages-test": 2000}), resource2=R(milli_cpu=2000, memory=2000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), expected=True),
-    dict(resource1=R(milli_cpu=4000, memory=4000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), resource2=R(milli_cpu=2000, memory=2000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), expected=True),
-    dict(resource1=R(milli_cpu=2000, memory=2000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), resource2=R(milli_cpu=2000, memory=2000, scalars={"hugepages-test": 2000}), expected=True),
-]
-
-LESS_EQUAL_PARTLY_INFINITY = [
-    dict(resource1=R(milli_cpu=2000, memory=2000, scalars={"hugepages-test": 2000}), resource2=R(milli_cpu=2000, memory=2000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), expected=True),
-    dict(resource1=R(milli_cpu=2000, memory=2000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), resource2=R(milli_cpu=2000, memory=2000, scalars={"hugepages-test": 2000}), expected=True),
+PARTLY_INFINITY = [
+    dict(resource1=R(milli_cpu=2000, memory=2000, scalars={"hugepages-test": 2000}), resource2=R(milli_cpu=2000, memory=2000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), less_partly=False, less_equal_partly=True),
+    dict(resource1=R(milli_cpu=2000, memory=2000, scalars={"scalar.test/scalar1": 1000, "hugepages-test": 2000}), resource2=R(milli_cpu=2000, memory=2000, scalars={"hugepages-test": 2000}), less_partly=True, less_equal_partly=True),
 ]
 
 
@@ -325,13 +306,17 @@ def _moded(zero: list[dict], infinity: list[dict]) -> list[tuple[str, dict]]:
 
 @pytest.mark.parametrize("compare, mode, row",
                          [(less, *case) for case in _moded(LESS_ZERO, LESS_INFINITY)]
-                         + [(less_equal, *case) for case in _moded(LESS_EQUAL_ZERO, LESS_EQUAL_INFINITY)]
-                         + [(less_partly, *case) for case in _moded(LESS_PARTLY_ZERO, LESS_PARTLY_INFINITY)]
-                         + [(less_equal_partly, *case) for case in _moded(LESS_EQUAL_PARTLY_ZERO, LESS_EQUAL_PARTLY_INFINITY)])
-def test_less_less_equal_less_partly_less_equal_partly(compare, mode, row):
-    """TestLess, TestLessEqual, TestLessPartly, TestLessEqualPartly: a scalar missing from one side
-    is 0 (Zero) or unbounded (Infinity)."""
+                         + [(less_equal, *case) for case in _moded(LESS_EQUAL_ZERO, LESS_EQUAL_INFINITY)])
+def test_less_and_less_equal(compare, mode, row):
+    """TestLess, TestLessEqual: a scalar missing from one side is 0 (Zero) or unbounded (Infinity)."""
     assert compare(row["resource1"], row["resource2"], mode) is row["expected"]
+
+
+@pytest.mark.parametrize("compare, mode, row", [(compare, *case) for case in _moded(PARTLY_ZERO, PARTLY_INFINITY)
+                                                for compare in (less_partly, less_equal_partly)])
+def test_less_partly_and_less_equal_partly(compare, mode, row):
+    """TestLessPartly, TestLessEqualPartly: some dimension below (within epsilon for the latter)."""
+    assert compare(row["resource1"], row["resource2"], mode) is row[compare.__name__]
 
 
 @pytest.mark.parametrize("row", LESS_EQUAL_WITH_DIMENSION_AND_RESOURCES_NAME)
