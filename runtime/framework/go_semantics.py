@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
+import re
 from fractions import Fraction
 from typing import Callable
 
@@ -272,6 +273,31 @@ def _json_int64(text: str) -> int:
     if not -_LIMIT <= value < _LIMIT:
         raise ValueError(f"out of int64 range: {text}")
     return value
+
+
+# strconv.ParseFloat's syntax (Go's floating-point literals): ASCII decimal digits, "_" only between
+# digits, hexadecimal mantissas only with a "p" exponent, and Inf / Infinity / NaN in any case (a
+# sign before Inf only).  No white space: Python's float() strips it, and takes non-ASCII digits
+# and "+nan" too, but refuses hexadecimal.
+_GO_DIGITS = r"[0-9]+(?:_[0-9]+)*"
+_GO_HEX_DIGITS = r"[0-9a-fA-F]+(?:_[0-9a-fA-F]+)*"
+_GO_DECIMAL = re.compile(rf"[+-]?(?:{_GO_DIGITS}(?:\.(?:{_GO_DIGITS})?)?|\.{_GO_DIGITS})(?:[eE][+-]?{_GO_DIGITS})?")
+_GO_HEX = re.compile(rf"[+-]?0[xX](?:_?{_GO_HEX_DIGITS}(?:\.(?:{_GO_HEX_DIGITS})?)?|\.{_GO_HEX_DIGITS})"
+                     rf"[pP][+-]?{_GO_DIGITS}")
+_GO_SPECIAL = re.compile(r"[+-]?(?:inf|infinity)|nan", re.IGNORECASE)
+
+
+def parse_float(text: str) -> float | None:
+    """strconv.ParseFloat(text, 64): its value, with ±Inf beyond float64's range (Go returns that
+    beside ErrRange, and callers that drop the error use it); None on a syntax error."""
+    if _GO_DECIMAL.fullmatch(text) or _GO_SPECIAL.fullmatch(text):
+        return float(text.replace("_", ""))
+    if not _GO_HEX.fullmatch(text):
+        return None
+    try:
+        return float.fromhex(text.replace("_", ""))
+    except OverflowError:
+        return -math.inf if text.startswith("-") else math.inf
 
 
 def parse_quantity(text: str) -> float | None:

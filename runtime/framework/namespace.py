@@ -67,7 +67,7 @@ _K8S_FUNCTIONS: dict[ModuleType, tuple[str, ...]] = {
     tainttoleration: ("intolerable_prefer_no_schedule", "untolerated_taint"),
 }
 _GO_FUNCTIONS = ("int_or_percent", "json_int_map", "json_string", "local_time", "parse_quantity", "parse_clock",
-                 "parse_duration", "pow", "quantity_milli_value", "quantity_value", "trim_space")
+                 "parse_duration", "parse_float", "pow", "quantity_milli_value", "quantity_value", "trim_space")
 _CONDITION_FUNCTIONS = ("job_condition", "job_conditions", "job_evicted_at", "job_pending_since", "job_scheduled_at",
                         "task_condition", "task_conditions", "task_evicted_at", "task_pending_since",
                         "task_scheduled_at")
