@@ -169,7 +169,7 @@ def node_group_limits(queue: Any) -> NodeGroupLimits:
             listed = listed or {}
             limits[str(group)] = Resource.from_list({str(k): _json_quantity(v) for k, v in listed.items()})
             names[str(group)] = tuple(str(k) for k in listed)
-    except (ValueError, QuantityError, TypeError):
+    except (ValueError, QuantityError, TypeError, RecursionError):  # Go's decoder refuses past 10,000 levels
         return NodeGroupLimits(False, {}, {})
     return NodeGroupLimits(True, limits, names)
 
