@@ -123,3 +123,18 @@ def test_a_metrics_interval_that_is_not_a_positive_duration_keeps_30s_with_a_war
 def test_a_positive_metrics_interval_is_read_without_a_word():
     bundle = build_bundle(load_config("metrics:\n  interval: 1m30s\n" + HEAD + "  - name: usage\n", "v.conf"))
     assert bundle.warnings == ()
+
+
+@pytest.mark.parametrize("value", ["{a: [1, 2]}", "[30s]"])
+def test_a_metrics_setting_that_is_a_mapping_or_a_list_is_an_error(cli, tmp_path, value):
+    """yaml.v2 cannot read a mapping or a list into the metrics block's map[string]string, and
+    UnmarshalSchedulerConf refuses the configuration."""
+    conf = tmp_path / "volcano-scheduler.conf"
+    conf.write_text(f"metrics:\n  interval: {value}\n" + HEAD + "  - name: usage\n")
+    check = cli("check", str(conf))
+    assert check.code == 1 and "Traceback" not in check.out + check.err
+    assert (f"{conf}:2:13: error[C003]: metrics.interval must be a single value (Volcano reads the metrics "
+            "block as texts)") in check.out.splitlines()
+    assert "warning[C012]" not in check.out
+    run = cli("run", str(CLUSTER), "--config", str(conf))
+    assert run.code == 2 and "error[C003]: metrics.interval" in run.err

@@ -58,6 +58,12 @@ def metrics_not_a_mapping(file: str, at: Span) -> Diagnostic:
     return _shape(file, at, "metrics must be a mapping (type, address, interval...)")
 
 
+def metrics_value_not_a_scalar(file: str, at: Span, key: object) -> Diagnostic:
+    """Volcano reads the block into a map[string]string: yaml.v2 refuses a mapping or a list there,
+    and the whole configuration with it."""
+    return _shape(file, at, f"metrics.{key} must be a single value (Volcano reads the metrics block as texts)")
+
+
 def plugin_without_name(file: str, at: Span) -> Diagnostic:
     return _shape(file, at, "a plugin entry needs a name")
 

@@ -130,9 +130,12 @@ def read_config(doc: Any, file: str = "<config>",
     if not isinstance(metrics, dict):
         diags.append(config_errors.metrics_not_a_mapping(file, Span(*position(doc, "metrics"))))
         metrics = {}
+    scalars = {k: v for k, v in metrics.items() if not isinstance(v, (dict, list))}
+    for key in (k for k in metrics if k not in scalars):
+        diags.append(config_errors.metrics_value_not_a_scalar(file, Span(*position(metrics, key)), key))
     return SchedulerConfig(actions, tuple(tiers), configurations, file, position(doc, "actions"),
-                           configuration_pos, {str(k): _go_string(v) for k, v in metrics.items()},
-                           {str(k): position(metrics, k) for k in metrics}), diags
+                           configuration_pos, {str(k): _go_string(v) for k, v in scalars.items()},
+                           {str(k): position(metrics, k) for k in scalars}), diags
 
 
 def _go_string(value: Any) -> str:
