@@ -72,6 +72,9 @@ def _aggregate(spec: dict, statuses: dict[str, dict], infeasible: bool, listed, 
         listed(container, statuses.get(str(container.get("name"))), infeasible)))
 
 
+_STATUS_LISTS = ("initContainerStatuses", "containerStatuses")
+
+
 def _pod_requests(spec: dict, status: dict | None, amount=_nonzero) -> Resource:
     """Kubernetes' PodRequests with the pod-level requests on (PodLevelResources) and, given the
     pod's status, UseStatusResources: the largest of the spec's, the actuated and the allocated
@@ -82,7 +85,7 @@ def _pod_requests(spec: dict, status: dict | None, amount=_nonzero) -> Resource:
         total = _aggregate(spec, {}, False, _spec_requests, amount)
     else:
         # findContainerStatus: the first of that name, container statuses before init ones.
-        statuses = {str(cs.get("name")): cs for field in ("initContainerStatuses", "containerStatuses")
+        statuses = {str(cs.get("name")): cs for field in _STATUS_LISTS
                     for cs in reversed(list_at(status, field)) if isinstance(cs, dict)}
         infeasible = resize_infeasible(status)
         total = _aggregate(spec, statuses, infeasible, _actuated_requests, amount)
@@ -117,12 +120,17 @@ def nonzero_request(task: Task) -> Resource:
 
 
 def _statuses_of(task: Task) -> dict | None:
-    """The pod's status when it lists container statuses (which may carry resizes), else None."""
+    """The pod's status when reading it can change what the pod counts: a container status
+    carries ``resources`` or ``allocatedResources`` (a resize), or a resize is infeasible.
+    Otherwise None: every container then counts its spec, as reading the spec alone gives, so
+    the usual running pod (statuses without resources) skips the three aggregates."""
     pod = task.pod if isinstance(task.pod, dict) else {}
     status = pod.get("status")
-    if not isinstance(status, dict) or not (status.get("containerStatuses") or status.get("initContainerStatuses")):
+    if not isinstance(status, dict):
         return None
-    return status
+    resized = any(isinstance(cs, dict) and (cs.get("resources") is not None or cs.get("allocatedResources") is not None)
+                  for field in _STATUS_LISTS for cs in list_at(status, field))
+    return status if resized or resize_infeasible(status) else None
 
 
 def held_nonzero_request(task: Task) -> Resource:
