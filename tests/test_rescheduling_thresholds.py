@@ -57,3 +57,13 @@ def test_a_text_key_and_an_int_are_read(cli, tmp_path):
     bad_key = _conf(tmp_path, thresholds="{1: 20}", targets="{cpu: 50}")
     check = cli("check", str(bad_key))
     assert check.code == 1 and "must be a text key, not 1 (lowNodeUtilization runs in every session" in check.out
+
+
+def test_a_null_thresholds_is_no_mapping(cli, tmp_path):
+    """parse type-asserts ``thresholds`` to a mapping, which a nil fails ("abort the configuration
+    parse"), as a text does: the entry is left out, and the targets after it are not read (the
+    rescheduling/authored-a-null-thresholds-* case shows the decision)."""
+    conf = _conf(tmp_path, interval="5m", thresholds="null", targets="{cpu: 50}")
+    check = cli("check", str(conf))
+    assert check.code == 0
+    assert "argument 'strategies/0/params/thresholds' of plugin 'rescheduling' must be a mapping" in check.out

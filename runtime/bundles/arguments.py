@@ -370,6 +370,7 @@ def _each_entry(entries: Mapping | list, rest: list[Any], type_expr: Any, file: 
         if name is None:  # a strict map's key mapstructure cannot decode
             bad.extend(entry_bad)
             return _ABSENT
+        missing = False
         for step in rest:
             if strict and node is None:  # mapstructure: a null entry is the zero structure
                 break
@@ -378,11 +379,15 @@ def _each_entry(entries: Mapping | list, rest: list[Any], type_expr: Any, file: 
                 break
             step = mapstructure_field(node, step)
             if step is None:
-                node = None
+                node, missing = None, True
                 break
             parent, last, node = node, step, node[step]
             where = f"{where}/{step}"
-        value = _ABSENT if entry_bad else copy.copy(_ZERO.get(type_expr.name, {})) if node is None else \
+        # A field left out is Go's zero value, and so is a null scalar (mapstructure sets nothing); a null
+        # where a lenient reader wants a mapping is no mapping: Go type-asserts such a section
+        # (rescheduling's ``thresholds.(map[interface{}]interface{})``), which a nil fails.
+        zero = node is None and (missing or strict or type_expr.name != "map")
+        value = _ABSENT if entry_bad else copy.copy(_ZERO.get(type_expr.name, {})) if zero else \
             _converted(parent, last, type_expr, file, what, diags, entry_bad, where, strict=strict)
         if strict and entry_bad:
             bad.extend(entry_bad)
