@@ -121,6 +121,23 @@ def test_a_key_no_argument_reads_warns_once():
                                  "the default '250m' is used")]
 
 
+@pytest.mark.parametrize("section", ["thresholds: {cpu: 50, mem: 50, 1: 50}",
+                                     "estimator: {request_ratio: 0.8, be_cpu: 500, null: 1}"])
+def test_a_usage_section_with_a_key_that_is_not_a_text_is_ignored_whole(section):
+    """usage.go getUsageSectionArgs returns no section when ``key.(string)`` fails on any key: every
+    argument under it keeps its default, and the one warning names the key."""
+    text = USAGE.format(value=0).replace("estimator: {be_cpu: 0}", section)
+    bundle = build_bundle(load_config(text, "v.conf"))
+    usage = next(e for tier in bundle.tiers for e in tier if e.name == "usage")
+    assert {k: usage.arguments[k] for k in ("cpu_threshold", "memory_threshold", "request_ratio", "be_cpu_millis")} \
+        == {"cpu_threshold": 80, "memory_threshold": 80, "request_ratio": 0.7, "be_cpu_millis": -1}
+    name = section.split(":")[0]
+    key = "1" if name == "thresholds" else "None"
+    assert [(d.code, d.severity, d.message) for d in bundle.warnings] == [
+        ("C012", "warning", f"argument '{name}/{key}' of plugin 'usage' must be a text key, not {key}; "
+                            f"the whole '{name}' section is ignored")]
+
+
 def test_a_string_argument_takes_no_number_and_a_map_no_key_that_is_not_a_string():
     """gpuexclusive.go parseExclusiveRules keeps a label only when its key and value are strings."""
     text = UNMODELLED.format(plugin="deviceshare", key="deviceshare.GPUExclusiveRules",

@@ -129,7 +129,8 @@ def resolve_arguments(policy: CompiledPolicy, raw: Mapping[str, Any], file: str,
         if decl.path:
             if key in raw:
                 used.add(key)
-            resolved = _follow_path(raw, key, decl.path, type_expr, file, what, diags, bad, decl.split, decl.strict)
+            resolved = _follow_path(raw, key, decl.path, type_expr, file, what, diags, bad, decl.split, decl.strict,
+                                    key in TEXT_KEYED_SECTIONS.get(policy.module.name, ()))
         elif key in raw:
             used.add(key)
             resolved = _converted(raw, key, type_expr, file, what, diags, bad, split=decl.split, strict=decl.strict,
@@ -220,6 +221,12 @@ def _filter_timeout_seconds(value: Any) -> Any:
     """predicates/helper.go setUpDynamicResourcesArgs: a negative count of seconds keeps the default."""
     seconds = _mapstructure_int(value)
     return 10 if seconds is not _ABSENT and seconds < 0 else seconds
+
+
+# Sections a plugin reads as a Go map rather than decoding a structure, which it gives up on whole
+# when a key is not a text: usage.go getUsageSectionArgs (``key.(string)`` fails, the section is
+# ignored and every argument under it keeps its default).
+TEXT_KEYED_SECTIONS: dict[str, frozenset[str]] = {"usage": frozenset({"thresholds", "estimator"})}
 
 
 NOT_MODELLED: dict[str, dict[str, Unmodelled]] = {
@@ -322,14 +329,15 @@ def _map_key(mapping: Mapping, key: Any, file: str, what: str, shown: str, stric
 
 def _follow_path(raw: Mapping, key: str, path: tuple[str | None, ...], type_expr: Any, file: str, what: str,
                  diags: list[Diagnostic], bad: list[Diagnostic], split: str | None = None,
-                 strict: bool = False) -> Any:
+                 strict: bool = False, text_keyed: bool = False) -> Any:
     """The value at a key path (``from "sra" / "weight"``, ``from "resources" / * / "type"``), as Go
     decodes a structure (mapstructure): a missing field, or a section that is not a mapping (a
     warning in ``bad``), gives ``_ABSENT`` and so the argument's default; under ``*`` every entry
     of the mapping or list gives one map entry, and an entry missing the rest of the path gives the
     zero value (Go's zero field).  A ``strict`` argument is read as framework.Get decodes it into a
     structure: a null section is the zero structure (the argument's zero value), and a section that
-    is not a mapping -- a list under ``*`` too -- is an error."""
+    is not a mapping -- a list under ``*`` too -- is an error.  A ``text_keyed`` section
+    (:data:`TEXT_KEYED_SECTIONS`) with a key that is not a text is read as absent as a whole."""
     node: Any = raw
     parent: Any = raw
     last: Any = key
@@ -347,6 +355,12 @@ def _follow_path(raw: Mapping, key: str, path: tuple[str | None, ...], type_expr
             return _ABSENT
         if step is None:
             return _each_entry(node, steps[index + 1:], type_expr.args[1], file, what, diags, bad, shown, strict)
+        if text_keyed and index == 1:
+            odd = next((k for k in node if not isinstance(k, str)), _ABSENT)
+            if odd is not _ABSENT:
+                bad.append(config_errors.section_ignored(
+                    argument_error(node, odd, odd, "text key", file, what, f"{shown}/{odd}"), shown))
+                return _ABSENT
         step = step if index == 0 else mapstructure_field(node, step)
         if step is None or step not in node:
             return _ABSENT
@@ -426,7 +440,10 @@ def _unknown_fields(policy: CompiledPolicy, raw: Mapping, file: str, what: str, 
             for step in decl.path[:-1]:
                 node = node.setdefault(step, {})
             node.setdefault(decl.path[-1], {})
+    ignored = TEXT_KEYED_SECTIONS.get(policy.module.name, ())
     for key, fields in tree.items():
+        if key in ignored and isinstance(raw.get(key), Mapping) and not all(isinstance(k, str) for k in raw[key]):
+            continue  # the plugin reads none of it: the C012 of the key that is not a text says so
         if key in raw:
             _check_fields(raw[key], fields, str(key), file, what, diags)
 

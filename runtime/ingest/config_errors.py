@@ -186,6 +186,16 @@ def section_absent(diagnostic: Diagnostic) -> Diagnostic:
                    hint="Volcano reads a section that is not a mapping or a list as absent")
 
 
+def section_ignored(diagnostic: Diagnostic, section: str) -> Diagnostic:
+    """C012 as a warning for a key that is not a text in a section the plugin reads as a map of text
+    keys (usage's ``thresholds`` and ``estimator``, usage.go getUsageSectionArgs): the plugin gives
+    up on the whole section, so every argument under it keeps its default."""
+    return replace(diagnostic, severity="warning",
+                   message=f"{diagnostic.message}; the whole '{section}' section is ignored",
+                   hint="Volcano's plugin reads nothing of a section with a key that is not a text: "
+                        "quote the key, or remove it")
+
+
 def _go_text(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
