@@ -138,6 +138,17 @@ def test_a_usage_section_with_a_key_that_is_not_a_text_is_ignored_whole(section)
                             f"the whole '{name}' section is ignored")]
 
 
+def test_a_usage_section_key_is_matched_exactly():
+    """usage.go reads its sections with Arguments.GetInt / GetFloat64, Go map lookups by the exact
+    key: ``CPU`` is no ``cpu`` (mapstructure's case folding is for a structure's fields)."""
+    text = USAGE.format(value=0).replace("estimator: {be_cpu: 0}", "thresholds: {CPU: 50, mem: 40}")
+    bundle = build_bundle(load_config(text, "v.conf"))
+    usage = next(e for tier in bundle.tiers for e in tier if e.name == "usage")
+    assert (usage.arguments["cpu_threshold"], usage.arguments["memory_threshold"]) == (80, 40)
+    assert [(d.code, d.message) for d in bundle.warnings] == [
+        ("C010", "plugin 'usage' has no argument 'thresholds/CPU'; it is ignored")]
+
+
 def test_a_string_argument_takes_no_number_and_a_map_no_key_that_is_not_a_string():
     """gpuexclusive.go parseExclusiveRules keeps a label only when its key and value are strings."""
     text = UNMODELLED.format(plugin="deviceshare", key="deviceshare.GPUExclusiveRules",

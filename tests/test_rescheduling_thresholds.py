@@ -67,3 +67,13 @@ def test_a_null_thresholds_is_no_mapping(cli, tmp_path):
     check = cli("check", str(conf))
     assert check.code == 0
     assert "argument 'strategies/0/params/thresholds' of plugin 'rescheduling' must be a mapping" in check.out
+
+
+def test_a_thresholds_key_in_another_case_is_not_read(cli, tmp_path):
+    """parse looks ``thresholds`` up in the Params map by its exact key: ``Thresholds`` is never
+    read, so its value cannot panic; it is an unknown argument (C010)."""
+    conf = _conf(tmp_path, targets="{cpu: 50}")
+    conf.write_text(conf.read_text().replace("thresholds: {cpu: 20.5", "Thresholds: {cpu: 20.5"))
+    check = cli("check", str(conf))
+    assert check.code == 0, check.out
+    assert "warning[C010]: plugin 'rescheduling' has no argument 'strategies/0/params/Thresholds'" in check.out

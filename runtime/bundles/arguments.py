@@ -130,7 +130,8 @@ def resolve_arguments(policy: CompiledPolicy, raw: Mapping[str, Any], file: str,
             if key in raw:
                 used.add(key)
             resolved = _follow_path(raw, key, decl.path, type_expr, file, what, diags, bad, decl.split, decl.strict,
-                                    key in TEXT_KEYED_SECTIONS.get(policy.module.name, ()))
+                                    key in TEXT_KEYED_SECTIONS.get(policy.module.name, ()),
+                                    MAP_KEYED_STEPS.get(policy.module.name, {}).get(key, frozenset()))
         elif key in raw:
             used.add(key)
             resolved = _converted(raw, key, type_expr, file, what, diags, bad, split=decl.split, strict=decl.strict,
@@ -227,6 +228,17 @@ def _filter_timeout_seconds(value: Any) -> Any:
 # when a key is not a text: usage.go getUsageSectionArgs (``key.(string)`` fails, the section is
 # ignored and every argument under it keeps its default).
 TEXT_KEYED_SECTIONS: dict[str, frozenset[str]] = {"usage": frozenset({"thresholds", "estimator"})}
+
+# Key-path steps a plugin looks up in a Go map, whose keys match exactly, rather than as a
+# structure's field (mapstructure also matches a field name written in another case): by plugin
+# and top-level key, the indexes of such steps in the path (the key itself is 0).  usage.go reads
+# its sections with Arguments.GetInt / GetFloat64 / `estimatorArgs["be_cpu"]`; rescheduling's
+# lowNodeUtilization reads `configs["thresholds"]` / `configs["targetThresholds"]` of a strategy's
+# Params map (low_node_utilization.go parse), while `name` and `params` are Strategy's fields.
+MAP_KEYED_STEPS: dict[str, dict[str, frozenset[int]]] = {
+    "usage": {"thresholds": frozenset({1}), "estimator": frozenset({1})},
+    "rescheduling": {"strategies": frozenset({3})},
+}
 
 
 NOT_MODELLED: dict[str, dict[str, Unmodelled]] = {
@@ -329,7 +341,7 @@ def _map_key(mapping: Mapping, key: Any, file: str, what: str, shown: str, stric
 
 def _follow_path(raw: Mapping, key: str, path: tuple[str | None, ...], type_expr: Any, file: str, what: str,
                  diags: list[Diagnostic], bad: list[Diagnostic], split: str | None = None,
-                 strict: bool = False, text_keyed: bool = False) -> Any:
+                 strict: bool = False, text_keyed: bool = False, exact: frozenset[int] = frozenset()) -> Any:
     """The value at a key path (``from "sra" / "weight"``, ``from "resources" / * / "type"``), as Go
     decodes a structure (mapstructure): a missing field, or a section that is not a mapping (a
     warning in ``bad``), gives ``_ABSENT`` and so the argument's default; under ``*`` every entry
@@ -337,7 +349,8 @@ def _follow_path(raw: Mapping, key: str, path: tuple[str | None, ...], type_expr
     zero value (Go's zero field).  A ``strict`` argument is read as framework.Get decodes it into a
     structure: a null section is the zero structure (the argument's zero value), and a section that
     is not a mapping -- a list under ``*`` too -- is an error.  A ``text_keyed`` section
-    (:data:`TEXT_KEYED_SECTIONS`) with a key that is not a text is read as absent as a whole."""
+    (:data:`TEXT_KEYED_SECTIONS`) with a key that is not a text is read as absent as a whole; a step
+    whose index is in ``exact`` (:data:`MAP_KEYED_STEPS`) matches its key exactly."""
     node: Any = raw
     parent: Any = raw
     last: Any = key
@@ -347,21 +360,23 @@ def _follow_path(raw: Mapping, key: str, path: tuple[str | None, ...], type_expr
         if strict and node is None:
             return copy.copy(_ZERO[type_expr.name])
         if step is None and isinstance(node, list) and not strict:
-            return _each_entry(node, steps[index + 1:], type_expr.args[1], file, what, diags, bad, shown, strict)
+            return _each_entry(node, steps[index + 1:], type_expr.args[1], file, what, diags, bad, shown, strict,
+                               {i - index - 1 for i in exact if i > index})
         if not isinstance(node, Mapping):
             expected = "mapping or a list" if step is None and not strict else "mapping"
             error = argument_error(parent, last, node, expected, file, what, shown)
             bad.append(config_errors.strict_value(error) if strict else config_errors.section_absent(error))
             return _ABSENT
         if step is None:
-            return _each_entry(node, steps[index + 1:], type_expr.args[1], file, what, diags, bad, shown, strict)
+            return _each_entry(node, steps[index + 1:], type_expr.args[1], file, what, diags, bad, shown, strict,
+                               {i - index - 1 for i in exact if i > index})
         if text_keyed and index == 1:
             odd = next((k for k in node if not isinstance(k, str)), _ABSENT)
             if odd is not _ABSENT:
                 bad.append(config_errors.section_ignored(
                     argument_error(node, odd, odd, "text key", file, what, f"{shown}/{odd}"), shown))
                 return _ABSENT
-        step = step if index == 0 else mapstructure_field(node, step)
+        step = step if index == 0 else _field(node, step, index in exact)
         if step is None or step not in node:
             return _ABSENT
         parent, last, node = node, step, node[step]
@@ -370,7 +385,8 @@ def _follow_path(raw: Mapping, key: str, path: tuple[str | None, ...], type_expr
 
 
 def _each_entry(entries: Mapping | list, rest: list[Any], type_expr: Any, file: str, what: str,
-                diags: list[Diagnostic], bad: list[Diagnostic], shown: str, strict: bool) -> Any:
+                diags: list[Diagnostic], bad: list[Diagnostic], shown: str, strict: bool,
+                exact: set[int] | frozenset[int] = frozenset()) -> Any:
     """One map entry per entry of a mapping, or per item of a list keyed by its index ("0", "1", ...);
     an item is reported at its own place in the list, and an item that cannot be read is left out --
     for a ``strict`` argument, the whole argument is refused (``_ABSENT`` and the error in ``bad``)."""
@@ -385,13 +401,13 @@ def _each_entry(entries: Mapping | list, rest: list[Any], type_expr: Any, file: 
             bad.extend(entry_bad)
             return _ABSENT
         missing = False
-        for step in rest:
+        for depth, step in enumerate(rest):
             if strict and node is None:  # mapstructure: a null entry is the zero structure
                 break
             if not isinstance(node, Mapping):
                 entry_bad.append(_refused(argument_error(parent, last, node, "mapping", file, what, where), strict))
                 break
-            step = mapstructure_field(node, step)
+            step = _field(node, step, depth in exact)
             if step is None:
                 node, missing = None, True
                 break
@@ -415,6 +431,13 @@ def _each_entry(entries: Mapping | list, rest: list[Any], type_expr: Any, file: 
 def _indexed(items: list) -> Iterable[tuple[str, Any]]:
     """A list's entries keyed by their index ("0", "1", ...), for a `*` over a list."""
     return ((str(i), item) for i, item in enumerate(items))
+
+
+def _field(mapping: Mapping, name: str, exact: bool) -> Any:
+    """The key a path step reads: a Go map's (``exact``) or a structure field's (:func:`mapstructure_field`)."""
+    if exact:
+        return name if name in mapping else None
+    return mapstructure_field(mapping, name)
 
 
 def mapstructure_field(mapping: Mapping, name: str) -> Any:
@@ -445,25 +468,33 @@ def _unknown_fields(policy: CompiledPolicy, raw: Mapping, file: str, what: str, 
         if key in ignored and isinstance(raw.get(key), Mapping) and not all(isinstance(k, str) for k in raw[key]):
             continue  # the plugin reads none of it: the C012 of the key that is not a text says so
         if key in raw:
-            _check_fields(raw[key], fields, str(key), file, what, diags)
+            _check_fields(raw[key], fields, str(key), file, what, diags, 1,
+                          MAP_KEYED_STEPS.get(policy.module.name, {}).get(key, frozenset()))
 
 
 def _check_fields(value: Any, fields: dict[Any, Any], shown: str, file: str, what: str,
-                  diags: list[Diagnostic]) -> None:
+                  diags: list[Diagnostic], depth: int = 1, exact: frozenset[int] = frozenset()) -> None:
+    """C010 for each key of ``value`` no path reads; ``depth`` is the index of its keys' step in
+    the paths, matched exactly when in ``exact`` (a Go map's keys), else as mapstructure does."""
     if not fields or not isinstance(value, (Mapping, list)):
         return
     if None in fields:
         entries = _indexed(value) if isinstance(value, list) else value.items() if isinstance(value, Mapping) else ()
         for entry_key, entry in entries:
-            _check_fields(entry, fields[None], f"{shown}/{entry_key}", file, what, diags)
+            _check_fields(entry, fields[None], f"{shown}/{entry_key}", file, what, diags, depth + 1, exact)
         return
     if not isinstance(value, Mapping):
         return
     folded = {f.casefold(): f for f in fields}
     for field_key, field_value in value.items():
-        matched = folded.get(field_key.casefold()) if isinstance(field_key, str) else None
+        if not isinstance(field_key, str):
+            matched = None
+        elif depth in exact:
+            matched = field_key if field_key in fields else None
+        else:
+            matched = folded.get(field_key.casefold())
         if matched is not None:
-            _check_fields(field_value, fields[matched], f"{shown}/{field_key}", file, what, diags)
+            _check_fields(field_value, fields[matched], f"{shown}/{field_key}", file, what, diags, depth + 1, exact)
         else:
             diags.append(config_errors.unknown_argument(file, Span(*key_position(value, field_key)), what,
                                                         f"{shown}/{field_key}",

@@ -99,10 +99,9 @@ def panicking_thresholds(entry: PluginEntry, arguments: Mapping[str, Any], actio
         return []
     index, params = _last_params(entry.arguments, arguments["strategy_names"])
     for section in ("thresholds", "targetThresholds"):
-        key = mapstructure_field(params, section)
-        if key is None:
+        if section not in params:  # a key of the Params map: matched exactly, unlike a field
             continue
-        table = params[key]
+        table = params[section]
         if not isinstance(table, dict):
             return []
         bad = [(k, v) for k, v in table.items() if not (isinstance(k, str) and go_int(v))]
