@@ -77,3 +77,23 @@ def test_a_thresholds_key_in_another_case_is_not_read(cli, tmp_path):
     check = cli("check", str(conf))
     assert check.code == 0, check.out
     assert "warning[C010]: plugin 'rescheduling' has no argument 'strategies/0/params/Thresholds'" in check.out
+
+
+@pytest.mark.parametrize("strategies, names", [
+    ("[{name: lowNodeUtilization, params: {}}, {name: lowNodeUtilization, params: 'x'}]",
+     {"0": "lowNodeUtilization", "1": ""}),  # the last one does not decode: the first runs
+    ("[{name: 5}]", {"0": ""}),  # a list whose items all fail replaces the default strategy: none runs
+    ("[~, {params: {1: x}, name: lowNodeUtilization}]", {"0": "", "1": ""}),  # the zero Strategy; a key no text
+    ("{a: {name: lowNodeUtilization}}", {}),  # no list: the default strategy
+])
+def test_a_strategy_that_does_not_decode_names_none(strategies, names):
+    """rescheduling.go parseArguments: ``strategies.([]interface{})``, then ``mapstructure.Decode`` of
+    each item into a Strategy, leaving out one that fails."""
+    from fumarole.runtime.bundles.bundle import build_bundle
+    from fumarole.runtime.ingest.scheduler_config import load_config
+
+    text = ("actions: shuffle\ntiers:\n- plugins:\n  - name: rescheduling\n    arguments:\n"
+            f"      strategies: {strategies}\n")
+    bundle = build_bundle(load_config(text, "v.conf"))
+    rescheduling = next(e for tier in bundle.tiers for e in tier if e.name == "rescheduling")
+    assert rescheduling.arguments["strategy_names"] == names

@@ -148,6 +148,9 @@ def resolve_arguments(policy: CompiledPolicy, raw: Mapping[str, Any], file: str,
             diags.append(config_errors.missing_argument(file, Span(*where), what, key, type_expr.name))
         bad_at.setdefault(place, bad)
     diags.extend(d for place, bad in bad_at.items() if place not in read_at for d in bad)
+    decoded = DECODED_LISTS.get(policy.module.name)
+    if decoded is not None:
+        decoded(raw, out)
     _unknown_fields(policy, raw, file, what, diags)
     for raw_key in raw:
         unmodelled = NOT_MODELLED.get(policy.module.name, {}).get(raw_key)
@@ -239,6 +242,45 @@ MAP_KEYED_STEPS: dict[str, dict[str, frozenset[int]]] = {
     "usage": {"thresholds": frozenset({1}), "estimator": frozenset({1})},
     "rescheduling": {"strategies": frozenset({3})},
 }
+
+
+def _decodes_as_strategy(item: Any) -> bool:
+    """Whether mapstructure.Decode (v1.5.0) fills rescheduling.go's ``Strategy`` (``Name string``,
+    ``Params map[string]interface{}``) from one item of ``strategies``: a null is the zero Strategy;
+    an item that is no mapping, a name that is not a text, or params that are not a mapping (or hold
+    a key that is not a text: a null key decodes as "") do not decode."""
+    if item is None:
+        return True
+    if not isinstance(item, Mapping):
+        return False
+    name = mapstructure_field(item, "name")
+    if name is not None and item[name] is not None and not isinstance(item[name], str):
+        return False
+    field = mapstructure_field(item, "params")
+    params = None if field is None else item[field]
+    return params is None or isinstance(params, Mapping) and all(k is None or isinstance(k, str) for k in params)
+
+
+def _rescheduling_strategies(raw: Mapping, out: dict[str, Any]) -> None:
+    """rescheduling.go parseArguments: ``strategies`` is read as a list (``.([]interface{})``), anything
+    else as none, so the default strategy runs; a list with items replaces it even when no item
+    decodes (``mapstructure.Decode`` into a Strategy, an item that fails is left out, and
+    RegisteredStrategyConfigs keeps the last decoded one of a name).  An item left out, or one
+    without a name, names no strategy: ""."""
+    strategies = raw.get("strategies")
+    if not isinstance(strategies, list):
+        out["strategy_names"], out["low_thresholds"], out["target_thresholds"] = {}, {}, {}
+        return
+    names = dict(out["strategy_names"])
+    for index, item in enumerate(strategies):
+        if not _decodes_as_strategy(item) or str(index) not in names:
+            names[str(index)] = ""
+    out["strategy_names"] = names
+
+
+# Lists a plugin decodes item by item into a structure, leaving out an item that does not decode:
+# by plugin, what makes its resolved arguments say so.
+DECODED_LISTS: dict[str, Callable[[Mapping, dict[str, Any]], None]] = {"rescheduling": _rescheduling_strategies}
 
 
 NOT_MODELLED: dict[str, dict[str, Unmodelled]] = {
