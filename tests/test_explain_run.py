@@ -9,7 +9,7 @@ import pytest
 
 from fumarole.runtime.api.fit import FitError, FitErrors
 from fumarole.runtime.authoring.explanations import run_explained
-from fumarole.runtime.bundles.bundle import bundle_from_volcano_conf, default_bundle, load_bundle
+from fumarole.runtime.bundles.bundle import bundle_from_conf_text, bundle_from_volcano_conf, default_bundle, load_bundle
 from fumarole.runtime.framework.lifecycle import new_session, run_session
 from fumarole.runtime.ingest.kube import load_cluster
 from fumarole.runtime.ingest.kube_convert import parse_time
@@ -84,6 +84,47 @@ def test_pending_job_too_big_names_the_predicate_summary_with_counts():
     assert ats["Insufficient cpu"] == ("allocate", f"policies/volcano/actions/allocate.policy:{insufficient_line}:9")
     assert ats["node(s) didn't match Pod's node affinity/selector"] == \
         ("predicates", f"policies/volcano/plugins/predicates.policy:{selector_line}:84")
+
+
+TOPOLOGY_CONF = """actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: gang
+  - name: predicates
+  - name: proportion
+  - name: network-topology-aware
+"""
+
+
+def too_big_in_racks():
+    """The too-big pod's job in hard network-topology mode up to tier 1, over two tier-1 HyperNodes:
+    rack-a (node-a, 4 CPUs, too small for the job's 8) and rack-bc (node-b, node-c: outside its zone)."""
+    text = (ROOT / "tests/whatif/too-big-cluster.yaml").read_text().replace(
+        "spec: {queue: default, minMember: 1}",
+        "spec: {queue: default, minMember: 1, networkTopology: {mode: hard, highestTierAllowed: 1}}")
+    racks = "".join(f"""
+- apiVersion: topology.volcano.sh/v1alpha1
+  kind: HyperNode
+  metadata: {{name: {name}}}
+  spec: {{tier: 1, members: [{", ".join(f"{{type: Node, selector: {{exactMatch: {{name: {n}}}}}}}" for n in nodes)}]}}"""
+                    for name, nodes in (("rack-a", ["node-a"]), ("rack-bc", ["node-b", "node-c"])))
+    return load_cluster(text.rstrip("\n") + racks + "\n", "too-big-in-racks.yaml")
+
+
+def test_fit_errors_in_a_hyper_node_below_the_cluster_top_name_it():
+    """api/unschedule_info.go FitErrors.Error and actions/allocate/allocate.go allocateResourcesForTasks:
+    the fit errors of a HyperNode's nodes start "In hyperNode <name>: ", those of the cluster top's do
+    not.  network-topology-aware's gradient leaves out rack-a (less idle CPU than the job's minimum), so
+    the job is tried in rack-bc only; without the plugin it is tried at the cluster top, on every node."""
+    bundle = bundle_from_conf_text(TOPOLOGY_CONF, "volcano-scheduler.conf")
+    _decisions, explanations = run_explained(bundle, too_big_in_racks())
+    assert by_subject(explanations, "pending")["ml/big"].because[0].text == (
+        "ml/big-0: In hyperNode rack-bc: 0/2 nodes are unavailable: 2 node(s) didn't match Pod's node "
+        "affinity/selector.")
+    _decisions, explanations = run_explained(default_bundle(), too_big_in_racks())
+    assert by_subject(explanations, "pending")["ml/big"].because[0].text == (
+        "ml/big-0: 0/3 nodes are unavailable: 1 Insufficient cpu, 2 node(s) didn't match Pod's node "
+        "affinity/selector.")
 
 
 def test_job_not_enqueued_names_the_rejecting_vote():

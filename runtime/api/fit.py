@@ -34,18 +34,31 @@ class FitError:
 
 
 class FitErrors:
-    """The fit errors of one task: per node, plus an optional task-level message."""
+    """The fit errors of one task: per node, plus an optional task-level message and the HyperNode
+    whose nodes were tried (allocate names one below the cluster top)."""
 
-    __slots__ = ("nodes", "message")
+    __slots__ = ("nodes", "message", "hyper_node")
 
     def __init__(self, nodes: dict[str, FitError] | None = None, message: str = "") -> None:
         self.nodes = nodes if nodes is not None else {}
         self.message = message
+        self.hyper_node = ""
+
+    def set_hyper_node(self, name: str) -> None:
+        """FitErrors.SetHyperNode: the errors are those of the nodes of this HyperNode."""
+        self.hyper_node = name
+
+    def unresolvable_nodes(self) -> set[str]:
+        """GetUnschedulableAndUnresolvableNodes: the nodes some of whose statuses are
+        UnschedulableAndUnresolvable itself (evicting pods there cannot help)."""
+        return {name for name, error in self.nodes.items() if error.has_unresolvable_status}
 
     def summary(self) -> str:
         """Volcano's one-line form (``FitErrors.Error``): ``0/3 nodes are unavailable: 1 Insufficient cpu,
         2 node(s) didn't match Pod's node affinity/selector.``  Each reason is counted once per node
-        that gave it; the "count reason" strings are sorted as strings, as Go sorts them."""
+        that gave it; the "count reason" strings are sorted as strings, as Go sorts them.  Errors of
+        a HyperNode's nodes start ``In hyperNode <name>: `` (only when some node failed: the bare
+        message stands alone)."""
         head = self.message or f"0/{len(self.nodes)} nodes are unavailable"
         if not self.nodes:
             return head
@@ -53,7 +66,8 @@ class FitErrors:
         for error in self.nodes.values():
             for reason in error.reasons:
                 counts[reason] = counts.get(reason, 0) + 1
-        return f"{head}: {', '.join(sorted(f'{n} {reason}' for reason, n in counts.items()))}."
+        text = f"{head}: {', '.join(sorted(f'{n} {reason}' for reason, n in counts.items()))}."
+        return f"In hyperNode {self.hyper_node}: {text}" if self.hyper_node else text
 
     def __repr__(self) -> str:
         return f"FitErrors({self.message or len(self.nodes)})"

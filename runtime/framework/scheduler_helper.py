@@ -38,8 +38,7 @@ def filter_out_unresolvable_nodes(session: Session, task: Task) -> list[Node]:
     errors = job.fit_errors.get(task.uid) if job is not None else None
     nodes = session.node_list
     columns = session.columns
-    failed = errors.nodes if errors is not None else {}
-    unresolvable = {name for name, error in failed.items() if error.has_unresolvable_status}
+    unresolvable = errors.unresolvable_nodes() if errors is not None else set()
     kept: np.ndarray | Sequence[int]
     if not unresolvable:  # every node (most recorded errors can be resolved): the fast engine's rows as they are
         kept = columns.all_rows if columns is not None else range(len(nodes))
