@@ -212,6 +212,17 @@ class Job:
             s.network_topology is not None and s.network_topology.is_hard for s in self.sub_jobs.values())
 
     @property
+    def is_hard_topology(self) -> bool:
+        """IsHardTopologyMode's first result: the job itself is in hard mode with a highest tier."""
+        return self.network_topology is not None and self.network_topology.is_hard
+
+    @property
+    def highest_tier_allowed(self) -> int:
+        """IsHardTopologyMode's second result: the job's highest allowed tier, in either mode (0 when unset)."""
+        topology = self.network_topology
+        return topology.highest_tier_allowed or 0 if topology is not None else 0
+
+    @property
     def contains_network_topology(self) -> bool:
         return self.network_topology is not None or any(
             s.network_topology is not None for s in self.sub_jobs.values())
@@ -373,6 +384,12 @@ class NetworkTopology:
         """IsHardTopologyMode: hard mode with a highest allowed tier."""
         return self.mode == "hard" and self.highest_tier_allowed is not None
 
+    def convert_to_hard(self, max_tier: int) -> None:
+        """ConvertToHardTopology: soft mode becomes hard mode up to ``max_tier`` (no tier name);
+        hard mode is left as it is."""
+        if self.mode == "soft":
+            self.mode, self.highest_tier_allowed, self.highest_tier_name = "hard", max_tier, ""
+
 
 class SubGroupPolicy:
     """One ``spec.subGroupPolicy`` entry of a PodGroup."""
@@ -479,6 +496,10 @@ class SubJob:
     def highest_tier_allowed(self) -> int:
         topology = self.network_topology
         return topology.highest_tier_allowed or 0 if topology is not None else 0
+
+    @property
+    def is_soft_topology(self) -> bool:
+        return self.network_topology is not None and self.network_topology.mode == "soft"
 
     def task_has_fit_errors(self, task: Task) -> bool:
         """TaskHasFitErrors(subJob, task): a task of the same role in this sub-job already failed."""

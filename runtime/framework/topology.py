@@ -173,16 +173,14 @@ class Topology:
                     topology.highest_tier_allowed = self.tier_names[topology.highest_tier_name]
                     topology.highest_tier_name = ""
             job_topology = job.network_topology
-            if job_topology is not None and job_topology.mode == "soft":
-                job_topology.mode, job_topology.highest_tier_allowed = "hard", self.top.tier
-                job_topology.highest_tier_name = ""
+            if job_topology is not None:
+                job_topology.convert_to_hard(self.top.tier)
             limit = self.top.tier
             if job_topology is not None and job_topology.highest_tier_allowed is not None:
                 limit = job_topology.highest_tier_allowed
             for sub_job in job.sub_jobs.values():
-                topology = sub_job.network_topology
-                if topology is not None and topology.mode == "soft":
-                    topology.mode, topology.highest_tier_allowed, topology.highest_tier_name = "hard", limit, ""
+                if sub_job.network_topology is not None:
+                    sub_job.network_topology.convert_to_hard(limit)
 
     def recover_allocated(self, job: Job) -> None:
         """recoverAllocatedHyperNode: each sub-job with a network topology is where its allocated
