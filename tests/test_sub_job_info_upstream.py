@@ -212,3 +212,32 @@ def test_has_topology_hard_constrain(topology, hard, tier):
     networkTopology (its "Nil PodGroup" case cannot arise: every job of a session has a PodGroup)."""
     job = job_with({} if topology is None else {"networkTopology": topology})
     assert (job.is_hard_topology, job.highest_tier_allowed) == (hard, tier)
+
+
+@pytest.mark.parametrize("values, suffix", [
+    (["a" * 62, "b" * 63, "c"], "a" * 62 + "-" + "b" * 63 + "-c"),  # 128 bytes: kept
+    (["a" * 63, "b" * 63, "c"], "5c65b47897"),                       # 129 bytes: FNV-32a 1721603453, safe-encoded
+    (["z" * 63] * 3, "7f876bb8f7"),                                  # 191 bytes: FNV-32a 3943266493
+])
+def test_a_sub_job_id_longer_than_128_bytes_is_hashed(values, suffix):
+    """sub_job_info.go getSubJobID: match values that join to more than 128 bytes are replaced by
+    their FNV-32a hash in decimal, each digit mapped by apimachinery's rand.SafeEncodeString
+    (``alphanums[digit % 27]``, so '0'-'5' become '4'-'9' and '6'-'9' 'b', 'c', 'd', 'f').  Label
+    values are at most 63 characters, so it takes three keys to pass 128."""
+    keys = [f"k{i}" for i in range(len(values))]
+    job = job_with({"subGroupPolicy": [{"name": "p", "matchLabelKeys": keys}]}, name="job")
+    assert sub_job_of_pod(job, dict(zip(keys, values))).uid == f"{job.uid}/p-{suffix}"
+
+
+def test_the_hashed_sub_job_id_decides_the_fallback_sub_job_order():
+    """SubJobOrderFn without plugins ties on the match index (0 for values that are not numbers), then
+    orders by UID: the hashed "7f876bb8f7" comes before "a...", where the joined "z..." would not."""
+    from fumarole.runtime.framework.fallback_orders import sub_job_fallback
+
+    job = job_with({"subGroupPolicy": [{"name": "p", "matchLabelKeys": ["k0", "k1", "k2"]}]}, name="job")
+    long = sub_job_of_pod(job, {"k0": "z" * 63, "k1": "z" * 63, "k2": "z" * 63})
+    task = pod_task("q", {"k0": "a", "k1": "a", "k2": "a"})
+    job.add_task(task)
+    short = job.task_to_sub_job[task.uid]
+    assert (long.match_index, short.match_index) == (0, 0)
+    assert sub_job_fallback(long, short) and not sub_job_fallback(short, long)

@@ -196,7 +196,7 @@ class Job:
         for policy in self.sub_group_policies:
             values = policy.match_values(task.labels)
             if values:
-                uid = f"{self.uid}/{policy.name}-{'-'.join(values)}"
+                uid = sub_job_id(self.uid, policy.name, values)
                 if uid not in self.sub_jobs:
                     self.sub_jobs[uid] = SubJob(f"{self.uid}/{policy.name}", uid, self, policy.size,
                                                 policy.network_topology, values)
@@ -411,6 +411,23 @@ class SubGroupPolicy:
             return ()
         values = tuple(str(labels.get(key) or "") for key in self.match_label_keys)
         return values if values and all(values) else ()
+
+
+# apimachinery's rand alphabet (no vowels), which SafeEncodeString maps each character into.
+_SAFE_ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
+
+
+def sub_job_id(job_uid: str, policy: str, values: tuple[str, ...]) -> str:
+    """getSubJobID: ``<job>/<policy>-<values joined by '-'>``; values joining to more than 128 bytes
+    become their FNV-32a hash in decimal, safe-encoded (rand.SafeEncodeString)."""
+    joined = "-".join(values)
+    data = joined.encode()
+    if len(data) > 128:
+        digest = 0x811C9DC5
+        for byte in data:
+            digest = ((digest ^ byte) * 0x01000193) & 0xFFFFFFFF
+        joined = "".join(_SAFE_ALPHANUMS[ord(c) % len(_SAFE_ALPHANUMS)] for c in str(digest))
+    return f"{job_uid}/{policy}-{joined}"
 
 
 class SubJob:
