@@ -127,6 +127,21 @@ def test_fit_errors_in_a_hyper_node_below_the_cluster_top_name_it():
         "affinity/selector.")
 
 
+def test_a_task_skipped_for_its_roles_failure_says_so_as_volcano_does():
+    """actions/allocate/allocate.go allocateResourcesForTasks: a task whose role already failed the
+    node scan in its sub-job is skipped with the message "Task <name> with role spec <role> has
+    already predicated failed, skip", which its FitErrors.Error (no node failed) is."""
+    text = (ROOT / "tests/whatif/too-big-cluster.yaml").read_text().replace(
+        "annotations: {scheduling.k8s.io/group-name: big}",
+        "annotations: {scheduling.k8s.io/group-name: big, volcano.sh/task-spec: worker}")
+    pod = text[text.index("- apiVersion: v1\n  kind: Pod"):]
+    cluster = load_cluster(text.rstrip("\n") + "\n" + pod.replace("big-0", "big-1"), "two-workers.yaml")
+    _decisions, explanations = run_explained(default_bundle(), cluster)
+    because = [r.text for r in by_subject(explanations, "pending")["ml/big"].because]
+    assert because[0].startswith("ml/big-0: 0/3 nodes are unavailable: 1 Insufficient cpu")
+    assert because[-1] == "ml/big-1: Task big-1 with role spec worker has already predicated failed, skip"
+
+
 def test_job_not_enqueued_names_the_rejecting_vote():
     _decisions, explanations = run_explained(default_bundle(), cluster(ROOT / "examples/cluster.yaml"))
     pending = by_subject(explanations, "pending")["batch/huge"]

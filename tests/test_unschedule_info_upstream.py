@@ -71,7 +71,7 @@ def test_fit_errors(message, hyper_node, nodes, want, unresolvable):
 
 def test_fit_errors_of_a_hyper_node_with_no_failed_node_are_the_message_alone():
     """FitErrors.Error returns the bare message when no node failed, HyperNode or not: allocate's
-    "already predicated failed" record carries no HyperNode (only a failed node scan sets one)."""
+    "has already predicated failed, skip" record carries no HyperNode (only a failed node scan sets one)."""
     errors = FitErrors(message="fit failed")
     errors.set_hyper_node("hyperNode1")
     assert errors.summary() == "fit failed"
