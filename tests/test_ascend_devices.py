@@ -181,7 +181,8 @@ def test_a_conf_enabling_ascend_vnpu_runs_and_json_shows_the_assignment(cli, tmp
     document = json.loads(result.out)
     assert document["binds"] == {"ml/infer-0": "n1"}
     annotations = document["bindAnnotations"]["ml/infer-0"]
-    # 1e30 cores: Kubernetes caps the quantity at 2^63-1, whose int32 is -1, as in Volcano
-    assert annotations["hami.io/Ascend310P-devices-allocated"] == "npu-0,Ascend310P,6144,-1:;"
+    # 1e30 cores: the int64Amount {1, 30}, whose AsInt64 overflows (not ok), so ExtractResourceRequest
+    # keeps its 0 cores (quantity.go AsInt64, math.go positiveScaleInt64, devices/util.go)
+    assert annotations["hami.io/Ascend310P-devices-allocated"] == "npu-0,Ascend310P,6144,0:;"
     assert annotations["huawei.com/Ascend310P"] == '[{"UUID":"npu-0","temp":"vir02"}]'
     assert annotations["hami.io/bind-phase"] == "allocating"

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from fumarole.runtime.api.quantity import QuantityError, parse_quantity, value
+from fumarole.runtime.api.quantity import QuantityError, as_int64, parse_quantity, value
 
 GPU_MEMORY = "volcano.sh/gpu-memory"
 GPU_NUMBER = "volcano.sh/gpu-number"
@@ -193,15 +193,16 @@ def vgpu_cards(node: Any) -> list[VgpuCard] | None:
     return cards or None
 
 
-def _as_int64(resources: Any, name: str) -> int | None:
-    """``Quantity.AsInt64()`` of an entry: its value when whole, 0 when not; None when absent."""
+def _as_int64(resources: Any, name: str) -> tuple[int, bool] | None:
+    """``Quantity.AsInt64()`` of an entry, ``(value, ok)`` (``1000m`` and a 19-digit count are not
+    ok); None when absent (or not a quantity)."""
     if not isinstance(resources, dict) or name not in resources:
         return None
     try:
         quantity = parse_quantity(resources[name])
     except QuantityError:
         return None
-    return int(quantity) if quantity.denominator == 1 and -_INT64 <= quantity < _INT64 else 0
+    return as_int64(quantity)
 
 
 def _resource_lists(container: dict) -> tuple[Any, Any]:
@@ -241,11 +242,13 @@ def container_device_requests(task: Any, cache_key: str, count: str, memory: str
     out = []
     for container in _containers(task, "containers"):
         limits, requests = _resource_lists(container)
-        nums = _as_int64(limits, count)
-        if nums is None:
+        counted = _as_int64(limits, count)
+        if counted is None:
             if not (isinstance(limits, dict) and memory in limits):
                 continue
             nums = 1
+        else:
+            nums = counted[0]  # the value even when not ok, as Volcano drops the flag
         asked = _int32(_first_int64(limits, requests, memory))
         out.append(VgpuRequest(_int32(nums), asked, 100 if asked == 0 else 101,
                                _int32(_first_int64(limits, requests, cores))))
@@ -262,7 +265,7 @@ def _first_int64(limits: Any, requests: Any, name: str) -> int:
     found = _as_int64(limits, name)
     if found is None:
         found = _as_int64(requests, name)
-    return found or 0
+    return found[0] if found is not None and found[1] else 0
 
 
 def pod_vgpu_assigned(task: Any) -> list[VgpuUse]:

@@ -301,12 +301,16 @@ def parse_float(text: str) -> float | None:
 
 
 def parse_quantity(text: str) -> float | None:
-    """resource.ParseQuantity's value (the exact quantity as a float: "250m" is 0.25); None where
-    Kubernetes refuses the text."""
+    """resource.ParseQuantity's value (the exact quantity as a float: "250m" is 0.25, "1e400" is
+    +Inf); None where Kubernetes refuses the text."""
     try:
-        return float(exact_quantity(text))
-    except (QuantityError, OverflowError):
+        exact = exact_quantity(text)
+    except QuantityError:
         return None
+    try:
+        return float(exact)
+    except OverflowError:
+        return math.inf if exact > 0 else -math.inf
 
 
 def quantity_milli_value(text: str) -> int | None:
