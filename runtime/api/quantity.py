@@ -74,6 +74,7 @@ class Quantity(Fraction):
     """
 
     __slots__ = ("reads",)
+    reads: tuple[int, int, tuple[int, bool]]
 
     def __reduce__(self):
         return _quantity, (self.numerator, self.denominator, self.reads)
