@@ -41,7 +41,7 @@ class Task:
         "best_effort", "preemptable", "priority", "pod_priority", "gated", "node_name",
         "status", "eviction_occurred", "preemption_policy", "nominated_node", "priority_class",
         "creation", "labels", "annotations", "pod", "revocable_zone", "derived",
-        "job_allocated_hyper_node", "__weakref__",
+        "job_allocated_hyper_node", "last_transaction", "__weakref__",
     )
 
     def __init__(self, *, uid: str, name: str, namespace: str, key: str, job_id: str, role: str,
@@ -57,6 +57,9 @@ class Task:
         self.priority_class, self.creation, self.labels, self.annotations = priority_class, creation, labels, annotations
         self.pod, self.revocable_zone = pod, revocable_zone
         self.eviction_occurred = False
+        # Volcano's TaskInfo.LastTransaction: (status, node, eviction occurred) when a statement
+        # holding an operation on the task was discarded, None again once one is committed
+        self.last_transaction: tuple[str, str, bool] | None = None
         self.job_allocated_hyper_node: Any = None  # a HyperNode; Volcano's TaskInfo.JobAllocatedHyperNode, set by allocate
         self.derived: dict = {}  # facts computed from the pod spec once per session (runtime/k8s/podspec.py)
 
@@ -78,6 +81,7 @@ class Task:
         copy.priority_class, copy.creation = self.priority_class, self.creation
         copy.labels, copy.annotations, copy.pod = dict(self.labels), dict(self.annotations), self.pod
         copy.revocable_zone, copy.job_allocated_hyper_node, copy.derived = self.revocable_zone, None, {}
+        copy.last_transaction = None
         return copy
 
 

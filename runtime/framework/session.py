@@ -151,6 +151,8 @@ class Decisions:
         self.enqueued: list[str] = []
         self.phases: dict[str, str] = {}
         self.pipelined: dict[str, list[tuple[str, str]]] = {}
+        # pod -> the node written to its status.nominatedNodeName at close (Session._nominate)
+        self.nominations: dict[str, str] = {}
         self.status_counts: dict[str, dict[str, int]] = {}
         self.hyper_nodes: dict[str, str] = {}  # job -> the HyperNode holding it, where it has one
         self.node_hyper_nodes: dict[str, str] = {}  # bound node -> its lowest-tier HyperNode ("" for none)
@@ -391,6 +393,7 @@ class Session:
             pipelined = job.status_index.get(PIPELINED)
             if pipelined:
                 decisions.pipelined[job.uid] = [(t.key, t.node_name) for t in pipelined.values()]
+            self._nominate(job, decisions.nominations)
             if job.allocated_hyper_node is not None:
                 decisions.hyper_nodes[job.uid] = job.allocated_hyper_node.name
         decisions.has_hyper_nodes = len(self.topology.list) > 1
@@ -403,6 +406,26 @@ class Session:
                 self._guard(hooks["close"])
         self._save_process_state()
         return decisions
+
+    @staticmethod
+    def _nominate(job: Job, nominations: dict[str, str]) -> None:
+        """The nominatedNodeName the job updater writes (RecordJobStatusEvent, cache/cache.go): for
+        each allocated, pending or pipelined task not gated, what JobInfo.TaskSchedulingReason
+        (api/job_info.go) answers -- the node of its last transaction (its current one when no
+        statement holding it was discarded since one was committed), if that pipelined it where
+        an eviction made room.  taskUnschedulable only writes a node that is there, never none."""
+        index = job.status_index
+        for status in (ALLOCATED, PENDING, PIPELINED):
+            bucket = index.get(status)
+            if not bucket:
+                continue
+            for task in bucket.values():
+                last = task.last_transaction
+                if last is None:
+                    if status == PIPELINED and task.eviction_occurred and not task.gated:
+                        nominations[task.key] = task.node_name
+                elif last[0] == PIPELINED and last[2] and not task.gated:
+                    nominations[task.key] = last[1]
 
     def _save_process_state(self) -> None:
         """Write back what the scheduler process keeps for its next session."""

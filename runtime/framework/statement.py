@@ -2,7 +2,11 @@
 
 Operations take effect in the session at once (statuses, node accounting,
 plugin event handlers); ``commit`` turns them into decisions the outside world
-sees (binds, evictions), ``discard`` undoes them in reverse order.
+sees (binds, evictions), ``discard`` undoes them in reverse order.  As in
+Volcano, ``discard`` first keeps each task's transaction (its status, node and
+whether an eviction made room) as its last one (``GenerateLastTxContext``) and
+``commit`` forgets it (``ClearLastTxContext``): the session's close reads it
+for the node it nominates (``JobInfo.TaskSchedulingReason``).
 """
 
 from __future__ import annotations
@@ -29,16 +33,19 @@ EVICT, PIPELINE, ALLOCATE = "evict", "pipeline", "allocate"
 
 
 class SavedOperations:
-    """SaveOperations: what statements did (task, node, reason), kept after they are discarded."""
+    """SaveOperations: what statements did (task, node, reason), kept after they are discarded.
+
+    Volcano saves clones of the tasks, and recovering them puts the clones in the job: each
+    carries the last transaction its task had when saved, so ``recover`` gives that back."""
 
     __slots__ = ("operations",)
 
-    def __init__(self, operations: list[tuple[str, Task, str, str, bool]]) -> None:
+    def __init__(self, operations: list[tuple[str, Task, str, str, bool, tuple[str, str, bool] | None]]) -> None:
         self.operations = operations
 
     @classmethod
     def of(cls, statements: list["Statement"]) -> "SavedOperations":
-        return cls([(kind, task, task.node_name, reason, task.eviction_occurred)
+        return cls([(kind, task, task.node_name, reason, task.eviction_occurred, task.last_transaction)
                     for stmt in statements for kind, task, reason in stmt.operations])
 
 
@@ -74,7 +81,8 @@ class Statement:
 
     def recover(self, saved: "SavedOperations") -> bool:
         """RecoverOperations: redo saved operations on their recorded nodes; false at the first that fails."""
-        for kind, task, node_name, reason, eviction_occurred in saved.operations:
+        for kind, task, node_name, reason, eviction_occurred, last_transaction in saved.operations:
+            task.last_transaction = last_transaction
             if kind == EVICT:
                 self.evict(task, reason)
                 continue
@@ -94,6 +102,7 @@ class Statement:
     def commit(self) -> None:
         ssn = self.ssn
         for kind, task, reason in self.operations:
+            task.last_transaction = None
             if kind == EVICT:
                 ssn.record_eviction(task, reason)
             elif kind == ALLOCATE:
@@ -103,6 +112,7 @@ class Statement:
     def discard(self) -> None:
         ssn = self.ssn
         for kind, task, _reason in reversed(self.operations):
+            task.last_transaction = (task.status, task.node_name, task.eviction_occurred)
             if kind == EVICT:
                 ssn.unevict(task)
             else:

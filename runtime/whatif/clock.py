@@ -2,9 +2,10 @@
 
 Each tick applies the trace's events that are due, lets tasks finish and
 evicted pods terminate, runs one ordinary session (``Session.run``) and applies
-its decisions: binds start tasks, evictions start terminations, pipelined tasks
-get their nominated node and bind when it frees (allocate's nominated-node
-path).  When no session can do anything -- nothing is waiting, or the last
+its decisions: binds start tasks, evictions start terminations, a task pipelined
+where an eviction made room gets that node as its nominated node, as Volcano
+writes it at the session's close, and binds when it frees (allocate's
+nominated-node path).  When no session can do anything -- nothing is waiting, or the last
 session changed nothing and the clock cannot change its mind before some
 instant (runtime/whatif/clock_flow.py, clock_reads.py) -- the clock jumps to the next event,
 task end or that instant, which is what makes a replay orders of magnitude
@@ -194,8 +195,7 @@ def _apply(decisions: Decisions, live: LiveCluster, now: float, recorder: Record
         live.bind(key, node, now, decisions.bind_annotations.get(key))
     for key, _reason in decisions.evictions:
         live.evict(key, now)
-    for tasks in decisions.pipelined.values():
-        for key, node in tasks:
-            live.nominate(key, node)
+    for key, node in decisions.nominations.items():
+        live.nominate(key, node)
     for job, phase in decisions.phases.items():
         live.set_phase(job, phase)

@@ -241,7 +241,7 @@ class LiveCluster:
         task.pod = {**task.pod, "metadata": meta}
 
     def nominate(self, key: str, node: str) -> None:
-        """A pipelined task's node, as Volcano writes it to status.nominatedNodeName."""
+        """The node a session nominated for the task (Decisions.nominations), written to status.nominatedNodeName."""
         task = self.task(key)
         if task.pod.get("status", {}).get("nominatedNodeName") == node:
             return
