@@ -127,6 +127,51 @@ def test_fit_errors_in_a_hyper_node_below_the_cluster_top_name_it():
         "affinity/selector.")
 
 
+HARD_JOB_WITH_CONFLICTING_NODE_NAMES = """
+apiVersion: v1
+kind: List
+items:
+- {apiVersion: v1, kind: Node, metadata: {name: n1}, status: {allocatable: {cpu: "2", memory: 8Gi, pods: "10"}}}
+- {apiVersion: v1, kind: Node, metadata: {name: n2}, status: {allocatable: {cpu: "8", memory: 8Gi, pods: "10"}}}
+- apiVersion: topology.volcano.sh/v1alpha1
+  kind: HyperNode
+  metadata: {name: s0}
+  spec: {tier: 1, members: [{type: Node, selector: {exactMatch: {name: n1}}}]}
+- {apiVersion: scheduling.volcano.sh/v1beta1, kind: Queue, metadata: {name: q1}, spec: {weight: 1}, status: {state: Open}}
+- apiVersion: scheduling.volcano.sh/v1beta1
+  kind: PodGroup
+  metadata: {name: pg1, namespace: ns}
+  spec: {minMember: 1, queue: q1, networkTopology: {mode: hard, highestTierAllowed: 1}}
+  status: {phase: Inqueue}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: p-0, namespace: ns, uid: ns-p-0, annotations: {scheduling.k8s.io/group-name: pg1}}
+  spec:
+    affinity:
+      nodeAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          nodeSelectorTerms:
+          - matchFields:
+            - {key: metadata.name, operator: In, values: [n1]}
+            - {key: metadata.name, operator: In, values: [n2]}
+    containers: [{resources: {requests: {cpu: "1"}}}]
+  status: {phase: Pending}
+"""
+
+
+def test_a_failed_pre_predicate_is_recorded_on_the_hyper_nodes_nodes():
+    """actions/allocate/allocate.go allocateResourcesForTasks: a pre-predicate that fails (here
+    NodeAffinity's PreFilter: the required term pins metadata.name to no node) is recorded on each
+    node of the HyperNode being tried, not on every node of the session, and without the HyperNode's
+    name.  The hard job may only use s0 (tier 1), which holds n1 alone."""
+    bundle = bundle_from_conf_text(TOPOLOGY_CONF, "volcano-scheduler.conf")
+    decisions, explanations = run_explained(bundle, load_cluster(HARD_JOB_WITH_CONFLICTING_NODE_NAMES,
+                                                                 "cluster.yaml"))
+    assert decisions.binds == []
+    assert by_subject(explanations, "pending")["ns/pg1"].because[0].text == (
+        "ns/p-0: 0/1 nodes are unavailable: 1 node(s) didn't match Pod's node affinity/selector.")
+
+
 def test_a_task_skipped_for_its_roles_failure_says_so_as_volcano_does():
     """actions/allocate/allocate.go allocateResourcesForTasks: a task whose role already failed the
     node scan in its sub-job is skipped with the message "Task <name> with role spec <role> has

@@ -29,7 +29,13 @@ def fit_error(session: Session, reason: str) -> FitError:
 
 def fit_errors_for_all(session: Session, task: Task, error: FitError) -> FitErrors:
     """The same error recorded on every node of the session (FitErrors.SetNodeError for each)."""
-    return FitErrors({node.name: error for node in session.node_list})
+    return fit_errors_on(session.node_list, error)
+
+
+def fit_errors_on(nodes: Sequence[Node], error: FitError) -> FitErrors:
+    """The same error recorded on each of these nodes: allocate records a failed pre-predicate on
+    the nodes of the HyperNode it was trying, not on every node."""
+    return FitErrors({node.name: error for node in nodes})
 
 
 def filter_out_unresolvable_nodes(session: Session, task: Task) -> list[Node]:
