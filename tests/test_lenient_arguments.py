@@ -55,6 +55,15 @@ def test_a_wrongly_typed_weight_warns_and_decides_as_the_default(cli, tmp_path):
     assert "error[C012]" in strict.out and "error[C010]" in strict.out
 
 
+def test_a_null_or_boolean_value_or_key_is_named_as_the_configuration_writes_it(cli, tmp_path):
+    """Messages spell YAML's null and booleans as written, not as Python prints them."""
+    conf = tmp_path / "volcano-scheduler.conf"
+    conf.write_text(BINPACK.format(weight="true") + "  - name: usage\n    arguments:\n      estimator: {null: 3}\n")
+    err = cli("check", str(conf)).out
+    assert "argument 'binpack.weight' of plugin 'binpack' must be an int, not true; the default 1 is used" in err
+    assert "argument 'estimator/null' of plugin 'usage' must be a text key, not null;" in err
+
+
 def test_diff_shows_the_warnings_and_the_default_changes_nothing(cli, tmp_path):
     conf, default = tmp_path / "a.conf", tmp_path / "b.conf"
     conf.write_text(BINPACK.format(weight="heavy"))
@@ -132,7 +141,7 @@ def test_a_usage_section_with_a_key_that_is_not_a_text_is_ignored_whole(section)
     assert {k: usage.arguments[k] for k in ("cpu_threshold", "memory_threshold", "request_ratio", "be_cpu_millis")} \
         == {"cpu_threshold": 80, "memory_threshold": 80, "request_ratio": 0.7, "be_cpu_millis": -1}
     name = section.split(":")[0]
-    key = "1" if name == "thresholds" else "None"
+    key = "1" if name == "thresholds" else "null"
     assert [(d.code, d.severity, d.message) for d in bundle.warnings] == [
         ("C012", "warning", f"argument '{name}/{key}' of plugin 'usage' must be a text key, not {key}; "
                             f"the whole '{name}' section is ignored")]

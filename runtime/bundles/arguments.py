@@ -416,7 +416,7 @@ def _follow_path(raw: Mapping, key: str, path: tuple[str | None, ...], type_expr
             odd = next((k for k in node if not isinstance(k, str)), _ABSENT)
             if odd is not _ABSENT:
                 bad.append(config_errors.section_ignored(
-                    argument_error(node, odd, odd, "text key", file, what, f"{shown}/{odd}"), shown))
+                    argument_error(node, odd, odd, "text key", file, what, f"{shown}/{config_errors.as_written(odd)}"), shown))
                 return _ABSENT
         step = step if index == 0 else _field(node, step, index in exact)
         if step is None or step not in node:

@@ -105,8 +105,17 @@ def argument_type(file: str, at: Span, what: str, name: str, type_name: str, val
     """An error as made: a value given on the command line must be right; a configuration's value
     becomes a warning by :func:`default_kept` or :func:`entry_left_out`."""
     article = "an" if type_name[0] in "aeiou" else "a"
-    return Diagnostic("C012", f"argument '{name}' of {what} must be {article} {type_name}, not {clip(repr(value))}",
+    return Diagnostic("C012", f"argument '{name}' of {what} must be {article} {type_name}, not {clip(as_written(value))}",
                       file, at)
+
+
+def as_written(value: object) -> str:
+    """A configuration value as YAML spells it where Python's repr differs (null, true, false)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value)
 
 
 def default_kept(diagnostic: Diagnostic, default: object) -> Diagnostic:
