@@ -92,7 +92,25 @@ def role_failed(task: Task, tasks: dict[str, Task], fit_errors: dict[str, Any]) 
     return any(t.role == task.role for uid, t in tasks.items() if uid in fit_errors)
 
 
-class Job:
+class TopologyMode:
+    """IsHardTopologyMode, shared by a job and its sub-jobs: each reads its own network topology."""
+
+    __slots__ = ()
+    network_topology: NetworkTopology | None
+
+    @property
+    def is_hard_topology(self) -> bool:
+        """Its first result: in hard mode (with a highest tier)."""
+        return self.network_topology is not None and self.network_topology.is_hard
+
+    @property
+    def highest_tier_allowed(self) -> int:
+        """Its second result: the highest allowed tier, in either mode (0 when unset)."""
+        topology = self.network_topology
+        return topology.highest_tier_allowed or 0 if topology is not None else 0
+
+
+class Job(TopologyMode):
     """A PodGroup and its tasks, with Volcano's status index and gang counters."""
 
     __slots__ = (
@@ -214,17 +232,6 @@ class Job:
     def contains_hard_topology(self) -> bool:
         return (self.network_topology is not None and self.network_topology.is_hard) or any(
             s.network_topology is not None and s.network_topology.is_hard for s in self.sub_jobs.values())
-
-    @property
-    def is_hard_topology(self) -> bool:
-        """IsHardTopologyMode's first result: the job itself is in hard mode with a highest tier."""
-        return self.network_topology is not None and self.network_topology.is_hard
-
-    @property
-    def highest_tier_allowed(self) -> int:
-        """IsHardTopologyMode's second result: the job's highest allowed tier, in either mode (0 when unset)."""
-        topology = self.network_topology
-        return topology.highest_tier_allowed or 0 if topology is not None else 0
 
     @property
     def contains_network_topology(self) -> bool:
@@ -434,7 +441,7 @@ def sub_job_id(job_uid: str, policy: str, values: tuple[str, ...]) -> str:
     return f"{job_uid}/{policy}-{joined}"
 
 
-class SubJob:
+class SubJob(TopologyMode):
     """Volcano's SubJobInfo: the tasks of one sub-group (or the job's default sub-job)."""
 
     __slots__ = ("gid", "uid", "job", "min_available", "match_index", "tasks", "status_index",
@@ -508,15 +515,6 @@ class SubJob:
         for task in self.status_index.get(PENDING, {}).values():
             total.add(task.init_request)
         return total
-
-    @property
-    def is_hard_topology(self) -> bool:
-        return self.network_topology is not None and self.network_topology.is_hard
-
-    @property
-    def highest_tier_allowed(self) -> int:
-        topology = self.network_topology
-        return topology.highest_tier_allowed or 0 if topology is not None else 0
 
     @property
     def is_soft_topology(self) -> bool:
