@@ -97,3 +97,21 @@ def test_a_strategy_that_does_not_decode_names_none(strategies, names):
     bundle = build_bundle(load_config(text, "v.conf"))
     rescheduling = next(e for tier in bundle.tiers for e in tier if e.name == "rescheduling")
     assert rescheduling.arguments["strategy_names"] == names
+
+
+@pytest.mark.parametrize("strategy", [
+    "{name: other, Name: lowNodeUtilization, params: {thresholds: {cpu: 7}}}",
+    "{Name: lowNodeUtilization, name: other, Params: {thresholds: {cpu: 7}}, params: {thresholds: {cpu: 1}}}",
+])
+def test_a_strategy_field_written_twice_is_read_by_its_go_name(strategy):
+    """mapstructure.Decode into rescheduling.go's Strategy looks ``Name`` and ``Params`` up by those
+    exact Go names first, and only then ignoring case: ``Name`` wins over ``name``."""
+    from fumarole.runtime.bundles.bundle import build_bundle
+    from fumarole.runtime.ingest.scheduler_config import load_config
+
+    text = ("actions: shuffle\ntiers:\n- plugins:\n  - name: rescheduling\n    arguments:\n"
+            f"      strategies: [{strategy}]\n")
+    bundle = build_bundle(load_config(text, "v.conf"))
+    rescheduling = next(e for tier in bundle.tiers for e in tier if e.name == "rescheduling")
+    assert rescheduling.arguments["strategy_names"] == {"0": "lowNodeUtilization"}
+    assert rescheduling.arguments["low_thresholds"] == {"0": {"cpu": 7}}

@@ -221,6 +221,21 @@ def test_strict_scalars_maps_and_sections_decode_as_mapstructure_does():
     assert (nulls["weight"], nulls["strategy_types"], nulls["sra_enable"]) == (0, {}, False)
 
 
+def test_a_structure_field_written_twice_is_read_by_its_go_name():
+    """mapstructure (decodeStructFromMap) looks a field up by its Go name first (``Type``,
+    ``Weight``, ``Enable``) and only then ignoring case, so ``Type`` wins over ``type`` whatever
+    the order they are written in."""
+    arguments, warnings = _arguments(RSF + "      resources: {cpu: {type: LeastAllocated, Type: MostAllocated, "
+                                     "Weight: 4, weight: 2}}\n"
+                                     "      sra: {enable: false, Enable: true}\n", "resource-strategy-fit")
+    assert warnings == []
+    assert arguments["strategy_types"] == {"cpu": "MostAllocated"}
+    assert arguments["strategy_weights"] == {"cpu": 4}
+    assert arguments["sra_enable"] is True
+    one_spelling, _ = _arguments(RSF + "      resources: {cpu: {TYPE: MostAllocated}}\n", "resource-strategy-fit")
+    assert one_spelling["strategy_types"] == {"cpu": "MostAllocated"}  # no Go name: matched ignoring case
+
+
 STOPS = "Volcano stops the scheduler on it (framework.Get cannot decode it: klog.Fatalf)"
 MACHINE = "Go's int64 conversion of it depends on the machine (amd64 and arm64 differ): give an int64"
 

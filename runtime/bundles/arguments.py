@@ -483,10 +483,17 @@ def _field(mapping: Mapping, name: str, exact: bool) -> Any:
 
 
 def mapstructure_field(mapping: Mapping, name: str) -> Any:
-    """The key of a structure field in a mapping as mapstructure finds it: the exact name, else the
-    first key equal to it ignoring case (`resourceweight` for `resourceWeight`); None if none."""
-    if name in mapping:
-        return name
+    """The key of a structure field in a mapping as mapstructure (v1.5.0, decodeStructFromMap) finds
+    it: the Go field's own name exactly, else a key equal to it ignoring case; None if none.
+
+    ``name`` is the field as configurations spell it (its json tag, which mapstructure does not read);
+    the Go name is that with its first letter upper-cased (``Name``, ``Params``, ``ResourceWeight``:
+    true of every structure Volcano decodes from its arguments).  So with both ``name`` and ``Name``
+    Volcano reads ``Name``.  Among several keys differing only in case, none the Go name, Go takes
+    whichever its map iteration meets first (no single Volcano decision): here the first written."""
+    go_name = name[:1].upper() + name[1:]
+    if go_name in mapping:
+        return go_name
     return next((k for k in mapping if isinstance(k, str) and k.casefold() == name.casefold()), None)
 
 
