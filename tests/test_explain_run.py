@@ -99,6 +99,10 @@ tiers:
 def too_big_in_racks():
     """The too-big pod's job in hard network-topology mode up to tier 1, over two tier-1 HyperNodes:
     rack-a (node-a, 4 CPUs, too small for the job's 8) and rack-bc (node-b, node-c: outside its zone)."""
+    return load_cluster(too_big_in_racks_text(), "too-big-in-racks.yaml")
+
+
+def too_big_in_racks_text() -> str:
     text = (ROOT / "tests/whatif/too-big-cluster.yaml").read_text().replace(
         "spec: {queue: default, minMember: 1}",
         "spec: {queue: default, minMember: 1, networkTopology: {mode: hard, highestTierAllowed: 1}}")
@@ -108,7 +112,7 @@ def too_big_in_racks():
   metadata: {{name: {name}}}
   spec: {{tier: 1, members: [{", ".join(f"{{type: Node, selector: {{exactMatch: {{name: {n}}}}}}}" for n in nodes)}]}}"""
                     for name, nodes in (("rack-a", ["node-a"]), ("rack-bc", ["node-b", "node-c"])))
-    return load_cluster(text.rstrip("\n") + racks + "\n", "too-big-in-racks.yaml")
+    return text.rstrip("\n") + racks + "\n"
 
 
 def test_fit_errors_in_a_hyper_node_below_the_cluster_top_name_it():
@@ -125,6 +129,47 @@ def test_fit_errors_in_a_hyper_node_below_the_cluster_top_name_it():
     assert by_subject(explanations, "pending")["ml/big"].because[0].text == (
         "ml/big-0: 0/3 nodes are unavailable: 1 Insufficient cpu, 2 node(s) didn't match Pod's node "
         "affinity/selector.")
+
+
+def test_a_job_offered_no_hyper_node_says_which_limit_left_none():
+    """network_topology_aware.go's gradient for a hard job keeps the HyperNodes of its allowed tiers
+    with room for its minResources; when none has (here 40 CPUs against racks of 4 and 32), allocate
+    scans no node and records no fit error, so the explanation names the gradient and its limit."""
+    text = too_big_in_racks_text().replace("minMember: 1, networkTopology", "minMember: 1, minResources: {cpu: '40'}, "
+                                           "networkTopology")
+    bundle = bundle_from_conf_text(TOPOLOGY_CONF, "volcano-scheduler.conf")
+    decisions, explanations = run_explained(bundle, load_cluster(text, "cluster.yaml"))
+    assert decisions.binds == []
+    line = line_of("plugins/network_topology_aware.policy", "return gradients(")
+    reason = by_subject(explanations, "pending")["ml/big"].because[-1]
+    assert reason.text == ("ml/big-0: network-topology-aware offered no HyperNode to search "
+                           "(hyper_node_gradient_for_job answered none): the job must fit in one HyperNode of tier 1 "
+                           "or lower (highestTierAllowed) with room for its minimum resources (cpu 40000m)")
+    assert (reason.by, reason.at) == ("network-topology-aware",
+                                      f"policies/volcano/plugins/network_topology_aware.policy:{line}:5")
+    # with room in rack-bc, the job is scanned there: the node scan's errors, not the gradient, explain it
+    _decisions, explanations = run_explained(bundle, too_big_in_racks())
+    assert "offered no HyperNode" not in " ".join(r.text for r in by_subject(explanations, "pending")["ml/big"].because)
+
+
+def test_a_sub_job_offered_no_hyper_node_names_it_and_its_tasks():
+    """The same for a sub-group's hard network topology (network_topology_aware.go's gradient for a
+    sub-job, from its pending tasks' requests: 2 x 20 CPUs, no rack of tier 1 has 40)."""
+    text = too_big_in_racks_text().replace(
+        "minMember: 1, networkTopology: {mode: hard, highestTierAllowed: 1}",
+        "minMember: 2, subGroupPolicy: [{name: w, networkTopology: {mode: hard, highestTierAllowed: 1}, "
+        "subGroupSize: 2, minSubGroups: 1, matchLabelKeys: [volcano.sh/task-spec]}]")
+    text = text.replace("group-name: big}}", "group-name: big}, labels: {volcano.sh/task-spec: w}}")
+    text = text.replace("    nodeSelector: {zone: a}\n", "").replace("cpu: '8'", "cpu: '20'")
+    pod = text[text.index("- apiVersion: v1\n  kind: Pod"):text.index("- apiVersion: topology")]
+    text = text.replace(pod, pod + pod.replace("big-0", "big-1"))
+    bundle = bundle_from_conf_text(TOPOLOGY_CONF, "volcano-scheduler.conf")
+    _decisions, explanations = run_explained(bundle, load_cluster(text, "cluster.yaml"))
+    reason = by_subject(explanations, "pending")["ml/big"].because[-1]
+    assert reason.text == ("ml/big-0, ml/big-1: network-topology-aware offered no HyperNode to search "
+                           "(hyper_node_gradient_for_sub_job answered none): sub-job ml/big/w-w must fit in one "
+                           "HyperNode of tier 1 or lower (highestTierAllowed) with room for its minimum resources "
+                           "(cpu 40000m, memory 2147483648, pods 2)")
 
 
 HARD_JOB_WITH_CONFLICTING_NODE_NAMES = """

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
-from fumarole.runtime.api.model import PENDING, Job, Task
+from fumarole.runtime.api.model import PENDING, Job, SubJob, Task
 from fumarole.runtime.authoring.explain import round_heading, round_verdicts, veto_text, victim_rounds
 from fumarole.runtime.framework.eviction import Eviction
 from fumarole.runtime.authoring.probes import HookSite, Probes
@@ -273,9 +273,51 @@ class _Wording:
         asked = {v.actor.key for v in self.tracer.vetoes} | {k for c in self.tracer.victim_calls for k in _asked_for(c.actor)}
         untried = [t for t in waiting if t.uid not in job.fit_errors and t.key not in asked]
         if untried and phase != "Pending":
+            offered_none = self._offered_none(job, untried)
+            for reason, tasks in offered_none:
+                because.append(replace(reason, text=f"{_names(tasks)}: {reason.text}"))
+            refused = {t.uid for _reason, tasks in offered_none for t in tasks}
+            untried = [t for t in untried if t.uid not in refused]
+        if untried and phase != "Pending":
             because.append(Reason(_untried(untried)))
         summary = f"{job.uid} {phase}: {len(waiting)} of {len(job.tasks)} tasks pending"
         return Explanation("pending", job.uid, job.uid, "", summary, tuple(because))
+
+    def _offered_none(self, job: Job, tasks: list[Task]) -> list[tuple[Reason, list[Task]]]:
+        """Why tasks no node was scanned for were not: the plugin giving HyperNode gradients offered
+        allocate none for their sub-job or their job (a hard network topology no HyperNode met), with
+        the limit the job or sub-job set; each reason with the tasks it covers."""
+        grouped: dict[Any, tuple[Reason, list[Task]]] = {}
+        for task in tasks:
+            sub_job = job.task_to_sub_job.get(task.uid)
+            for hook, subject in (("hyper_node_gradient_for_sub_job", sub_job), ("hyper_node_gradient_for_job", job)):
+                answers = self.tracer.answers.get((hook, subject.uid), {}) if subject is not None else {}
+                answer = next((a for a in answers.values() if a.result == []), None)
+                if answer is not None and subject is not None:
+                    if subject.uid not in grouped:
+                        grouped[subject.uid] = (self._no_hyper_node(answer, subject), [])
+                    grouped[subject.uid][1].append(task)
+                    break
+        return list(grouped.values())
+
+    def _no_hyper_node(self, answer: Answer, subject: Job | SubJob) -> Reason:
+        """The hook that offered nothing, and the limit it applied: the highest tier, and the room the
+        minimum resources need (a job already running somewhere must stay around it instead)."""
+        what = "the job" if isinstance(subject, Job) else f"sub-job {subject.uid}"
+        topology = subject.network_topology
+        named = topology.highest_tier_name if topology is not None else ""
+        limit = f"one HyperNode of tier {subject.highest_tier_allowed} or lower" + (
+            f" (highestTierName {named})" if named else " (highestTierAllowed)")
+        where = subject.allocated_hyper_node
+        if where is not None:
+            need = f", around hyperNode {where.name} where it already runs"
+        else:
+            minimum = subject.min_resources  # a job's spec.minResources, a sub-job's pending requests
+            need = f" with room for its minimum resources ({_amounts(minimum)})" \
+                if minimum is not None and not minimum.is_empty() else ""
+        at = answer.decision.location if answer.decision is not None else answer.where.location
+        return Reason(f"{answer.plugin} offered no HyperNode to search ({answer.hook} answered none): "
+                      f"{what} must fit in {limit}{need}", at, answer.plugin)
 
     def _answers(self, hook: str, subject: Any, deciding: Callable[[Any], bool], what: str) -> list[Reason]:
         answers = self.tracer.answers.get((hook, subject), {})
@@ -368,6 +410,14 @@ def _untried(tasks: list[Task]) -> str:
     if rest:
         parts.append(f"{_names(rest)}: no node was checked for it this session")
     return "; ".join(parts)
+
+
+def _amounts(resource: Any) -> str:
+    """A resource as the amounts it holds: ``cpu 40000m, memory 1073741824``."""
+    parts = [f"cpu {_num(resource.milli_cpu)}m"] if resource.milli_cpu else []
+    parts += [f"memory {_num(resource.memory)}"] if resource.memory else []
+    parts += [f"{name} {_num(value)}" for name, value in sorted((resource.scalars or {}).items()) if value]
+    return ", ".join(parts) or "none"
 
 
 def _num(value: float) -> str:

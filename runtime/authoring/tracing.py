@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any, Callable
 
-from fumarole.runtime.api.model import PENDING, Job, Node, Queue, Task
+from fumarole.runtime.api.model import PENDING, Job, Node, Queue, SubJob, Task
 from fumarole.runtime.authoring.probes import HookSite, Probes, Site
 
 VICTIM_HOOKS = ("preemptable", "reclaimable", "unified_evictable")
@@ -27,6 +27,9 @@ CANDIDATE_HOOKS = ("preempt_candidate", "reclaim_candidate")
 # Hooks whose last answer per plugin and subject is kept (a vote, a yes/no, a failure).
 ANSWER_HOOKS = ("job_valid", "job_enqueueable", "overused", "allocatable", "job_ready", "job_pipelined",
                 "job_starving", "preemptive")
+# The HyperNodes a hard network-topology job (or sub-job) may be placed in: the answer for allocate is
+# kept, so that a job none was offered to is told apart from one no node was scanned for.
+GRADIENT_HOOKS = ("hyper_node_gradient_for_job", "hyper_node_gradient_for_sub_job")
 PREDICATE_HOOKS = ("predicate", "pre_predicate")
 SCORE_HOOKS = ("node_order", "batch_node_order")
 # Comparisons that order victims (among other things): the plugin that told two victims apart is named.
@@ -124,10 +127,10 @@ class Move:
 
 
 def ident(value: Any) -> Any:
-    """How a subject is keyed: tasks by namespace/name, jobs by UID, queues and nodes by name."""
+    """How a subject is keyed: tasks by namespace/name, jobs and sub-jobs by UID, queues and nodes by name."""
     if isinstance(value, Task):
         return value.key
-    if isinstance(value, Job):
+    if isinstance(value, (Job, SubJob)):
         return value.uid
     if isinstance(value, (Queue, Node)):
         return value.name
@@ -185,6 +188,8 @@ class Tracer:
             return self._asked(plugin, hook, where, fn)
         if hook in ANSWER_HOOKS:
             return self._answered(plugin, hook, where, fn)
+        if hook in GRADIENT_HOOKS:
+            return self._offered(plugin, hook, where, fn)
         if hook in PREDICATE_HOOKS:
             return self._predicated(plugin, where, fn)
         if hook in SCORE_HOOKS:
@@ -280,6 +285,17 @@ class Tracer:
             self.answers.setdefault(key, {})[plugin] = Answer(plugin, hook, result, where, decision)
             return result
         return answered
+
+    def _offered(self, plugin: str, hook: str, where: HookSite, fn: Callable) -> Callable:
+        """The gradients offered to allocate (``purpose`` "allocate"; the gang actions' "evict" ones
+        are theirs), kept per job or sub-job with where the hook decided them."""
+        def offered(subject: Any, hyper_node: Any, purpose: str) -> Any:
+            if purpose != "allocate":
+                return fn(subject, hyper_node, purpose)
+            result, _events, decision = self._decided(fn, (subject, hyper_node, purpose), where)
+            self.answers.setdefault((hook, ident(subject)), {})[plugin] = Answer(plugin, hook, result, where, decision)
+            return result
+        return offered
 
     def _predicated(self, plugin: str, where: HookSite, fn: Callable) -> Callable:
         """Each reason of a failure tied to the `fail` that gave it: the true `fail ... when` guards of the
