@@ -481,3 +481,84 @@ def test_a_rolled_back_gang_drops_the_binpacking_its_placements_changed(engine):
     rolled_back, placed = _binpacking_checked(_rolled_back_gang(), engine)
     assert rolled_back > 0
     assert not placed.get("binds")
+
+
+def _sub_job_requests_checked(objects: list[dict], engine: str) -> tuple[int, dict]:
+    """Run a topology-aware session, checking after every placement and rollback that each
+    sub-job's summed request network-topology-aware keeps is the sum over the sub-job's tasks as
+    they stand (cpu and memory, the weighed resources, in the order the tasks first name them);
+    the most requests kept at one check, and the decisions."""
+    most = [0]
+    session = new_session(bundle("topology-aware"), cluster_from_objects(objects), now=1_800_000_000.0, engine=engine)
+
+    def check_kept() -> None:
+        kept = session.plugin_state("network-topology-aware")["sub_job_requests"]
+        for sub_job, request in kept.items():
+            fresh: dict[str, float] = {}
+            for task in sub_job.tasks.values():
+                for name in task.request.resource_names():
+                    if name in ("cpu", "memory"):
+                        fresh[name] = fresh.get(name, 0.0) + task.request.get(name)
+            assert list(request.items()) == list(fresh.items())
+        most[0] = max(most[0], len(kept))
+
+    with pytest.MonkeyPatch.context() as patch:
+        for name in ("place", "undo_placement"):
+            original = getattr(Session, name)
+
+            def checking(self, *args, _original=original):
+                result = _original(self, *args)
+                check_kept()
+                return result
+            patch.setattr(Session, name, checking)
+        session.open()
+        session.run_actions()
+    check_kept()
+    return most[0], decisions_as_expect(session.close())
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(objects=hypernode_clusters(max_nodes=24, sub_groups=True), engine=st.sampled_from(["fast", "reference"]))
+def test_the_sub_job_requests_kept_between_hyper_node_scores_are_the_sums_over_their_tasks(objects, engine):
+    """network-topology-aware sums a sub-job's weighed requests over its tasks once and keeps the
+    sum for the session (a sub-job's tasks stay the same; placements only move them in its task
+    order): every kept sum is the one worked out afresh, all through the session."""
+    _sub_job_requests_checked(objects, engine)
+
+
+@pytest.mark.parametrize("engine", ["fast", "reference"])
+def test_the_requests_of_sub_jobs_placed_part_by_part_are_kept(engine):
+    """On the elastic shape (jobs placed 4 pods first, then pod by pod) the HyperNode scores of
+    each sub-job read its kept request, which stays the sum over its tasks as they are placed."""
+    most, placed = _sub_job_requests_checked(cluster_objects(30, "elastic"), engine)
+    assert most > 0
+    assert placed.get("binds")
+
+
+def test_nodes_per_key_and_values_by_key_read_each_node_under_its_key():
+    """The two node-list functions network-topology-aware scores through: keys counted in the
+    order the nodes first name them, nodes without a key left out or given the default, and a
+    key without a value a failure; the fast engine's batch forms give the same."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from fumarole.runtime.framework import scheduler_helper, vector_lib
+    from fumarole.runtime.framework.node_columns import NodeBatch, NodeMap
+
+    class Named(NamedTuple):
+        name: str
+
+    nodes = [Named(name) for name in ("c", "a", "x", "b", "a2")]
+    keys = {"a": 1, "a2": 1, "b": 2, "c": 3}
+    assert list(scheduler_helper.nodes_per_key(nodes, keys).items()) == [(3, 1), (1, 2), (2, 1)]
+    scores = scheduler_helper.values_by_key(nodes, keys, {1: 0.5, 2: 0.25, 3: 1.0}, -1.0)
+    assert [scores[n] for n in nodes] == [1.0, 0.5, -1.0, 0.25, 0.5]
+    with pytest.raises(KeyError):
+        scheduler_helper.values_by_key(nodes, keys, {1: 0.5, 2: 0.25}, -1.0)
+
+    columns = SimpleNamespace(node_names=np.array([n.name for n in nodes], dtype=object))
+    batch = NodeBatch(columns, np.array([4, 0, 2]))  # a2, c, x
+    assert vector_lib.LIBRARY["_sched.nodes_per_key"](None, batch, keys) == {1: 1, 3: 1}
+    column = vector_lib.LIBRARY["_sched.values_by_key"](None, batch, keys, {1: 0.5, 2: 0.25, 3: 1.0}, -1.0)
+    assert isinstance(column, NodeMap) and column.column.tolist() == [0.5, 1.0, -1.0]

@@ -216,7 +216,7 @@ def namespace() -> dict:
         "_queue": _library(_queue_module, ("queue_allocated", "queue_evicting", "queue_jobs", "queue_of",
                                            "queue_of_task", "queue_tree")),
         "_sched": _library(_scheduler_module, ("filter_out_unresolvable_nodes", "fit_error", "fit_errors_for_all", "fit_errors_on",
-                                               "select_best", "sort_by_score")),
+                                               "nodes_per_key", "select_best", "sort_by_score", "values_by_key")),
         "_conf": _library(_arguments_module, ("action_flag", "hierarchy_enabled", "metrics_setting")),
         "_bind": _library(_bind_module, ("bind_annotations_of", "delete_bind_annotations", "record_numa_assignment",
                                          "set_bind_annotations")),

@@ -1,13 +1,16 @@
 """What Volcano's ``util/scheduler_helper.go`` and ``api/unschedule_info.go`` give the actions:
-fit errors, the nodes a task's recorded errors leave, and picking nodes by score.
+fit errors, the nodes a task's recorded errors leave, and picking nodes by score; and nodes read
+through a map by node name (a score worked out once per group of nodes, then given to each node).
 
-Standard-library functions (runtime/schema.yaml); each takes the session first, where the
-schema's template passes ``_rt``.  A session's observer (an explanation or a trace) is told
+Standard-library functions (runtime/schema.yaml); each but the last two takes the session first,
+where the schema's template passes ``_rt``.  A session's observer (an explanation or a trace) is told
 of every fit error made and every set of node scores read.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from itertools import repeat
 from math import isnan
 from typing import TYPE_CHECKING, Sequence
 
@@ -74,3 +77,30 @@ def sort_by_score(session: Session, scores: dict) -> list[Node]:
     if any(map(isnan, scores.values())):
         return sorted(scores, key=lambda node: -scores[node])
     return sorted(scores, key=scores.__getitem__, reverse=True)
+
+
+_MISSING = object()
+
+
+def nodes_per_key(nodes: Sequence[Node], keys: dict) -> dict:
+    """How many of the nodes each key holds (``keys[node.name]``), keys in the order the nodes
+    first name them; a node whose name ``keys`` lacks is left out."""
+    return _count_keys([node.name for node in nodes], keys)
+
+
+def values_by_key(nodes: Sequence[Node], keys: dict, values: dict, default: float) -> dict[Node, float]:
+    """Each node's value under its key, ``values[keys[node.name]]``; ``default`` for a node whose
+    name ``keys`` lacks (a key ``values`` lacks: KeyError, a policy failure)."""
+    return dict(zip(nodes, _values_of_names([node.name for node in nodes], keys, values, default)))
+
+
+def _count_keys(names: list[str], keys: dict) -> dict:
+    counts = Counter(map(keys.get, names, repeat(_MISSING)))  # a dict: keys in first-seen order
+    counts.pop(_MISSING, None)
+    return dict(counts)
+
+
+def _values_of_names(names: list[str], keys: dict, values: dict, default: float) -> list[float]:
+    lookup = dict(values)
+    lookup[_MISSING] = default
+    return list(map(lookup.__getitem__, map(keys.get, names, repeat(_MISSING))))

@@ -19,6 +19,7 @@ from fumarole.runtime.api.model import Task
 from fumarole.runtime.api.resource import EPS, Resource
 from fumarole.runtime.framework.batch_forms import BatchForms, PerNodeOnly
 from fumarole.runtime.framework.node_columns import NodeBatch, NodeMap, ResourceVector
+from fumarole.runtime.framework import scheduler_helper
 from fumarole.runtime.k8s import domain_counts
 from fumarole.runtime.k8s import nodeaffinity, nodeports, noderesources, podspec, podtopologyspread, tainttoleration
 
@@ -702,6 +703,24 @@ def _select_best(mask, scores):
     return scores.batch.node(best)
 
 
+def _names(nodes) -> list[str] | None:
+    """The names of a batch's nodes, from the names column (None: not a batch)."""
+    return nodes.columns.node_names[nodes.rows].tolist() if isinstance(nodes, NodeBatch) else None
+
+
+def _nodes_per_key(mask, nodes, keys):
+    names = _names(nodes)
+    return NotImplemented if names is None else scheduler_helper._count_keys(names, keys)
+
+
+def _values_by_key(mask, nodes, keys, values, default):
+    """values_by_key as a per-node map: one column over the batch."""
+    names = _names(nodes)
+    if names is None:
+        return NotImplemented
+    return NodeMap(nodes, np.array(scheduler_helper._values_of_names(names, keys, values, default), dtype=float))
+
+
 LIBRARY: dict[str, Callable] = {
     "_sched.select_best(_rt, {0})": _select_best,
     "_res.insufficient": _insufficient,
@@ -717,4 +736,6 @@ LIBRARY: dict[str, Callable] = {
     "PodView.topology_spread_failure": _spread_view,
     "_rt.k8s.inter_pod_affinity_scores": _inter_pod_affinity_scores,
     "_rt.k8s.topology_spread_scores": _topology_spread_scores,
+    "_sched.nodes_per_key": _nodes_per_key,
+    "_sched.values_by_key": _values_by_key,
 }
