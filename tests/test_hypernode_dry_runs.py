@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -418,21 +418,30 @@ def _binpacking_checked(objects: list[dict], engine: str) -> tuple[int, dict]:
             assert kept == _binpack(state["binpack_request"], state["used"][hyper_node], state["capacity"][hyper_node])
         return len(state["binpack_of"])
 
+    def after(name: str) -> None:
+        kept = check_kept()
+        if name == "undo_placement":
+            rolled_back[0] += kept
+
+    _run_checking(session, after)
+    check_kept()
+    return rolled_back[0], decisions_as_expect(session.close())
+
+
+def _run_checking(session, after: Callable[[str], object]) -> None:
+    """Open the session and run its actions, calling ``after("place")`` after every placement and
+    ``after("undo_placement")`` after every rollback (dry runs included)."""
     with pytest.MonkeyPatch.context() as patch:
         for name in ("place", "undo_placement"):
             original = getattr(Session, name)
 
             def checking(self, *args, _original=original, _name=name):
                 result = _original(self, *args)
-                kept = check_kept()
-                if _name == "undo_placement":
-                    rolled_back[0] += kept
+                after(_name)
                 return result
             patch.setattr(Session, name, checking)
         session.open()
         session.run_actions()
-    check_kept()
-    return rolled_back[0], decisions_as_expect(session.close())
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -502,17 +511,7 @@ def _sub_job_requests_checked(objects: list[dict], engine: str) -> tuple[int, di
             assert list(request.items()) == list(fresh.items())
         most[0] = max(most[0], len(kept))
 
-    with pytest.MonkeyPatch.context() as patch:
-        for name in ("place", "undo_placement"):
-            original = getattr(Session, name)
-
-            def checking(self, *args, _original=original):
-                result = _original(self, *args)
-                check_kept()
-                return result
-            patch.setattr(Session, name, checking)
-        session.open()
-        session.run_actions()
+    _run_checking(session, lambda _name: check_kept())
     check_kept()
     return most[0], decisions_as_expect(session.close())
 

@@ -9,8 +9,6 @@ of every fit error made and every set of node scores read.
 
 from __future__ import annotations
 
-from collections import Counter
-from itertools import repeat
 from math import isnan
 from typing import TYPE_CHECKING, Sequence
 
@@ -18,6 +16,7 @@ import numpy as np
 
 from fumarole.runtime.api.fit import UNSCHEDULABLE, FitError, FitErrors
 from fumarole.runtime.api.model import Node, Task
+from fumarole.runtime.framework.node_keys import count_keys, values_of_names
 
 if TYPE_CHECKING:
     from fumarole.runtime.framework.session import Session
@@ -79,28 +78,13 @@ def sort_by_score(session: Session, scores: dict) -> list[Node]:
     return sorted(scores, key=scores.__getitem__, reverse=True)
 
 
-_MISSING = object()
-
-
 def nodes_per_key(nodes: Sequence[Node], keys: dict) -> dict:
     """How many of the nodes each key holds (``keys[node.name]``), keys in the order the nodes
     first name them; a node whose name ``keys`` lacks is left out."""
-    return _count_keys([node.name for node in nodes], keys)
+    return count_keys([node.name for node in nodes], keys)
 
 
 def values_by_key(nodes: Sequence[Node], keys: dict, values: dict, default: float) -> dict[Node, float]:
     """Each node's value under its key, ``values[keys[node.name]]``; ``default`` for a node whose
     name ``keys`` lacks (a key ``values`` lacks: KeyError, a policy failure)."""
-    return dict(zip(nodes, _values_of_names([node.name for node in nodes], keys, values, default)))
-
-
-def _count_keys(names: list[str], keys: dict) -> dict:
-    counts = Counter(map(keys.get, names, repeat(_MISSING)))  # a dict: keys in first-seen order
-    counts.pop(_MISSING, None)
-    return dict(counts)
-
-
-def _values_of_names(names: list[str], keys: dict, values: dict, default: float) -> list[float]:
-    lookup = dict(values)
-    lookup[_MISSING] = default
-    return list(map(lookup.__getitem__, map(keys.get, names, repeat(_MISSING))))
+    return dict(zip(nodes, values_of_names([node.name for node in nodes], keys, values, default)))

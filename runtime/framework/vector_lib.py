@@ -19,7 +19,7 @@ from fumarole.runtime.api.model import Task
 from fumarole.runtime.api.resource import EPS, Resource
 from fumarole.runtime.framework.batch_forms import BatchForms, PerNodeOnly
 from fumarole.runtime.framework.node_columns import NodeBatch, NodeMap, ResourceVector
-from fumarole.runtime.framework import scheduler_helper
+from fumarole.runtime.framework.node_keys import count_keys, values_of_names
 from fumarole.runtime.k8s import domain_counts
 from fumarole.runtime.k8s import nodeaffinity, nodeports, noderesources, podspec, podtopologyspread, tainttoleration
 
@@ -710,7 +710,7 @@ def _names(nodes) -> list[str] | None:
 
 def _nodes_per_key(mask, nodes, keys):
     names = _names(nodes)
-    return NotImplemented if names is None else scheduler_helper._count_keys(names, keys)
+    return NotImplemented if names is None else count_keys(names, keys)
 
 
 def _values_by_key(mask, nodes, keys, values, default):
@@ -718,7 +718,7 @@ def _values_by_key(mask, nodes, keys, values, default):
     names = _names(nodes)
     if names is None:
         return NotImplemented
-    return NodeMap(nodes, np.array(scheduler_helper._values_of_names(names, keys, values, default), dtype=float))
+    return NodeMap(nodes, np.array(values_of_names(names, keys, values, default), dtype=float))
 
 
 LIBRARY: dict[str, Callable] = {
