@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -209,6 +210,119 @@ def test_plain_yaml_leaves_what_needs_judgement_to_the_careful_loader():
 
     for text in PLAIN_YAML_GIVES_UP:
         assert plain_yaml(text) is None, text
+
+
+# Block style as kubectl (go-yaml: double quotes, lists at their key's column) and yaml.dump
+# (single quotes, shared objects as anchors) print it.
+BLOCK_YAML_SAME = [
+    'apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata:\n    labels:\n      zone: "1"\n'
+    '    name: n1\n  spec:\n    taints:\n    - effect: NoSchedule\n      key: k\n  status:\n    allocatable:\n'
+    '      cpu: "4"\n      pods: "110"\nkind: List\nmetadata:\n  resourceVersion: ""\n',
+    "a: 1\nb: '1'\nc: 1.5\nd: yes\ne: ~\nf: 2026-01-01T00:00:00Z\ng: 0x1F\nh: 1e3\ni: 190:20:30\nj: -1\nk: 'it''s'\n",
+    "1: one\n2.5: two\nfalse: three\n'4': four\n\"5\": five\nlist: []\nmap: {}\nnone:\nlast: image:1.25   \n",
+    "- - 1\n  - - 2\n    - 3\n- - a: 1\n    b:\n    - x\n    c: 2\n- null\n- key:\n  - deep\n",
+    "x:\n  a:\n    b:\n      c: d\ny: e\n",
+    "- &id001\n  a: 1\n  b:\n  - 2\n- *id001\n- c: *id001\n",
+    "shared: &x\n  p: [1]\nagain: *x\n".replace("[1]", "[]"),
+    "top:\n  - a\n  - b\nnext: 1\n",
+]
+BLOCK_YAML_GIVES_UP = [
+    "# a comment\na: 1\n", "a: 1 # a comment\n", "a: 1\n\nb: 2\n", "a:\tb\n", "a: 1\r\nb: 2\r\n", "a: é\n",
+    "a: long\n  continued\n", "- long\n  continued\n", "a: 'two\n  lines'\n", "a: |\n  text\n", "a: >\n  text\n",
+    "a: {b: 1}\n", "a: [1, 2]\n", "a: !!str 1\n", "a: &x 1\nb: *x\n", "a: *nope\n", "a: &x\n  b: *x\n",
+    "---\na: 1\n", "a: 1\n...\n", "%YAML 1.1\n---\na: 1\n", "a: 1\na: 2\n", "1: a\ntrue: b\n", "<<: {}\n",
+    "base: &b\n  x: 1\nother:\n  <<: *b\n", "? a\n: 1\n", "a : 1\n", "a: b: c\n", "a: \"esc\\n\"\n", "just text\n",
+    "a: 1\n b: 2\n", "a:\n  - 1\n  b: 2\n", "- a\nb: 1\n", "a:\n- 1\n - 2\n", "a: 2026-13-45\n",
+    "k" * 1030 + ": 1\n", "x: " + "9" * 5000 + "\n", "a: &x\n", "- &x\n- 1\n", "a:\n  " * 120 + "b: 1\n",
+    "a: &a\n- 1\n- 1\n- 1\n- 1\n- 1\n- 1\n- 1\n- 1\n- 1\n- 1\nb: &b\n" + "- *a\n" * 10 + "c: &c\n" + "- *b\n" * 10
+    + "d: &d\n" + "- *c\n" * 10 + "e: &e\n" + "- *d\n" * 10 + "f:\n" + "- *e\n" * 10,  # a billion laughs
+]
+
+
+def _strictly_equal(a, b) -> bool:
+    """Equal with the same types throughout (1, 1.0 and True are equal in Python, not in YAML)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return list(a) == list(b) and all(type(x) is type(y) for x, y in zip(a, b)) \
+            and all(_strictly_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_strictly_equal(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and (a == b or a != a and b != b)
+
+
+def test_block_yaml_reads_what_the_careful_loader_reads():
+    from fumarole.runtime.ingest.block_yaml import block_yaml
+    from fumarole.runtime.ingest.yamlpos import load_all
+
+    for text in BLOCK_YAML_SAME:
+        read = block_yaml(text)
+        assert read is not None and _strictly_equal(read, load_all(text)), text
+    shared = block_yaml(BLOCK_YAML_SAME[5])[0]
+    assert shared[0] is shared[1] is shared[2]["c"]
+
+
+def test_block_yaml_leaves_every_other_text_to_the_event_reader():
+    from fumarole.runtime.ingest.block_yaml import block_yaml
+
+    for text in BLOCK_YAML_GIVES_UP:
+        assert block_yaml(text) is None, text
+
+
+@settings(max_examples=150, deadline=None, database=None)
+@given(st.data())
+def test_block_yaml_reads_any_dump_or_a_dump_changed_as_libyaml_does(data):
+    """A dump, and the same dump with indentation shifted, lines doubled or swapped, indicators
+    inserted: whatever the line reader takes, the careful loader reads the same (libyaml does
+    not refuse it), with the same types, the aliases sharing their objects."""
+    from fumarole.runtime.ingest.block_yaml import block_yaml
+    from fumarole.runtime.ingest.yamlpos import YamlError, load_all
+
+    shared = data.draw(_random_values())
+    doc = {"first": shared, "items": [shared, {"again": shared}], "other": data.draw(_random_values())}
+    text = yaml.dump(doc, indent=data.draw(st.sampled_from([2, 3, 4])), width=data.draw(st.sampled_from([20, 80])),
+                     default_style=data.draw(st.sampled_from([None, '"', "'"])), allow_unicode=True)
+    lines = text.split("\n")
+    for _ in range(data.draw(st.integers(0, 3))):
+        at = data.draw(st.integers(0, len(lines) - 1))
+        line, change = lines[at], data.draw(st.integers(0, 4))
+        if change == 0:
+            lines[at] = data.draw(st.sampled_from([" ", "  ", "- ", "- - "])) + line
+        elif change == 1:
+            lines[at] = line[data.draw(st.integers(0, min(2, len(line)))):]
+        elif change == 2:
+            lines.insert(at, data.draw(st.sampled_from([line, "", "- x", "  - y", "z:", "- ", "  q: 1"])))
+        elif change == 3 and at + 1 < len(lines):
+            lines[at], lines[at + 1] = lines[at + 1], lines[at]
+        else:
+            cut = data.draw(st.integers(0, len(line)))
+            lines[at] = line[:cut] + data.draw(st.sampled_from(list(" :-#'\"&*!|>{}[],?%@`x1"))) + line[cut:]
+    text = "\n".join(lines)
+    read = block_yaml(text)
+    if read is None:
+        return
+    try:
+        careful = load_all(text)
+    except YamlError as exc:
+        raise AssertionError(f"read what libyaml refuses ({exc}): {text!r}") from None
+    assert _strictly_equal(read, careful), text
+    if read and isinstance(read[0], dict) and read[0].get("items") == doc["items"] and isinstance(shared, (dict, list)):
+        assert read[0]["first"] is read[0]["items"][0]
+
+
+def test_a_kubectl_dump_is_read_a_line_at_a_time(monkeypatch):
+    """Issue 24: libyaml's events cost a Python object and two marks each; the lines of a dump in
+    kubectl's block style are read without them, into the model the events give."""
+    from fumarole.runtime.ingest import kube
+
+    objects = yaml.safe_load((ROOT / "examples/cluster.yaml").read_text())["items"]
+    objects[1]["metadata"]["labels"] = objects[0]["metadata"]["labels"]  # written as an anchor and an alias
+    text = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": objects})
+    assert "&id001" in text
+    events = kube.load_cluster(text, "c.yaml")
+    monkeypatch.setattr(kube, "plain_yaml", lambda _text: pytest.fail("read through libyaml's events"))
+    lines = kube.load_cluster(text, "c.yaml")
+    assert lines == events and lines.nodes[0]["metadata"]["labels"] is lines.nodes[1]["metadata"]["labels"]
+    for built, by_events in ((lines.built.nodes, events.built.nodes), (lines.built.tasks, events.built.tasks)):
+        assert [_fields(a, type(a).__slots__) for a in built] == [_fields(b, type(b).__slots__) for b in by_events]
 
 
 def _random_values():

@@ -27,6 +27,7 @@ from fumarole.policy_lang.diagnostics import (
 from fumarole.runtime.api.model import COMPLETED_STATUS, Job, Node, Queue, Task
 from fumarole.runtime.api.numa import numa_topology
 from fumarole.runtime.ingest import kube_errors
+from fumarole.runtime.ingest.block_yaml import block_yaml
 from fumarole.runtime.ingest.gc_pause import gc_paused
 from fumarole.runtime.ingest.hypernodes import HyperNodeSpec, hyper_node_specs, hyper_node_warnings, tree_problems
 from fumarole.runtime.ingest.json_input import plain_json
@@ -230,8 +231,9 @@ def load_cluster(text: str, file: str = "<cluster>") -> Cluster:
     """Parse and validate a cluster; raises FumaroleError listing every problem found.
 
     The text is first read without a position per value: JSON (what programs and
-    ``kubectl -o json`` write) by the C JSON parser, YAML by libyaml's events into
-    plain objects.  Only when the cluster has something to report is the text read
+    ``kubectl -o json`` write) by the C JSON parser, YAML in the block style kubectl
+    prints a distinct line at a time, other YAML by libyaml's events, into plain
+    objects.  Only when the cluster has something to report is the text read
     again with positions, so every diagnostic still names its line and column.
     """
     with gc_paused():
@@ -265,6 +267,8 @@ def _require_containers(pod: dict, reader: ObjectReader) -> None:
 
 def _load_cluster(text: str, file: str) -> Cluster:
     plain = plain_json(text)
+    if plain is None:
+        plain = block_yaml(text)
     if plain is None:
         plain = plain_yaml(text)
     if plain is not None:
